@@ -1,0 +1,58 @@
+// cli.hpp: the small command-line parser every program in this project uses.
+//
+// Options are "--name value" or "--name=value"; flags are "--name". Every program gets --help.
+// Unknown options, missing values and malformed numbers throw UsageError with a one-line message;
+// run_program() prints it as "program: error: ..." and returns exit code 2 (1 for other errors).
+#pragma once
+
+#include <functional>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace h2o {
+
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+class ArgParser {
+ public:
+  ArgParser(std::string program, std::string summary);
+
+  // An option that takes a value; `default_value` is used when it is not given ("" = no default).
+  void add_option(const std::string& name, const std::string& value_name,
+                  const std::string& default_value, const std::string& help);
+  // A boolean flag, false unless given.
+  void add_flag(const std::string& name, const std::string& help);
+
+  // Returns false when --help was asked for (the help text is already printed to stdout).
+  bool parse(int argc, const char* const* argv);
+
+  bool given(const std::string& name) const;  // typed on the command line
+  bool flag(const std::string& name) const;
+  std::string text(const std::string& name) const;
+  // Whole numbers and reals, checked against [min, max]; the message names the option.
+  long long integer(const std::string& name, long long min, long long max) const;
+  double real(const std::string& name, double min, double max) const;
+
+  std::string help() const;
+  const std::string& program() const { return program_; }
+
+ private:
+  struct Option {
+    std::string value_name, default_value, help;
+    bool is_flag = false;
+  };
+  std::string program_, summary_;
+  std::vector<std::string> order_;
+  std::map<std::string, Option> options_;
+  std::map<std::string, std::string> values_;
+};
+
+// Runs body(); turns UsageError into exit 2 and any other exception into exit 1, each with a
+// single line "program: error: message" on stderr. Never lets an exception escape main.
+int run_program(const std::string& program, const std::function<int()>& body);
+
+}  // namespace h2o

@@ -1,0 +1,134 @@
+#include "h2o/cli.hpp"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <iostream>
+#include <new>
+
+namespace h2o {
+
+ArgParser::ArgParser(std::string program, std::string summary)
+    : program_(std::move(program)), summary_(std::move(summary)) {
+  add_flag("help", "show this help and exit");
+}
+
+void ArgParser::add_option(const std::string& name, const std::string& value_name,
+                           const std::string& default_value, const std::string& help) {
+  order_.push_back(name);
+  options_[name] = Option{value_name, default_value, help, false};
+}
+
+void ArgParser::add_flag(const std::string& name, const std::string& help) {
+  order_.push_back(name);
+  options_[name] = Option{"", "", help, true};
+}
+
+bool ArgParser::parse(int argc, const char* const* argv) {
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg.rfind("--", 0) != 0 || arg.size() == 2) {
+      throw UsageError("unexpected argument '" + arg + "' (see --help)");
+    }
+    std::string name = arg.substr(2), value;
+    bool has_inline_value = false;
+    if (const auto eq = name.find('='); eq != std::string::npos) {
+      value = name.substr(eq + 1);
+      name = name.substr(0, eq);
+      has_inline_value = true;
+    }
+    const auto it = options_.find(name);
+    if (it == options_.end()) throw UsageError("unknown option --" + name + " (see --help)");
+    if (it->second.is_flag) {
+      if (has_inline_value) throw UsageError("--" + name + " takes no value");
+      values_[name] = "1";
+      continue;
+    }
+    if (!has_inline_value) {
+      if (i + 1 >= argc) throw UsageError("--" + name + " needs a value");
+      value = argv[++i];
+    }
+    values_[name] = value;
+  }
+  if (flag("help")) {
+    std::cout << help();
+    return false;
+  }
+  return true;
+}
+
+bool ArgParser::given(const std::string& name) const { return values_.count(name) > 0; }
+
+bool ArgParser::flag(const std::string& name) const { return given(name); }
+
+std::string ArgParser::text(const std::string& name) const {
+  if (const auto it = values_.find(name); it != values_.end()) return it->second;
+  const auto opt = options_.find(name);
+  if (opt == options_.end()) throw std::logic_error("ArgParser: option --" + name + " was never added");
+  return opt->second.default_value;
+}
+
+long long ArgParser::integer(const std::string& name, long long min, long long max) const {
+  const std::string value = text(name);
+  errno = 0;
+  char* end = nullptr;
+  const long long number = std::strtoll(value.c_str(), &end, 10);
+  if (value.empty() || *end != '\0' || errno == ERANGE) {
+    throw UsageError("--" + name + " expects a whole number, got '" + value + "'");
+  }
+  if (number < min || number > max) {
+    throw UsageError("--" + name + " must be between " + std::to_string(min) + " and " +
+                     std::to_string(max) + ", got " + value);
+  }
+  return number;
+}
+
+double ArgParser::real(const std::string& name, double min, double max) const {
+  const std::string value = text(name);
+  errno = 0;
+  char* end = nullptr;
+  const double number = std::strtod(value.c_str(), &end);
+  if (value.empty() || *end != '\0' || errno == ERANGE || !std::isfinite(number)) {
+    throw UsageError("--" + name + " expects a number, got '" + value + "'");
+  }
+  if (number < min || number > max) {
+    throw UsageError("--" + name + " must be between " + std::to_string(min) + " and " +
+                     std::to_string(max) + ", got " + value);
+  }
+  return number;
+}
+
+std::string ArgParser::help() const {
+  std::string out = "usage: " + program_ + " [options]\n\n" + summary_ + "\n\noptions:\n";
+  std::vector<std::string> names = order_;
+  // --help last, as people expect.
+  names.erase(names.begin());
+  names.push_back("help");
+  for (const auto& name : names) {
+    const Option& opt = options_.at(name);
+    std::string left = "  --" + name + (opt.is_flag ? "" : " " + opt.value_name);
+    if (left.size() < 26) left += std::string(26 - left.size(), ' ');
+    else left += "\n" + std::string(26, ' ');
+    out += left + opt.help;
+    if (!opt.is_flag && !opt.default_value.empty()) out += " (default: " + opt.default_value + ")";
+    out += "\n";
+  }
+  return out;
+}
+
+int run_program(const std::string& program, const std::function<int()>& body) {
+  try {
+    return body();
+  } catch (const UsageError& e) {
+    std::cerr << program << ": error: " << e.what() << "\n";
+    return 2;
+  } catch (const std::bad_alloc&) {
+    std::cerr << program << ": error: out of memory\n";
+    return 1;
+  } catch (const std::exception& e) {
+    std::cerr << program << ": error: " << e.what() << "\n";
+    return 1;
+  }
+}
+
+}  // namespace h2o

@@ -1,0 +1,2 @@
+# Every lesson runs under CTest; its key lines must appear in its output (literal text).
+# Lessons 01-04 (foundation)

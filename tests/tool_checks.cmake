@@ -1,0 +1,1 @@
+# Bad input and --help for the tools in tools/.
