@@ -5,8 +5,18 @@
 #include <cstdlib>
 #include <iostream>
 #include <new>
+#include <sstream>
 
 namespace h2o {
+
+namespace {
+// "0", "0.5", "1000": the shortest form, where std::to_string(double) would print "0.000000".
+std::string short_number(double value) {
+  std::ostringstream out;
+  out << value;
+  return out.str();
+}
+}  // namespace
 
 ArgParser::ArgParser(std::string program, std::string summary)
     : program_(std::move(program)), summary_(std::move(summary)) {
@@ -92,8 +102,8 @@ double ArgParser::real(const std::string& name, double min, double max) const {
     throw UsageError("--" + name + " expects a number, got '" + value + "'");
   }
   if (number < min || number > max) {
-    throw UsageError("--" + name + " must be between " + std::to_string(min) + " and " +
-                     std::to_string(max) + ", got " + value);
+    throw UsageError("--" + name + " must be between " + short_number(min) + " and " +
+                     short_number(max) + ", got " + value);
   }
   return number;
 }

@@ -13,6 +13,12 @@ std::string fixed(double value, int decimals) {
   return text;
 }
 
+std::string scientific(double value, int decimals) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%.*e", decimals, value);
+  return buffer;
+}
+
 namespace {
 template <class Range, class Format>
 std::string join(const Range& items, Format format_item) {

@@ -34,9 +34,14 @@ void LayerKVCache::append(const float* keys, const float* values, Position posit
 void LayerKVCache::remove_one_per_head(const std::size_t* slot_per_head) {
   if (size_ == 0) throw std::logic_error("LayerKVCache: nothing to evict");
   const std::size_t last = size_ - 1;
+  // Check every head before moving any row, so a refused call leaves the cache unchanged.
+  for (std::size_t g = 0; g < n_kv_heads_; ++g) {
+    if (slot_per_head[g] > last) {
+      throw std::out_of_range("LayerKVCache: evicting a slot that is not live");
+    }
+  }
   for (std::size_t g = 0; g < n_kv_heads_; ++g) {
     const std::size_t slot = slot_per_head[g];
-    if (slot > last) throw std::out_of_range("LayerKVCache: evicting a slot that is not live");
     if (slot == last) continue;
     std::copy(&keys_(g, last, 0), &keys_(g, last, 0) + head_dim_, &keys_(g, slot, 0));
     std::copy(&values_(g, last, 0), &values_(g, last, 0) + head_dim_, &values_(g, slot, 0));
@@ -51,11 +56,21 @@ void LayerKVCache::keep_per_head(const std::vector<std::vector<std::size_t>>& sl
     throw std::invalid_argument("LayerKVCache::keep_per_head: need one slot list per KV head");
   }
   const std::size_t kept = slots_per_head[0].size();
-  for (std::size_t g = 0; g < n_kv_heads_; ++g) {
-    const auto& slots = slots_per_head[g];
+  // Check every list before moving any row, so a refused call leaves the cache unchanged.
+  for (const auto& slots : slots_per_head) {
     if (slots.size() != kept) {
       throw std::invalid_argument("LayerKVCache::keep_per_head: every head must keep as many slots");
     }
+    // A slot listed twice would duplicate a token (and could write past the capacity).
+    std::vector<bool> listed(size_, false);
+    for (std::size_t s : slots) {
+      if (s >= size_) throw std::out_of_range("LayerKVCache::keep_per_head: slot is not live");
+      if (listed[s]) throw std::invalid_argument("LayerKVCache::keep_per_head: slot listed twice");
+      listed[s] = true;
+    }
+  }
+  for (std::size_t g = 0; g < n_kv_heads_; ++g) {
+    const auto& slots = slots_per_head[g];
     // Gather through copies, so any order of slots is safe.
     Matrix kept_keys = xt::zeros<float>({kept, head_dim_});    // (n, D)
     Matrix kept_values = xt::zeros<float>({kept, head_dim_});  // (n, D)
@@ -63,7 +78,6 @@ void LayerKVCache::keep_per_head(const std::vector<std::vector<std::size_t>>& sl
     std::vector<float> kept_scores(kept);
     for (std::size_t i = 0; i < kept; ++i) {
       const std::size_t s = slots[i];
-      if (s >= size_) throw std::out_of_range("LayerKVCache::keep_per_head: slot is not live");
       std::copy(&keys_(g, s, 0), &keys_(g, s, 0) + head_dim_, &kept_keys(i, 0));
       std::copy(&values_(g, s, 0), &values_(g, s, 0) + head_dim_, &kept_values(i, 0));
       kept_positions[i] = positions_(g, s);

@@ -61,21 +61,34 @@ std::size_t slot_to_evict(const Position* positions, const float* scores, std::s
   if (n <= recent) throw std::logic_error("slot_to_evict: every slot is in the recent window");
   // The recent window is the `recent` largest positions; positions are distinct, so a slot is
   // recent exactly when fewer than `recent` slots are newer than it. With one token arriving per
-  // step the window is contiguous: position > newest - recent.
+  // step the window is contiguous: position > newest - recent. Count the slots in that range to be
+  // sure; if some are missing (gaps, e.g. a cache cut some other way), fall back to the definition,
+  // which is O(n^2) but never runs in the decoder's one-token-a-step loop.
   Position newest = positions[0];
   for (std::size_t i = 1; i < n; ++i) newest = std::max(newest, positions[i]);
   const Position first_recent = newest - static_cast<Position>(recent) + 1;
+  std::size_t in_range = 0;
+  for (std::size_t i = 0; i < n; ++i) in_range += positions[i] >= first_recent ? 1 : 0;
+  const bool contiguous = in_range == recent;
+  auto is_recent = [&](std::size_t i) {
+    if (recent == 0) return false;
+    if (contiguous) return positions[i] >= first_recent;
+    std::size_t newer = 0;
+    for (std::size_t j = 0; j < n; ++j) newer += positions[j] > positions[i] ? 1 : 0;
+    return newer < recent;
+  };
 
   std::size_t victim = n;  // none yet
   for (std::size_t i = 0; i < n; ++i) {
-    if (recent > 0 && positions[i] >= first_recent) continue;
+    if (is_recent(i)) continue;
     if (victim == n || scores[i] < scores[victim] ||
         (scores[i] == scores[victim] && positions[i] > positions[victim])) {
       victim = i;
     }
   }
   if (victim == n) {
-    throw std::logic_error("slot_to_evict: positions are not one token per step; no older slot found");
+    throw std::logic_error(
+        "slot_to_evict: no slot outside the recent window (positions must be distinct)");
   }
   return victim;
 }

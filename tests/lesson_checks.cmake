@@ -1,2 +1,92 @@
 # Every lesson runs under CTest; its key lines must appear in its output (literal text).
 # Lessons 01-04 (foundation)
+h2o_check_program(NAME lesson_01_blog_choice TARGET 01_heavy_and_recent
+  EXPECT "recent [because, it]" "heavy [The, cat]" "kept cache [The, cat, because, it]"
+         "evicted [sat]" "library h2o::plan_keep agrees: yes")
+h2o_check_program(NAME lesson_01_handbook_example TARGET 01_heavy_and_recent
+  EXPECT "recent positions [3, 4]" "heavy positions [0, 2]" "kept positions [0, 2, 3, 4]"
+         "evicted positions [1]" "library h2o::plan_keep agrees on the handbook example: yes")
+h2o_check_program(NAME lesson_01_tie_and_special_budgets TARGET 01_heavy_and_recent
+  EXPECT "heavy positions [0, 1], evicted positions [2]"
+         "library h2o::plan_keep agrees on the tie: yes"
+         "heavy 0 + recent 3 (a sliding window): kept [sat, because, it], library agrees: yes"
+         "heavy 3 + recent 0 (top scores only):  kept [The, cat, sat], library agrees: yes"
+         "the newest token 'it' (score 0.22) is evicted")
+h2o_check_program(NAME lesson_01_other_budget TARGET 01_heavy_and_recent ARGS --heavy 1 --recent 3
+  EXPECT "recent [sat, because, it]" "heavy [The]" "kept cache [The, sat, because, it]"
+         "evicted [cat]" "library h2o::plan_keep agrees: yes")
+h2o_check_program(NAME lesson_01_help TARGET 01_heavy_and_recent ARGS --help
+  EXPECT "usage: 01_heavy_and_recent" "--heavy N" "--recent N")
+h2o_check_program(NAME lesson_01_unknown_flag TARGET 01_heavy_and_recent ARGS --budget 3
+  EXIT nonzero STREAM stderr EXPECT "01_heavy_and_recent: error: unknown option --budget")
+h2o_check_program(NAME lesson_01_zero_budget TARGET 01_heavy_and_recent ARGS --heavy 0 --recent 0
+  EXIT nonzero STREAM stderr EXPECT "heavy + recent must be at least 1")
+h2o_check_program(NAME lesson_01_negative_budget TARGET 01_heavy_and_recent ARGS --heavy -1
+  EXIT nonzero STREAM stderr EXPECT "--heavy must be between 0 and 1000, got -1")
+h2o_check_program(NAME lesson_02_blog_sum TARGET 02_score_accumulation
+  EXPECT "new scores [1.20, 1.20, 0.50]" "library h2o::accumulate_attention agrees: yes")
+h2o_check_program(NAME lesson_02_heavy_hitter_emerges TARGET 02_score_accumulation
+  EXPECT "largest score: cat (3.12)" "total score 6.90 = start 1.90 + 5 steps x 1: yes"
+         "heavy [cat]" "kept cache [cat, was, tired]")
+h2o_check_program(NAME lesson_02_help TARGET 02_score_accumulation ARGS --help
+  EXPECT "usage: 02_score_accumulation" "--shares N")
+h2o_check_program(NAME lesson_02_bad_shares TARGET 02_score_accumulation ARGS --shares many
+  EXIT nonzero STREAM stderr EXPECT "--shares expects a whole number, got 'many'")
+h2o_check_program(NAME lesson_03_rows_move_together TARGET 03_evict_rows
+  EXPECT "keep_indices [0, 1, 3, 4]"
+         "every row's key and value still belong to its position: yes"
+         "KV numbers: 20 before, 16 after"
+         "library h2o::ToyKVCache::keep gives the same rows: yes")
+h2o_check_program(NAME lesson_03_misaligned_rows TARGET 03_evict_rows
+  EXPECT "slot 2: 'because' now carries the value of 'it'" "rows with a wrong value: 2 of 4"
+         "forgetting the scores is caught: plan_keep: 4 positions but 5 scores"
+         "forgetting the values is caught: the cache has 4 keys but 5 values")
+h2o_check_program(NAME lesson_03_help TARGET 03_evict_rows ARGS --help EXPECT "usage: 03_evict_rows")
+h2o_check_program(NAME lesson_03_stray_argument TARGET 03_evict_rows ARGS extra
+  EXIT nonzero STREAM stderr EXPECT "unexpected argument 'extra'")
+h2o_check_program(NAME lesson_04_blog_sentence TARGET 04_online_tokens
+  EXPECT "evict [sat] -> cache [The, cat, because, it]"
+         "full cache: 7 tokens and 28 KV numbers" "H2O cache: 4 tokens and 16 KV numbers"
+         "h2o::H2OPolicy (shared scores) matches Part 1: yes")
+h2o_check_program(NAME lesson_04_handbook_demo TARGET 04_online_tokens
+  EXPECT "after   50 tokens: positions [0, 1, 2, 3, 4, 5, 6, 10, 42, 43, 44, 45, 46, 47, 48, 49]"
+         "positions 5 and 10 survive with the two largest scores: yes"
+         "the other heavy slots hold positions [0, 1, 2, 3, 4, 6], none of them boosted"
+         "h2o::H2OPolicy (shared scores) matches Part 2: yes")
+h2o_check_program(NAME lesson_04_other_seed TARGET 04_online_tokens ARGS --seed 7 --tokens 200
+  EXPECT "positions 5 and 10 survive with the two largest scores: yes"
+         "h2o::H2OPolicy (shared scores) matches Part 2: yes")
+h2o_check_program(NAME lesson_04_help TARGET 04_online_tokens ARGS --help
+  EXPECT "usage: 04_online_tokens" "--seed N" "--tokens N")
+h2o_check_program(NAME lesson_04_too_few_tokens TARGET 04_online_tokens ARGS --tokens 5
+  EXIT nonzero STREAM stderr EXPECT "--tokens must be between 20 and 5000, got 5")
+
+# Lessons 05-08 (attention, KV cache, H2O tensor cache, full vs H2O)
+h2o_check_program(NAME lesson_05_blog_weights TARGET 05_attention_qkv
+  EXPECT "The:  0.20" "cat:  0.50" "sat:  0.30" "sum  = 1.00" "xt::linalg::dot(query, xt::transpose(keys))")
+h2o_check_program(NAME lesson_06_cache_equals_recompute TARGET 06_kv_cache
+  EXPECT "with the cache:    16" "without the cache: 72" "4.5x less projection work")
+h2o_check_program(NAME lesson_07_modes_and_library_agree TARGET 07_h2o_tensor_cache
+  EXPECT "per-head mode: 3 of 3 heads still hold their own favourite token"
+         "kept the same positions at every step: yes")
+h2o_check_program(NAME lesson_07_bad_budget TARGET 07_h2o_tensor_cache ARGS --heavy 0 --recent 0
+  EXIT nonzero STREAM stderr EXPECT "heavy + recent must be at least 1")
+h2o_check_program(NAME lesson_08_blog_numbers TARGET 08_full_vs_h2o
+  EXPECT "Full cache: 7 tokens and 28 KV numbers" "H2O cache: 4 tokens and 16 KV numbers"
+         "logits identical through that position: yes")
+h2o_check_program(NAME lesson_08_big_budget_equals_full TARGET 08_full_vs_h2o
+  ARGS --heavy 20 --recent 20 --tokens 32
+  EXPECT "H2O never had to evict" "logits identical to the full cache at every step: yes" "the top token agreed on 32 of 32 steps")
+h2o_check_program(NAME lesson_08_unknown_flag TARGET 08_full_vs_h2o ARGS --budget 3
+  EXIT nonzero STREAM stderr EXPECT "unknown option --budget")
+h2o_check_program(NAME lesson_08_help TARGET 08_full_vs_h2o ARGS --help EXPECT "usage: 08_full_vs_h2o")
+
+# Lesson 09 (real model). Without the model it must explain where to get it and exit 0.
+h2o_check_program(NAME lesson_09_without_model TARGET 09_real_model
+  ARGS --model ${CMAKE_CURRENT_BINARY_DIR}/no-such-model.bin
+  EXPECT "The real model was not found" "karpathy/tinyllamas")
+h2o_check_program(NAME lesson_09_bad_budgets TARGET 09_real_model ARGS --budgets 0,20
+  EXIT nonzero STREAM stderr EXPECT "--budgets expects percentages from 1 to 100")
+h2o_check_program(NAME lesson_09_real_model TARGET 09_real_model
+  REQUIRES "${H2O_MODELS_DIR}/stories260K/stories260K.bin"
+  EXPECT "full cache                    3." "Step 5: the heavy hitters" "Heavy hitters beat a plain window")

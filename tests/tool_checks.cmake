@@ -1,1 +1,181 @@
 # Bad input and --help for the tools in tools/.
+
+# bench_decode: help, a tiny real run, and one-line errors for bad flags and values.
+h2o_check_program(NAME bench_decode_help TARGET bench_decode ARGS --help
+  EXPECT "usage: bench_decode" "--lengths N,N,..." "--heavy N" "--recent N" "--repeats N" "--seed N")
+h2o_check_program(NAME bench_decode_tiny_run TARGET bench_decode
+  ARGS --lengths 8,16 --heavy 2 --recent 2 --repeats 1
+  EXPECT "heavy 2 + recent 2 = 4 tokens per layer and KV head" "tokens per second" "live KV-cache bytes"
+         "full cache x")
+h2o_check_program(NAME bench_decode_unknown_flag TARGET bench_decode ARGS --fast
+  EXIT nonzero STREAM stderr EXPECT "bench_decode: error: unknown option --fast")
+h2o_check_program(NAME bench_decode_bad_lengths TARGET bench_decode ARGS --lengths 128,abc
+  EXIT nonzero STREAM stderr EXPECT "--lengths expects whole numbers separated by commas")
+h2o_check_program(NAME bench_decode_empty_length TARGET bench_decode ARGS --lengths 128,,256
+  EXIT nonzero STREAM stderr EXPECT "--lengths expects whole numbers")
+h2o_check_program(NAME bench_decode_zero_length TARGET bench_decode ARGS --lengths 0
+  EXIT nonzero STREAM stderr EXPECT "each length must be between 1 and 16384, got 0")
+h2o_check_program(NAME bench_decode_huge_length TARGET bench_decode ARGS --lengths 99999999999
+  EXIT nonzero STREAM stderr EXPECT "each length must be between 1 and 16384")
+h2o_check_program(NAME bench_decode_zero_budget TARGET bench_decode ARGS --heavy 0 --recent 0
+  EXIT nonzero STREAM stderr EXPECT "--heavy + --recent must be at least 1")
+h2o_check_program(NAME bench_decode_negative_heavy TARGET bench_decode ARGS --heavy -3
+  EXIT nonzero STREAM stderr EXPECT "--heavy must be between 0 and 16384, got -3")
+h2o_check_program(NAME bench_decode_bad_repeats TARGET bench_decode ARGS --repeats two
+  EXIT nonzero STREAM stderr EXPECT "--repeats expects a whole number, got 'two'")
+h2o_check_program(NAME bench_decode_missing_value TARGET bench_decode ARGS --seed
+  EXIT nonzero STREAM stderr EXPECT "--seed needs a value")
+
+# ---------------------------------------------------------------------------------------------
+# generate: byte-for-byte parity with llama2.c run.c on stories260K (skipped where the model folder
+# is absent), then help, reports and one-line errors on synthetic files written by
+# h2o_make_test_inputs (tests/make_test_inputs.cpp), which need no download.
+set(h2o_stories "${H2O_MODELS_DIR}/stories260K")
+set(h2o_real_model --model "${h2o_stories}/stories260K.bin" --tokenizer "${h2o_stories}/tok512.bin")
+
+# h2o_compare_generate(NAME name EXPECTED file ARGS ...): stdout must equal the file exactly.
+function(h2o_compare_generate)
+  cmake_parse_arguments(G "" "NAME;EXPECTED" "ARGS" ${ARGN})
+  string(REPLACE ";" "@@" joined_args "${G_ARGS}")
+  add_test(NAME ${G_NAME}
+    COMMAND ${CMAKE_COMMAND} -DPROGRAM=$<TARGET_FILE:generate> "-DARGS=${joined_args}"
+            "-DEXPECTED_FILE=${G_EXPECTED}"
+            "-DOUTPUT_FILE=${CMAKE_CURRENT_BINARY_DIR}/${G_NAME}.out"
+            -P ${CMAKE_CURRENT_SOURCE_DIR}/compare_output.cmake)
+  set_tests_properties(${G_NAME} PROPERTIES SKIP_REGULAR_EXPRESSION "SKIPPED: ")
+endfunction()
+
+# run.c -t 0 -n 200 / -n 256 from BOS: the full cache, and H2O budgets that cover every step.
+h2o_compare_generate(NAME generate_greedy_n200_full
+  EXPECTED "${h2o_stories}/expected_greedy_n200.txt"
+  ARGS ${h2o_real_model} --temperature 0 --steps 200)
+h2o_compare_generate(NAME generate_greedy_n256_full
+  EXPECTED "${h2o_stories}/expected_greedy_n256.txt"
+  ARGS ${h2o_real_model} --temperature 0 --steps 256)
+h2o_compare_generate(NAME generate_greedy_n200_h2o
+  EXPECTED "${h2o_stories}/expected_greedy_n200.txt"
+  ARGS ${h2o_real_model} --temperature 0 --steps 200 --cache h2o --heavy 100 --recent 100)
+h2o_compare_generate(NAME generate_greedy_n256_h2o
+  EXPECTED "${h2o_stories}/expected_greedy_n256.txt"
+  ARGS ${h2o_real_model} --temperature 0 --steps 256 --cache h2o --heavy 128 --recent 128)
+h2o_compare_generate(NAME generate_greedy_n256_h2o_shared
+  EXPECTED "${h2o_stories}/expected_greedy_n256.txt"
+  ARGS ${h2o_real_model} --temperature 0 --steps 256 --cache h2o --heavy 6 --recent 250
+       --scoring shared)
+h2o_check_program(NAME generate_real_model_h2o_report TARGET generate
+  ARGS ${h2o_real_model} --temperature 0 --steps 200 --cache h2o --heavy 32 --recent 32
+  STREAM stderr REQUIRES "${h2o_stories}/stories260K.bin"
+  EXPECT "model: dim 64, hidden 172, 5 layers, 8 heads, 4 KV heads, vocab 512, seq_len 512"
+         "cache: H2O, heavy 32 + recent 32 = 64 tokens, per-head scores" "achieved tok/s: "
+         "KV cache in use: 81920 bytes (64 tokens per KV head, 5 layers)"
+         "evicted tokens per KV head, layer by layer: [136, 136, 136, 136, 136]"
+         "evicted tokens in all: 2720 (5 layers x 4 KV heads)")
+
+# The synthetic inputs: written once, before any check that reads them.
+set(h2o_inputs "${CMAKE_CURRENT_BINARY_DIR}/generate_inputs")
+add_test(NAME generate_make_test_inputs COMMAND h2o_make_test_inputs "${h2o_inputs}")
+set_tests_properties(generate_make_test_inputs PROPERTIES FIXTURES_SETUP generate_inputs)
+set(h2o_tiny --model "${h2o_inputs}/tiny_model.bin" --tokenizer "${h2o_inputs}/tiny_tok.bin")
+
+# h2o_check_generate(NAME name ...h2o_check_program arguments...): a check that reads those files.
+function(h2o_check_generate)
+  cmake_parse_arguments(G "" "NAME" "" ${ARGN})
+  h2o_check_program(NAME ${G_NAME} TARGET generate ${G_UNPARSED_ARGUMENTS})
+  set_tests_properties(${G_NAME} PROPERTIES FIXTURES_REQUIRED generate_inputs)
+endfunction()
+
+h2o_check_program(NAME generate_help TARGET generate ARGS --help
+  EXPECT "usage: generate" "--model PATH" "--tokenizer PATH" "--prompt TEXT" "--steps N"
+         "--temperature T" "--top-p P" "--seed N" "--cache NAME" "full, h2o" "--heavy N"
+         "--recent N" "--scoring MODE" "--help")
+h2o_check_generate(NAME generate_tiny_full_report
+  ARGS ${h2o_tiny} --temperature 0 --steps 48 STREAM stderr
+  EXPECT "cache: full cache (keeps every token)" "positions run: 48"
+         "KV cache in use: 6144 bytes (48 tokens per KV head, 2 layers), 6144 bytes reserved")
+h2o_check_generate(NAME generate_tiny_h2o_evicts
+  ARGS ${h2o_tiny} --temperature 0 --steps 48 --cache h2o --heavy 8 --recent 8 STREAM stderr
+  EXPECT "positions run: 48" "KV cache in use: 2048 bytes (16 tokens per KV head, 2 layers)"
+         "evicted tokens per KV head, layer by layer: [32, 32]"
+         "evicted tokens in all: 128 (2 layers x 2 KV heads)")
+h2o_check_generate(NAME generate_tiny_sampling_with_prompt
+  ARGS ${h2o_tiny} --prompt "the cat and the hat" --steps 40 --seed 3 --cache h2o --heavy 4
+       --recent 4 --scoring shared
+  EXPECT "the cat and the hat")
+h2o_check_generate(NAME generate_steps_capped_at_seq_len
+  ARGS ${h2o_tiny} --temperature 0 --steps 100 STREAM stderr
+  EXPECT "note: --steps 100 capped at the model's seq_len 64" "positions run: 64")
+
+# Bad checkpoints.
+foreach(bad
+    "nope.bin@does not exist"
+    "empty.bin@is empty"
+    "short_header.bin@is truncated: the header needs 28 bytes, the file has 10"
+    "zero_dim.bin@bad header: dim is 0, it must be positive"
+    "negative_layers.bin@bad header: n_layers is -2, it must be positive"
+    "heads_not_dividing_dim.bin@model n_heads 3 does not divide dim 16"
+    "kv_heads_not_dividing_heads.bin@model n_kv_heads 3 does not divide n_heads 4"
+    "absurd_dim.bin@model dim 1073741824 is absurdly large"
+    "huge_shape.bin@bytes, the file has 28"
+    "truncated_weights.bin@is truncated: its header"
+    "trailing_bytes.bin@has 8 trailing bytes")
+  string(REPLACE "@" ";" parts "${bad}")
+  list(GET parts 0 file)
+  list(GET parts 1 text)
+  string(REPLACE ".bin" "" short "${file}")
+  h2o_check_generate(NAME generate_bad_model_${short}
+    ARGS --model "${h2o_inputs}/${file}" --tokenizer "${h2o_inputs}/tiny_tok.bin"
+    EXIT nonzero STREAM stderr EXPECT "generate: error: checkpoint '" "${file}" "${text}")
+endforeach()
+
+# Bad tokenizers, or one made for another vocabulary than the model's 300 tokens.
+foreach(bad
+    "tok_280_entries.bin@holds only 280 entries but the model's vocabulary has 300 tokens"
+    "tok_320_entries.bin@holds 320 entries but the model's vocabulary has 300 tokens"
+    "tok_truncated.bin@is truncated inside entry 299 of 300"
+    "tok_empty.bin@is empty"
+    "tok_negative_length.bin@entry 0 has a negative length (-1)")
+  string(REPLACE "@" ";" parts "${bad}")
+  list(GET parts 0 file)
+  list(GET parts 1 text)
+  string(REPLACE ".bin" "" short "${file}")
+  h2o_check_generate(NAME generate_bad_${short}
+    ARGS --model "${h2o_inputs}/tiny_model.bin" --tokenizer "${h2o_inputs}/${file}"
+    EXIT nonzero STREAM stderr EXPECT "generate: error: tokenizer '" "${file}" "${text}")
+endforeach()
+
+# Prompts longer than the tiny model's seq_len of 64: refused before encoding when the byte count
+# alone proves it (400 bytes), after encoding otherwise (100 letters, one token each).
+string(REPEAT "qz" 200 h2o_long_prompt)
+string(REPEAT "q" 100 h2o_longish_prompt)
+h2o_check_generate(NAME generate_prompt_too_long_bytes
+  ARGS ${h2o_tiny} --prompt "${h2o_long_prompt}" EXIT nonzero STREAM stderr
+  EXPECT "the prompt is too long: at least 68 tokens (BOS included), the model's seq_len is 64")
+h2o_check_generate(NAME generate_prompt_too_long_tokens
+  ARGS ${h2o_tiny} --prompt "${h2o_longish_prompt}" EXIT nonzero STREAM stderr
+  EXPECT "the prompt is too long: 102 tokens (BOS included), the model's seq_len is 64")
+
+# Bad flags and values (flags separated by commas here): refused before any file is read.
+foreach(bad
+    "unknown_flag@--bogus@unknown option --bogus"
+    "positional@story.txt@unexpected argument 'story.txt'"
+    "missing_value@--prompt@--prompt needs a value"
+    "zero_budget@--cache,h2o,--heavy,0,--recent,0@--heavy + --recent must be at least 1"
+    "negative_heavy@--heavy,-1@--heavy must be between 0 and 1048576, got -1"
+    "negative_recent@--recent,-5@--recent must be between 0 and 1048576, got -5"
+    "negative_temperature@--temperature,-1@--temperature must be between 0 and 1000, got -1"
+    "bad_temperature@--temperature,hot@--temperature expects a number, got 'hot'"
+    "top_p_above_one@--top-p,1.5@--top-p must be between 0 and 1, got 1.5"
+    "top_p_negative@--top-p,-0.1@--top-p must be between 0 and 1, got -0.1"
+    "unknown_cache@--cache,lru@unknown cache policy 'lru' (expected one of: full, h2o)"
+    "unknown_scoring@--scoring,mean@unknown scoring mode 'mean' (expected per-head or shared)"
+    "negative_steps@--steps,-5@--steps must be between 0 and 1048576, got -5"
+    "bad_steps@--steps,ten@--steps expects a whole number, got 'ten'"
+    "bad_seed@--seed,-1@--seed must be between 0 and")
+  string(REPLACE "@" ";" parts "${bad}")
+  list(GET parts 0 short)
+  list(GET parts 1 flags)
+  list(GET parts 2 text)
+  string(REPLACE "," ";" flags "${flags}")
+  h2o_check_program(NAME generate_${short} TARGET generate ARGS ${flags}
+    EXIT nonzero STREAM stderr EXPECT "generate: error: ${text}")
+endforeach()

@@ -11,6 +11,9 @@ namespace h2o {
 // "1.23" with a fixed number of decimals; -0.00 is printed as 0.00 so output never flickers in sign.
 std::string fixed(double value, int decimals = 2);
 
+// "3.0e-08": for tiny differences, where fixed() would only print zeros.
+std::string scientific(double value, int decimals = 1);
+
 // "[1.20, 1.20, 0.50]"
 std::string format_list(const std::vector<float>& values, int decimals = 2);
 std::string format_list(const Vector& values, int decimals = 2);

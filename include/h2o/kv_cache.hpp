@@ -32,8 +32,9 @@ class LayerKVCache {
   // into slot_per_head[g]; then size() shrinks by one.
   void remove_one_per_head(const std::size_t* slot_per_head);
 
-  // The blog's append-then-filter eviction: head g keeps exactly slots_per_head[g], in that order,
-  // packed into slots [0, n). Every head must keep the same number n of slots. Allocates.
+  // The blog's append-then-filter eviction: head g keeps exactly slots_per_head[g] (distinct live
+  // slots), in that order, packed into slots [0, n). Every head must keep the same number n of
+  // slots. A refused call changes nothing. Allocates.
   void keep_per_head(const std::vector<std::vector<std::size_t>>& slots_per_head);
 
   void clear() { size_ = 0; }

@@ -1,0 +1,122 @@
+// make_test_inputs.cpp: writes the model and tokenizer files the `generate` checks run on
+// (tool_checks.cmake), good and deliberately damaged, into the folder given as the only argument.
+//
+// Everything is synthetic (random weights, a made-up vocabulary), so these checks need no
+// downloaded model. The tiny model: dim 16 (4 heads, 2 KV heads), hidden 24, 2 layers,
+// vocab 300, seq_len 64.
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "h2o/checkpoint.hpp"
+#include "h2o/cli.hpp"
+#include "h2o/tokenizer.hpp"
+#include "h2o/weights.hpp"
+
+namespace {
+
+using Bytes = std::vector<char>;
+
+Bytes read_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+void write_bytes(const std::string& path, const Bytes& bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  if (!out) throw std::runtime_error("cannot write '" + path + "'");
+}
+
+Bytes header_only(std::int32_t dim, std::int32_t hidden, std::int32_t layers, std::int32_t heads,
+                  std::int32_t kv_heads, std::int32_t vocab, std::int32_t seq_len) {
+  const std::int32_t header[7] = {dim, hidden, layers, heads, kv_heads, vocab, seq_len};
+  Bytes bytes(sizeof(header));
+  std::memcpy(bytes.data(), header, sizeof(header));
+  return bytes;
+}
+
+// <unk>, BOS, EOS, the 256 byte tokens, " ", "a".."z", then merges until `vocab` entries.
+h2o::Tokenizer tiny_tokenizer(std::size_t vocab) {
+  std::vector<std::string> pieces = {"<unk>", "\n<s>\n", "\n</s>\n"};
+  for (int b = 0; b < 256; ++b) {
+    char name[8];
+    std::snprintf(name, sizeof(name), "<0x%02X>", b);
+    pieces.push_back(name);
+  }
+  pieces.push_back(" ");
+  for (char c = 'a'; c <= 'z'; ++c) pieces.push_back(std::string(1, c));
+  const char* const merges[] = {"th", "he",  "the", " the", "an", "and", " and",
+                                "in", "ing", "er",  "on",   " a", " o",  "ce"};
+  for (const char* merge : merges) pieces.push_back(merge);
+  for (int i = 0; pieces.size() < vocab; ++i) pieces.push_back("x" + std::to_string(i));
+  pieces.resize(vocab);
+  std::vector<float> scores(pieces.size(), 0.0f);
+  for (std::size_t i = 259; i < scores.size(); ++i) scores[i] = -static_cast<float>(i - 259);
+  return h2o::Tokenizer(pieces, scores);
+}
+
+int make_inputs(int argc, char** argv) {
+  if (argc != 2) throw h2o::UsageError("usage: make_test_inputs OUTPUT_FOLDER");
+  const std::filesystem::path folder = argv[1];
+  std::filesystem::create_directories(folder);
+  const auto at = [&](const std::string& name) { return (folder / name).string(); };
+
+  // The good pair.
+  h2o::ModelConfig config;
+  config.dim = 16;
+  config.hidden_dim = 24;
+  config.n_layers = 2;
+  config.n_heads = 4;
+  config.n_kv_heads = 2;
+  config.vocab_size = 300;
+  config.seq_len = 64;
+  h2o::DecoderWeights weights = h2o::random_weights(config, 1);
+  // BOS ends generation; a zero embedding row makes its logit exactly 0, below the largest of the
+  // other 299, so greedy runs on this model use every step they are given.
+  for (std::size_t c = 0; c < config.dim; ++c) weights.token_embedding(1, c) = 0.0f;
+  h2o::save_checkpoint(at("tiny_model.bin"), weights);
+  tiny_tokenizer(300).save(at("tiny_tok.bin"));
+
+  // Damaged checkpoints.
+  const Bytes good = read_bytes(at("tiny_model.bin"));
+  write_bytes(at("empty.bin"), {});
+  write_bytes(at("short_header.bin"), Bytes(good.begin(), good.begin() + 10));
+  write_bytes(at("zero_dim.bin"), header_only(0, 24, 2, 4, 2, 300, 64));
+  write_bytes(at("negative_layers.bin"), header_only(16, 24, -2, 4, 2, 300, 64));
+  write_bytes(at("heads_not_dividing_dim.bin"), header_only(16, 24, 2, 3, 1, 300, 64));
+  write_bytes(at("kv_heads_not_dividing_heads.bin"), header_only(16, 24, 2, 4, 3, 300, 64));
+  write_bytes(at("absurd_dim.bin"), header_only(1 << 30, 24, 2, 4, 2, 300, 64));
+  // Within every size limit, so only the file-size check prevents a giant allocation.
+  write_bytes(at("huge_shape.bin"), header_only(16384, 65536, 512, 128, 128, -(1 << 20), 1 << 20));
+  write_bytes(at("truncated_weights.bin"), Bytes(good.begin(), good.end() - 4));
+  Bytes longer = good;
+  longer.insert(longer.end(), 8, 0);
+  write_bytes(at("trailing_bytes.bin"), longer);
+
+  // Damaged or mismatched tokenizers.
+  tiny_tokenizer(280).save(at("tok_280_entries.bin"));
+  tiny_tokenizer(320).save(at("tok_320_entries.bin"));
+  const Bytes tok = read_bytes(at("tiny_tok.bin"));
+  write_bytes(at("tok_truncated.bin"), Bytes(tok.begin(), tok.end() - 3));
+  write_bytes(at("tok_empty.bin"), {});
+  Bytes negative = tok;
+  const std::int32_t minus_one = -1;
+  std::memcpy(negative.data() + 8, &minus_one, sizeof(minus_one));  // entry 0's length
+  write_bytes(at("tok_negative_length.bin"), negative);
+
+  std::cout << "wrote the test inputs into " << folder.string() << "\n";
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return h2o::run_program("make_test_inputs", [&] { return make_inputs(argc, argv); });
+}

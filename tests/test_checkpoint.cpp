@@ -1,0 +1,356 @@
+// test_checkpoint.cpp: reading and writing llama2.c checkpoints (checkpoint.hpp).
+//
+// Small checkpoints are written from random weights into a temporary folder, then loaded back,
+// truncated, extended or patched to check every one-line error. The real stories260K checkpoint
+// (H2O_MODELS_DIR) checks the loader against llama2.c's own numbers; those tests print SKIPPED and
+// pass when the folder is absent.
+#include <catch2/catch.hpp>
+
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <limits>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <xtensor/xtensor.hpp>
+
+#include "h2o/checkpoint.hpp"
+#include "h2o/decoder.hpp"
+#include "h2o/h2o_policy.hpp"
+#include "h2o/sampler.hpp"
+
+using namespace h2o;
+using Catch::Matchers::Contains;
+
+namespace {
+
+std::string model_file(const std::string& name) {
+  return std::string(H2O_MODELS_DIR) + "/stories260K/" + name;
+}
+bool have_real_model() { return std::filesystem::exists(model_file("stories260K.bin")); }
+
+// A folder of its own for each test case (CTest runs them in parallel), removed afterwards.
+struct TempDir {
+  std::filesystem::path path;
+  explicit TempDir(const std::string& tag) {
+    path = std::filesystem::temp_directory_path() /
+           ("h2o_test_checkpoint_" + tag + "_" + std::to_string(::getpid()));
+    std::filesystem::remove_all(path);
+    std::filesystem::create_directories(path);
+  }
+  ~TempDir() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path, ignored);
+  }
+  std::string file(const std::string& name) const { return (path / name).string(); }
+};
+
+std::vector<char> read_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+void write_bytes(const std::string& path, const std::vector<char>& bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+}
+
+std::vector<char> header_bytes(const std::int32_t (&header)[7]) {
+  std::vector<char> bytes(sizeof(header));
+  std::memcpy(bytes.data(), header, sizeof(header));
+  return bytes;
+}
+
+// dim 16 (4 heads of 4, 2 KV heads), hidden 24, 2 layers, vocab 40, seq_len 12.
+ModelConfig tiny_config(bool shared_classifier) {
+  ModelConfig c;
+  c.dim = 16;
+  c.hidden_dim = 24;
+  c.n_layers = 2;
+  c.n_heads = 4;
+  c.n_kv_heads = 2;
+  c.vocab_size = 40;
+  c.seq_len = 12;
+  c.shared_classifier = shared_classifier;
+  return c;
+}
+
+// The message of the exception `action` throws (fails the test if it throws nothing or another
+// type).
+template <class Exception, class Action>
+std::string error_of(Action&& action) {
+  try {
+    action();
+  } catch (const Exception& e) {
+    return e.what();
+  }
+  FAIL("expected an exception");
+  return "";
+}
+
+bool same_tensor(const float* a, const float* b, std::size_t n) {
+  return std::memcmp(a, b, n * sizeof(float)) == 0;
+}
+
+}  // namespace
+
+TEST_CASE("save and load round trip keeps every weight and the file size") {
+  const bool shared = GENERATE(true, false);
+  const std::uint64_t seed = GENERATE(1u, 2u, 3u);
+  TempDir dir("roundtrip");
+  const DecoderWeights original = random_weights(tiny_config(shared), seed);
+  const std::string path = dir.file("tiny.bin");
+  save_checkpoint(path, original);
+
+  const ModelConfig& c = original.config;
+  CHECK(std::filesystem::file_size(path) ==
+        kCheckpointHeaderBytes + 4 * c.checkpoint_float_count());
+  const ModelConfig header_only = read_checkpoint_config(path);
+  CHECK(header_only.describe() == c.describe());
+  CHECK(header_only.shared_classifier == shared);
+
+  const DecoderWeights loaded = load_checkpoint(path);
+  CHECK(loaded.config.describe() == c.describe());
+  CHECK(loaded.config.shared_classifier == shared);
+  CHECK(same_tensor(loaded.token_embedding.data(), original.token_embedding.data(),
+                    original.token_embedding.size()));
+  CHECK(same_tensor(loaded.rms_att.data(), original.rms_att.data(), original.rms_att.size()));
+  CHECK(same_tensor(loaded.wq.data(), original.wq.data(), original.wq.size()));
+  CHECK(same_tensor(loaded.wk.data(), original.wk.data(), original.wk.size()));
+  CHECK(same_tensor(loaded.wv.data(), original.wv.data(), original.wv.size()));
+  CHECK(same_tensor(loaded.wo.data(), original.wo.data(), original.wo.size()));
+  CHECK(same_tensor(loaded.rms_ffn.data(), original.rms_ffn.data(), original.rms_ffn.size()));
+  CHECK(same_tensor(loaded.w1.data(), original.w1.data(), original.w1.size()));
+  CHECK(same_tensor(loaded.w2.data(), original.w2.data(), original.w2.size()));
+  CHECK(same_tensor(loaded.w3.data(), original.w3.data(), original.w3.size()));
+  CHECK(same_tensor(loaded.rms_final.data(), original.rms_final.data(), original.rms_final.size()));
+  CHECK(loaded.wcls.shape() == original.wcls.shape());
+  CHECK(same_tensor(loaded.wcls.data(), original.wcls.data(), original.wcls.size()));
+  // Untied: the classifier really is the separate matrix, not the embedding.
+  CHECK(&loaded.classifier() == (shared ? &loaded.token_embedding : &loaded.wcls));
+}
+
+TEST_CASE("a saved checkpoint stores a negative vocab_size exactly when the classifier is untied") {
+  const bool shared = GENERATE(true, false);
+  TempDir dir("vocabsign");
+  save_checkpoint(dir.file("tiny.bin"), random_weights(tiny_config(shared), 7));
+  const std::vector<char> bytes = read_bytes(dir.file("tiny.bin"));
+  std::int32_t header[7];
+  std::memcpy(header, bytes.data(), sizeof(header));
+  CHECK(header[0] == 16);
+  CHECK(header[1] == 24);
+  CHECK(header[2] == 2);
+  CHECK(header[3] == 4);
+  CHECK(header[4] == 2);
+  CHECK(header[5] == (shared ? 40 : -40));
+  CHECK(header[6] == 12);
+  // The first RoPE table entry after the weights is cos(0) = 1, as llama2.c's export writes it.
+  const std::size_t rope_offset =
+      kCheckpointHeaderBytes +
+      4 * (tiny_config(shared).checkpoint_float_count() - 12 * 4 - (shared ? 0 : 40 * 16));
+  float first_cos = 0.0f;
+  std::memcpy(&first_cos, bytes.data() + rope_offset, sizeof(float));
+  CHECK(first_cos == 1.0f);
+}
+
+TEST_CASE("a loaded checkpoint gives the same logits as the weights it was saved from") {
+  TempDir dir("logits");
+  auto original = std::make_shared<const DecoderWeights>(random_weights(tiny_config(false), 11));
+  save_checkpoint(dir.file("tiny.bin"), *original);
+  auto loaded = std::make_shared<const DecoderWeights>(load_checkpoint(dir.file("tiny.bin")));
+  Decoder a(original, std::make_unique<FullCachePolicy>());
+  Decoder b(loaded, std::make_unique<FullCachePolicy>());
+  for (int token : {1, 5, 39, 0, 17}) {
+    const Vector logits_a = a.forward(token);
+    const Vector& logits_b = b.forward(token);
+    CHECK(same_tensor(logits_a.data(), logits_b.data(), logits_a.size()));
+  }
+}
+
+TEST_CASE("missing empty and directory checkpoints are refused with the file named") {
+  TempDir dir("missing");
+  const std::string missing = dir.file("nope.bin");
+  std::string message = error_of<std::runtime_error>([&] { load_checkpoint(missing); });
+  CHECK_THAT(message, Contains(missing) && Contains("does not exist"));
+
+  write_bytes(dir.file("empty.bin"), {});
+  message = error_of<std::runtime_error>([&] { load_checkpoint(dir.file("empty.bin")); });
+  CHECK_THAT(message, Contains("empty.bin") && Contains("is empty"));
+
+  message = error_of<std::runtime_error>([&] { load_checkpoint(dir.path.string()); });
+  CHECK_THAT(message, Contains("is a directory"));
+}
+
+TEST_CASE("a truncated header is refused") {
+  TempDir dir("shortheader");
+  write_bytes(dir.file("short.bin"), std::vector<char>(10, 1));
+  const std::string message =
+      error_of<std::runtime_error>([&] { load_checkpoint(dir.file("short.bin")); });
+  CHECK_THAT(message, Contains("short.bin") && Contains("truncated") &&
+                          Contains("header needs 28 bytes, the file has 10"));
+  CHECK(message.find('\n') == std::string::npos);
+}
+
+TEST_CASE("bad header values are refused before anything is allocated") {
+  struct Case {
+    std::int32_t header[7];
+    const char* expected;
+  };
+  // The file holds only the header: a check that trusted the sizes would allocate or read past it.
+  const Case cases[] = {
+      {{0, 24, 2, 4, 2, 40, 12}, "dim is 0, it must be positive"},
+      {{16, -24, 2, 4, 2, 40, 12}, "hidden_dim is -24, it must be positive"},
+      {{16, 24, 0, 4, 2, 40, 12}, "n_layers is 0, it must be positive"},
+      {{16, 24, 2, -4, 2, 40, 12}, "n_heads is -4, it must be positive"},
+      {{16, 24, 2, 4, 0, 40, 12}, "n_kv_heads is 0, it must be positive"},
+      {{16, 24, 2, 4, 2, 0, 12}, "vocab_size is 0, it must be non-zero"},
+      {{16, 24, 2, 4, 2, 40, -1}, "seq_len is -1, it must be positive"},
+      {{16, 24, 2, 3, 1, 40, 12}, "n_heads 3 does not divide dim 16"},
+      {{16, 24, 2, 4, 3, 40, 12}, "n_kv_heads 3 does not divide n_heads 4"},
+      {{12, 24, 2, 4, 2, 40, 12}, "head size 3 is odd"},
+      {{1 << 30, 24, 2, 4, 2, 40, 12}, "dim 1073741824 is absurdly large"},
+      {{16, 24, 100000, 4, 2, 40, 12}, "n_layers 100000 is absurdly large"},
+      {{16, 24, 2, 4, 2, std::numeric_limits<std::int32_t>::min(), 12}, "absurdly large"},
+      {{16, 24, 2, 4, 2, 40, 2000000000}, "seq_len 2000000000 is absurdly large"},
+      {{0x616b3432, 1, 2, 4, 2, 40, 12}, "versioned llama2.c export"},
+  };
+  TempDir dir("badheader");
+  for (const Case& c : cases) {
+    INFO(c.expected);
+    write_bytes(dir.file("bad.bin"), header_bytes(c.header));
+    const std::string message =
+        error_of<std::invalid_argument>([&] { load_checkpoint(dir.file("bad.bin")); });
+    CHECK_THAT(message, Contains("bad.bin") && Contains(c.expected));
+    CHECK(message.find('\n') == std::string::npos);
+  }
+}
+
+TEST_CASE("a header at the size limits over a tiny file is refused as truncated") {
+  // Every field is within ModelConfig's limits, so only the file-size check stands between this
+  // header and an allocation of hundreds of gigabytes.
+  TempDir dir("huge");
+  const std::int32_t header[7] = {16384, 65536, 512, 128, 128, -(1 << 20), 1 << 20};
+  std::vector<char> bytes = header_bytes(header);
+  bytes.resize(bytes.size() + 4096, 0);
+  write_bytes(dir.file("huge.bin"), bytes);
+  const std::string message =
+      error_of<std::runtime_error>([&] { load_checkpoint(dir.file("huge.bin")); });
+  CHECK_THAT(message,
+             Contains("huge.bin") && Contains("is truncated") && Contains("the file has 4124"));
+}
+
+TEST_CASE("truncated weights and trailing bytes are refused with both sizes named") {
+  const bool shared = GENERATE(true, false);
+  TempDir dir("sizes");
+  save_checkpoint(dir.file("good.bin"), random_weights(tiny_config(shared), 5));
+  const std::vector<char> good = read_bytes(dir.file("good.bin"));
+  const std::string expected_size = std::to_string(good.size());
+
+  std::vector<char> shorter(good.begin(), good.end() - 4);
+  write_bytes(dir.file("short.bin"), shorter);
+  std::string message =
+      error_of<std::runtime_error>([&] { load_checkpoint(dir.file("short.bin")); });
+  CHECK_THAT(message, Contains("short.bin") && Contains("is truncated") &&
+                          Contains("implies " + expected_size + " bytes, the file has " +
+                                   std::to_string(good.size() - 4)));
+
+  std::vector<char> longer = good;
+  longer.insert(longer.end(), {0, 0, 0, 0, 0, 0});
+  write_bytes(dir.file("long.bin"), longer);
+  message = error_of<std::runtime_error>([&] { load_checkpoint(dir.file("long.bin")); });
+  CHECK_THAT(message, Contains("long.bin") && Contains("has 6 trailing bytes"));
+
+  // The same weights under a header that claims the other classifier layout.
+  std::vector<char> flipped = good;
+  std::int32_t vocab = shared ? -40 : 40;
+  std::memcpy(flipped.data() + 5 * sizeof(std::int32_t), &vocab, sizeof(vocab));
+  write_bytes(dir.file("flipped.bin"), flipped);
+  message = error_of<std::runtime_error>([&] { load_checkpoint(dir.file("flipped.bin")); });
+  CHECK_THAT(message, Contains(shared ? "is truncated" : "has 2560 trailing bytes"));
+}
+
+TEST_CASE("a non-finite weight is refused with the tensor named") {
+  TempDir dir("nan");
+  save_checkpoint(dir.file("good.bin"), random_weights(tiny_config(true), 3));
+  std::vector<char> bytes = read_bytes(dir.file("good.bin"));
+  // The 3rd float of wq: after the header, token_embedding (40 x 16) and rms_att (2 x 16).
+  const std::size_t offset = kCheckpointHeaderBytes + 4 * (40 * 16 + 2 * 16 + 2);
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  std::memcpy(bytes.data() + offset, &nan, sizeof(nan));
+  write_bytes(dir.file("nan.bin"), bytes);
+  const std::string message =
+      error_of<std::runtime_error>([&] { load_checkpoint(dir.file("nan.bin")); });
+  CHECK_THAT(message, Contains("nan.bin") && Contains("tensor wq") && Contains("non-finite") &&
+                          Contains("index 2"));
+}
+
+TEST_CASE("stories260K loads with its header shape and llama2.c logits at position 0") {
+  if (!have_real_model()) {
+    WARN("SKIPPED: " << model_file("stories260K.bin") << " is absent");
+    return;
+  }
+  auto weights =
+      std::make_shared<const DecoderWeights>(load_checkpoint(model_file("stories260K.bin")));
+  const ModelConfig& c = weights->config;
+  CHECK(c.describe() == stories260k_shape().describe());
+  CHECK(c.shared_classifier);
+  CHECK(c.head_size() == 8);
+  CHECK(c.kv_dim() == 32);
+
+  Decoder decoder(weights, std::make_unique<FullCachePolicy>());
+  const Vector& logits = decoder.forward(1);  // BOS
+  const int best = sample_argmax(logits.data(), logits.size());
+  CHECK(best == 403);  // " Once"
+  CHECK(logits(403) == Approx(17.023516).margin(1e-4));
+  CHECK(logits(1) == Approx(8.404342).margin(1e-4));
+}
+
+TEST_CASE("stories260K greedy decoding reproduces llama2.c token ids") {
+  if (!have_real_model()) {
+    WARN("SKIPPED: " << model_file("stories260K.bin") << " is absent");
+    return;
+  }
+  std::ifstream ids_file(model_file("expected_greedy_ids_n200.txt"));
+  std::vector<int> expected{std::istream_iterator<int>(ids_file), std::istream_iterator<int>()};
+  REQUIRE(expected.size() == 201);  // BOS + one token after each of the 200 positions
+
+  auto weights =
+      std::make_shared<const DecoderWeights>(load_checkpoint(model_file("stories260K.bin")));
+  // Full cache, and H2O with a budget that covers every position (so it never evicts).
+  const int which = GENERATE(0, 1, 2);
+  std::unique_ptr<CachePolicy> policy;
+  if (which == 0) policy = std::make_unique<FullCachePolicy>();
+  if (which == 1) policy = std::make_unique<H2OPolicy>(H2OBudget{100, 100}, ScoringMode::PerHead);
+  if (which == 2) policy = std::make_unique<H2OPolicy>(H2OBudget{0, 200}, ScoringMode::Shared);
+  Decoder decoder(weights, std::move(policy), 200);
+  std::vector<int> ids{1};
+  while (ids.size() < expected.size()) {
+    const Vector& logits = decoder.forward(ids.back());
+    ids.push_back(sample_argmax(logits.data(), logits.size()));
+  }
+  CHECK(ids == expected);
+}
+
+TEST_CASE("a truncated copy of stories260K is refused") {
+  if (!have_real_model()) {
+    WARN("SKIPPED: " << model_file("stories260K.bin") << " is absent");
+    return;
+  }
+  TempDir dir("realcut");
+  std::vector<char> bytes = read_bytes(model_file("stories260K.bin"));
+  REQUIRE(bytes.size() == 1056540);
+  bytes.resize(bytes.size() - 1000);
+  write_bytes(dir.file("cut.bin"), bytes);
+  const std::string message =
+      error_of<std::runtime_error>([&] { load_checkpoint(dir.file("cut.bin")); });
+  CHECK_THAT(message, Contains("cut.bin") && Contains("is truncated") &&
+                          Contains("implies 1056540 bytes, the file has 1055540"));
+}

@@ -1,0 +1,165 @@
+// test_no_allocation.cpp: a decode step allocates nothing (decoder.hpp's promise).
+//
+// This file replaces the global operator new and delete to count calls, so it is built as its own
+// executable (h2o_alloc_tests): the counting must not leak into the other tests. Counting is
+// switched on only around the steps being measured, and no Catch2 macro runs while it is on
+// (Catch2 itself allocates).
+//
+// The counter sees operator new only: memory that BLAS takes with malloc() is outside this check.
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdlib>
+#include <memory>
+#include <new>
+#include <vector>
+
+#include "h2o/decoder.hpp"
+#include "h2o/h2o_policy.hpp"
+#include "h2o/random.hpp"
+
+// =============================================================================================
+// Counting replacements of the global allocation functions
+
+namespace {
+
+std::atomic<bool> counting{false};
+std::atomic<std::size_t> new_calls{0};
+
+void* counted_allocation(std::size_t size) {
+  if (counting.load(std::memory_order_relaxed)) new_calls.fetch_add(1, std::memory_order_relaxed);
+  void* p = std::malloc(size == 0 ? 1 : size);
+  if (p == nullptr) throw std::bad_alloc();
+  return p;
+}
+
+void* counted_aligned_allocation(std::size_t size, std::align_val_t alignment) {
+  if (counting.load(std::memory_order_relaxed)) new_calls.fetch_add(1, std::memory_order_relaxed);
+  const std::size_t align = static_cast<std::size_t>(alignment);
+  const std::size_t rounded = ((size == 0 ? 1 : size) + align - 1) / align * align;
+  void* p = std::aligned_alloc(align, rounded);
+  if (p == nullptr) throw std::bad_alloc();
+  return p;
+}
+
+// Counts operator new calls made while `body` runs.
+template <class Body>
+std::size_t count_new_calls(Body&& body) {
+  new_calls.store(0);
+  counting.store(true);
+  body();
+  counting.store(false);
+  return new_calls.load();
+}
+
+}  // namespace
+
+void* operator new(std::size_t size) { return counted_allocation(size); }
+void* operator new[](std::size_t size) { return counted_allocation(size); }
+void* operator new(std::size_t size, const std::nothrow_t&) noexcept {
+  try {
+    return counted_allocation(size);
+  } catch (...) {
+    return nullptr;
+  }
+}
+void* operator new[](std::size_t size, const std::nothrow_t&) noexcept {
+  try {
+    return counted_allocation(size);
+  } catch (...) {
+    return nullptr;
+  }
+}
+void* operator new(std::size_t size, std::align_val_t a) {
+  return counted_aligned_allocation(size, a);
+}
+void* operator new[](std::size_t size, std::align_val_t a) {
+  return counted_aligned_allocation(size, a);
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete[](void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
+void operator delete(void* p, std::align_val_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::align_val_t) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
+
+// =============================================================================================
+// Tests
+
+using namespace h2o;
+
+namespace {
+
+std::shared_ptr<const DecoderWeights> stories_shaped_model(std::size_t seq_len) {
+  ModelConfig config = stories260k_shape();
+  config.seq_len = seq_len;
+  return std::make_shared<const DecoderWeights>(random_weights(config, 42));
+}
+
+std::vector<int> random_tokens(std::size_t n, std::size_t vocab) {
+  Rng rng(43);
+  std::vector<int> tokens(n);
+  for (int& t : tokens) t = static_cast<int>(rng.below(static_cast<std::uint32_t>(vocab)));
+  return tokens;
+}
+
+// Runs `warm_up` tokens, then counts operator new calls over the following `measured` tokens.
+std::size_t new_calls_while_decoding(Decoder& decoder, const std::vector<int>& tokens,
+                                     std::size_t warm_up, std::size_t measured) {
+  for (std::size_t i = 0; i < warm_up; ++i) decoder.forward(tokens[i]);
+  return count_new_calls([&] {
+    for (std::size_t i = warm_up; i < warm_up + measured; ++i) decoder.forward(tokens[i]);
+  });
+}
+
+}  // namespace
+
+TEST_CASE("the allocation counter sees operator new", "[no_allocation]") {
+  // Without this, a broken counter would let every other test here pass.
+  // The pointers escape through a volatile, so the compiler cannot optimise the allocations away.
+  static void* volatile escape = nullptr;
+  const std::size_t calls = count_new_calls([] {
+    auto* p = new int(7);
+    escape = p;
+    std::vector<float> v(100);
+    escape = v.data();
+    delete p;
+  });
+  CHECK(calls == 2);
+  CHECK(escape != nullptr);
+}
+
+TEST_CASE("a full cache decode step allocates nothing", "[no_allocation]") {
+  const auto weights = stories_shaped_model(256);
+  const std::vector<int> tokens = random_tokens(256, weights->config.vocab_size);
+  Decoder decoder(weights, std::make_unique<FullCachePolicy>());
+  CHECK(new_calls_while_decoding(decoder, tokens, 8, 200) == 0);
+  CHECK(decoder.position() == 208);
+}
+
+TEST_CASE("an h2o decode step with evictions allocates nothing", "[no_allocation]") {
+  const ScoringMode mode = GENERATE(ScoringMode::PerHead, ScoringMode::Shared);
+  const auto weights = stories_shaped_model(256);
+  const std::vector<int> tokens = random_tokens(256, weights->config.vocab_size);
+  Decoder decoder(weights, std::make_unique<H2OPolicy>(H2OBudget{8, 8}, mode,
+                                                       EvictionStyle::OverwriteSlot));
+  // The warm-up already fills the budget, so every measured step evicts one token per head.
+  CHECK(new_calls_while_decoding(decoder, tokens, 20, 200) == 0);
+  CHECK(decoder.evicted_tokens(0) == 220 - 16);
+}
+
+TEST_CASE("attention recording and filter rows eviction do allocate", "[no_allocation]") {
+  // The two documented exceptions, measured so the counter is known to see decoder allocations.
+  const auto weights = stories_shaped_model(64);
+  const std::vector<int> tokens = random_tokens(64, weights->config.vocab_size);
+  Decoder recording(weights, std::make_unique<FullCachePolicy>());
+  recording.set_record_attention(true);
+  CHECK(new_calls_while_decoding(recording, tokens, 4, 10) > 0);
+
+  Decoder filtering(weights, std::make_unique<H2OPolicy>(H2OBudget{4, 4}, ScoringMode::PerHead,
+                                                         EvictionStyle::FilterRows));
+  CHECK(new_calls_while_decoding(filtering, tokens, 12, 10) > 0);
+}

@@ -1,0 +1,232 @@
+// bench_decode.cpp: how fast a full KV cache and H2O decode, and how much cache memory each holds.
+//
+// A decoder shaped like stories260K (random weights: speed does not depend on their values) decodes
+// N tokens one at a time, once with the full cache and once with H2O, for several lengths N. The
+// full cache attends over every earlier token, so its time per token grows with N; H2O attends over
+// at most heavy + recent tokens, so once its cache is full its time per token stays flat.
+//
+// Measuring fairly: both policies run side by side in the same process, alternating (which one
+// goes first swaps every repeat); each figure is the median of the repeats; one warm-up run of each
+// policy comes first and is not counted; building a decoder (allocation) is outside the timing.
+// Timings vary from run to run and machine to machine: this program prints figures, it checks
+// nothing. Results go to stdout as a table.
+//
+// Dimension legend: N = sequence length (tokens decoded), L = layers, G = KV heads, D = head size.
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "h2o/cli.hpp"
+#include "h2o/decoder.hpp"
+#include "h2o/format.hpp"
+#include "h2o/h2o_policy.hpp"
+#include "h2o/random.hpp"
+
+using namespace h2o;
+
+namespace {
+
+// Longest sequence a user may ask for. The full cache's total cost grows with N^2 (16384 tokens
+// cost about 16 times the default 4096), so far beyond this a run would look like a hang.
+constexpr long long kMaxLength = 16384;
+// "Last stretch": time per token is also measured over the final tokens of each sequence.
+constexpr std::size_t kTailTokens = 128;
+
+// ---------------------------------------------------------------------------------------------
+// Command line
+
+std::vector<std::size_t> parse_lengths(const std::string& text) {
+  std::vector<std::size_t> lengths;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t comma = text.find(',', start);
+    const std::string item = text.substr(start, comma == std::string::npos ? std::string::npos
+                                                                            : comma - start);
+    errno = 0;
+    char* end = nullptr;
+    const long long n = std::strtoll(item.c_str(), &end, 10);
+    if (item.empty() || *end != '\0' || errno == ERANGE) {
+      throw UsageError("--lengths expects whole numbers separated by commas, got '" + text + "'");
+    }
+    if (n < 1 || n > kMaxLength) {
+      throw UsageError("--lengths: each length must be between 1 and " +
+                       std::to_string(kMaxLength) + ", got " + item);
+    }
+    lengths.push_back(static_cast<std::size_t>(n));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return lengths;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Timing one decode
+
+struct RunTiming {
+  double total_seconds = 0.0;  // all N tokens
+  double tail_seconds = 0.0;   // the last min(N, kTailTokens) tokens
+  std::size_t live_kv_bytes = 0;  // at the end of the sequence
+};
+
+RunTiming time_decode(const std::shared_ptr<const DecoderWeights>& weights,
+                      std::unique_ptr<CachePolicy> policy, const std::vector<int>& tokens,
+                      std::size_t length) {
+  using Clock = std::chrono::steady_clock;
+  Decoder decoder(weights, std::move(policy), length);
+  const std::size_t tail_start = length - std::min(length, kTailTokens);
+  const Clock::time_point start = Clock::now();
+  Clock::time_point tail_begin = start;
+  for (std::size_t i = 0; i < length; ++i) {
+    if (i == tail_start) tail_begin = Clock::now();
+    decoder.forward(tokens[i]);
+  }
+  const Clock::time_point stop = Clock::now();
+  RunTiming timing;
+  timing.total_seconds = std::chrono::duration<double>(stop - start).count();
+  timing.tail_seconds = std::chrono::duration<double>(stop - tail_begin).count();
+  timing.live_kv_bytes = decoder.live_kv_bytes();
+  return timing;
+}
+
+double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  const std::size_t n = values.size();
+  return n % 2 == 1 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
+}
+
+// The median run of each policy at one length.
+struct LengthResult {
+  std::size_t length = 0;
+  double full_seconds = 0.0, h2o_seconds = 0.0;            // whole sequence
+  double full_tail_seconds = 0.0, h2o_tail_seconds = 0.0;  // last stretch
+  std::size_t full_bytes = 0, h2o_bytes = 0;
+};
+
+int run(int argc, const char* const* argv) {
+  // Step 1: read the command line.
+  ArgParser args("bench_decode",
+                 "Decode speed and KV-cache memory: full cache versus H2O, on a random decoder\n"
+                 "shaped like stories260K, for several sequence lengths.");
+  args.add_option("lengths", "N,N,...", "128,256,512,1024,2048,4096",
+                  "lengths to decode (1.." + std::to_string(kMaxLength) + " each)");
+  args.add_option("heavy", "N", "64", "H2O heavy-hitter tokens per layer and KV head");
+  args.add_option("recent", "N", "64", "H2O recent-window tokens per layer and KV head");
+  args.add_option("repeats", "N", "3", "timed runs per policy and length; the median is shown");
+  args.add_option("seed", "N", "1", "seed of the random weights and tokens");
+  if (!args.parse(argc, argv)) return 0;
+  const std::vector<std::size_t> lengths = parse_lengths(args.text("lengths"));
+  const long long heavy = args.integer("heavy", 0, kMaxLength);
+  const long long recent = args.integer("recent", 0, kMaxLength);
+  if (heavy + recent == 0) throw UsageError("--heavy + --recent must be at least 1");
+  const H2OBudget budget = make_budget(heavy, recent);
+  const std::size_t repeats = static_cast<std::size_t>(args.integer("repeats", 1, 100));
+  const auto seed = static_cast<std::uint64_t>(args.integer("seed", 0, 1LL << 62));
+
+  // Step 2: a random decoder shaped like stories260K, able to run the longest sequence.
+  const std::size_t longest = *std::max_element(lengths.begin(), lengths.end());
+  ModelConfig config = stories260k_shape();
+  config.seq_len = std::max(config.seq_len, longest);
+  const auto weights = std::make_shared<const DecoderWeights>(random_weights(config, seed));
+  Rng rng(seed + 1);
+  std::vector<int> tokens(longest);  // the same input tokens for both policies
+  const auto vocab = static_cast<std::uint32_t>(config.vocab_size);
+  for (int& t : tokens) t = static_cast<int>(rng.below(vocab));
+  auto full_policy = [] { return std::make_unique<FullCachePolicy>(); };
+  auto h2o_policy = [&] { return std::make_unique<H2OPolicy>(budget); };
+
+  std::cout << "model:  random weights, " << config.describe() << "\n"
+            << "H2O:    " << budget.describe() << " per layer and KV head\n"
+            << "        per-head scores, overwrite-slot eviction\n"
+            << "timing: median of " << repeats << " repeat" << (repeats == 1 ? "" : "s")
+            << ", full and H2O alternating; one warm-up run of each not counted\n\n";
+
+  // Step 3: warm up (first touches of memory and code are slow), then measure.
+  const std::size_t warm_up = std::min<std::size_t>(longest, 512);
+  time_decode(weights, full_policy(), tokens, warm_up);
+  time_decode(weights, h2o_policy(), tokens, warm_up);
+
+  std::vector<LengthResult> results;
+  for (std::size_t length : lengths) {
+    std::vector<double> full_total, h2o_total, full_tail, h2o_tail;
+    LengthResult result;
+    result.length = length;
+    for (std::size_t r = 0; r < repeats; ++r) {
+      // Alternate which policy runs first, so neither always meets a warmer or cooler machine.
+      for (int turn = 0; turn < 2; ++turn) {
+        const bool full_turn = (turn == 0) == (r % 2 == 0);
+        const RunTiming t = full_turn ? time_decode(weights, full_policy(), tokens, length)
+                                      : time_decode(weights, h2o_policy(), tokens, length);
+        (full_turn ? full_total : h2o_total).push_back(t.total_seconds);
+        (full_turn ? full_tail : h2o_tail).push_back(t.tail_seconds);
+        (full_turn ? result.full_bytes : result.h2o_bytes) = t.live_kv_bytes;
+      }
+    }
+    result.full_seconds = median(full_total);
+    result.h2o_seconds = median(h2o_total);
+    result.full_tail_seconds = median(full_tail);
+    result.h2o_tail_seconds = median(h2o_tail);
+    results.push_back(result);
+  }
+
+  // Step 4: the table. Ratios are H2O / full: speed > 1 means H2O is faster, memory < 1 smaller.
+  const std::string tail = std::to_string(kTailTokens);
+  std::cout << pad_right("", 7) << pad_right("tokens per second", 28)
+            << pad_right("live KV-cache bytes", 31) << "us per token, last " << tail << "\n"
+            << pad_left("length", 6) << pad_left("full", 9) << pad_left("H2O", 9)
+            << pad_left("H2O/full", 10) << pad_left("full", 12) << pad_left("H2O", 10)
+            << pad_left("H2O/full", 10) << pad_left("full", 11) << pad_left("H2O", 9) << "\n"
+            << rule(86) << "\n";
+  for (const LengthResult& r : results) {
+    const double n = static_cast<double>(r.length);
+    const double tail_n = static_cast<double>(std::min(r.length, kTailTokens));
+    const double full_speed = n / r.full_seconds, h2o_speed = n / r.h2o_seconds;
+    std::cout << pad_left(std::to_string(r.length), 6) << pad_left(fixed(full_speed, 0), 9)
+              << pad_left(fixed(h2o_speed, 0), 9)
+              << pad_left(fixed(h2o_speed / full_speed, 2) + "x", 10)
+              << pad_left(std::to_string(r.full_bytes), 12)
+              << pad_left(std::to_string(r.h2o_bytes), 10)
+              << pad_left(fixed(static_cast<double>(r.h2o_bytes) / r.full_bytes, 3), 10)
+              << pad_left(fixed(1e6 * r.full_tail_seconds / tail_n, 1), 11)
+              << pad_left(fixed(1e6 * r.h2o_tail_seconds / tail_n, 1), 9) << "\n";
+  }
+  if (std::any_of(lengths.begin(), lengths.end(), [](std::size_t n) { return n < kTailTokens; })) {
+    std::cout << "(a length under " << tail << " shows the time per token over all its tokens)\n";
+  }
+
+  // Step 5: how the last stretch's time per token grew with length. The starting point is the
+  // shortest length whose whole last stretch already ran with a full H2O cache (budget + stretch
+  // tokens), so H2O's flat part is compared with itself; the end point is the longest length.
+  auto by_length = [](const LengthResult& a, const LengthResult& b) { return a.length < b.length; };
+  const LengthResult& longest_run = *std::max_element(results.begin(), results.end(), by_length);
+  const LengthResult* first = &*std::min_element(results.begin(), results.end(), by_length);
+  for (const LengthResult& r : results) {
+    const bool steady = r.length >= budget.total() + kTailTokens;
+    const bool first_steady = first->length >= budget.total() + kTailTokens;
+    if (steady && (!first_steady || r.length < first->length)) first = &r;
+  }
+  auto tail_per_token = [](const LengthResult& r, double tail_seconds) {
+    return tail_seconds / static_cast<double>(std::min(r.length, kTailTokens));
+  };
+  if (longest_run.length > first->length) {
+    const double full_growth = tail_per_token(longest_run, longest_run.full_tail_seconds) /
+                               tail_per_token(*first, first->full_tail_seconds);
+    const double h2o_growth = tail_per_token(longest_run, longest_run.h2o_tail_seconds) /
+                              tail_per_token(*first, first->h2o_tail_seconds);
+    std::cout << "\nTime per token over the last stretch, length " << first->length << " -> "
+              << longest_run.length << ": full cache x" << fixed(full_growth, 2) << ", H2O x"
+              << fixed(h2o_growth, 2) << "\n(H2O attends over at most " << budget.total()
+              << " tokens per KV head; the full cache over every earlier token)\n";
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return run_program("bench_decode", [&] { return run(argc, argv); });
+}

@@ -1,0 +1,209 @@
+// generate.cpp: writes a story with a real llama2.c model, keeping its KV cache full or with H2O.
+//
+// It is llama2.c's run.c generation loop on top of this project's decoder, so the two print the
+// same bytes: with --temperature 0 and no prompt, stories260K reproduces run.c's output exactly,
+// with the full cache and with any H2O budget large enough never to evict.
+//
+//   bin/generate                                       stories260K, 256 steps, temperature 1.0
+//   bin/generate --temperature 0 --steps 200           greedy (= run.c -t 0 -n 200)
+//   bin/generate --cache h2o --heavy 32 --recent 32    the same, keeping 64 tokens per KV head
+//
+// --model and --tokenizer default to stories260K.bin and tok512.bin in the folder this project was
+// configured with (CMake option H2O_MODELS_DIR, by default ../shared/models/stories260K next to the
+// project). The model is karpathy/tinyllamas "stories260K" (MIT licence); it is not part of the
+// project: download it from huggingface.co/karpathy/tinyllamas or pass other files.
+//
+// "--steps N" counts positions as run.c's "-n N" does: the decoder runs N positions, BOS at
+// position 0 included, and prints the token sampled after each, so up to N tokens are printed
+// (fewer if BOS is sampled, which ends the text). 0 means the model's seq_len, the upper limit.
+//
+// stdout: the text only, then one newline. stderr: the model and cache in use, run.c's
+// "achieved tok/s" line, the KV-cache bytes in use and, for H2O, how many tokens were evicted.
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "h2o/checkpoint.hpp"
+#include "h2o/cli.hpp"
+#include "h2o/decoder.hpp"
+#include "h2o/format.hpp"
+#include "h2o/policy_factory.hpp"
+#include "h2o/sampler.hpp"
+#include "h2o/tokenizer.hpp"
+
+namespace {
+
+const std::string kModelsDir = H2O_MODELS_DIR;
+const std::string kDefaultModel = kModelsDir + "/stories260K/stories260K.bin";
+const std::string kDefaultTokenizer = kModelsDir + "/stories260K/tok512.bin";
+
+// run.c's safe_printf: a piece that is one raw byte (from a <0xHH> token) is printed only when it
+// is a printable ASCII character or whitespace, so control bytes never reach the terminal. As in
+// run.c (which runs in the "C" locale) that also skips the single bytes of a UTF-8 character the
+// vocabulary lacks; characters the vocabulary holds, like "é", are whole pieces and print.
+void print_piece(const std::string& piece) {
+  if (piece.empty()) return;
+  if (piece.size() == 1) {
+    const auto byte = static_cast<unsigned char>(piece[0]);
+    const bool printable = byte >= 0x20 && byte <= 0x7E;
+    const bool whitespace = byte == ' ' || (byte >= '\t' && byte <= '\r');
+    if (!printable && !whitespace) return;
+  }
+  std::cout << piece << std::flush;
+}
+
+// Reads a path option; when the user did not give it and the default is missing, says where the
+// default was looked for and where the model comes from.
+std::string input_path(const h2o::ArgParser& args, const std::string& name,
+                       const std::string& default_path) {
+  if (args.given(name)) return args.text(name);
+  const std::string path = default_path;
+  if (!std::filesystem::exists(path)) {
+    throw h2o::UsageError("no --" + name + " given and the default '" + path +
+                          "' does not exist (stories260K: huggingface.co/karpathy/tinyllamas)");
+  }
+  return path;
+}
+
+int generate(int argc, char** argv) {
+  // Step 1: read and check every option before touching any file.
+  h2o::ArgParser args(
+      "generate",
+      "Generates text with a llama2.c checkpoint, as llama2.c's run.c does, with a full\n"
+      "or an H2O KV cache. Text goes to stdout; speed and cache figures to stderr.");
+  // The default paths go on a line of their own: they can be long.
+  const std::string indent = "\n" + std::string(26, ' ');
+  args.add_option("model", "PATH", "",
+                  "llama2.c checkpoint (legacy format), by default" + indent + kDefaultModel);
+  args.add_option("tokenizer", "PATH", "",
+                  "llama2.c tokenizer for that model, by default" + indent + kDefaultTokenizer);
+  args.add_option("prompt", "TEXT", "", "text to continue (default: none, start from BOS alone)");
+  args.add_option("steps", "N", "256", "positions to run, BOS included, as run.c -n (0 = seq_len)");
+  args.add_option("temperature", "T", "1.0", "0 = greedy (always the most likely token)");
+  args.add_option("top-p", "P", "0.9", "nucleus sampling threshold; 0 or 1 = whole distribution");
+  args.add_option("seed", "N", "42", "random seed for sampling (same seed, same text)");
+  args.add_option("cache", "NAME", "full", "KV-cache policy: " + h2o::policy_names());
+  args.add_option("heavy", "N", "64", "h2o: heavy-hitter tokens kept per layer and KV head");
+  args.add_option("recent", "N", "64", "h2o: recent tokens kept per layer and KV head");
+  args.add_option("scoring", "MODE", "per-head", "h2o: per-head or shared attention scores");
+  if (!args.parse(argc, argv)) return 0;
+
+  const auto max_count = static_cast<long long>(h2o::ModelConfig::kMaxSeqLen);
+  const long long requested_steps = args.integer("steps", 0, max_count);
+  const auto temperature = static_cast<float>(args.real("temperature", 0.0, 1000.0));
+  const auto top_p = static_cast<float>(args.real("top-p", 0.0, 1.0));
+  const auto seed = static_cast<std::uint64_t>(args.integer("seed", 0, 1LL << 62));
+  h2o::PolicySettings settings;
+  settings.budget.heavy = static_cast<std::size_t>(args.integer("heavy", 0, max_count));
+  settings.budget.recent = static_cast<std::size_t>(args.integer("recent", 0, max_count));
+  if (args.text("cache") == "h2o" && settings.budget.total() == 0) {
+    throw h2o::UsageError("--heavy + --recent must be at least 1 for --cache h2o");
+  }
+  std::unique_ptr<h2o::CachePolicy> policy;
+  try {
+    settings.scoring = h2o::parse_scoring_mode(args.text("scoring"));
+    policy = h2o::make_policy(args.text("cache"), settings);
+  } catch (const std::invalid_argument& e) {
+    throw h2o::UsageError(e.what());  // a bad option value: usage error, exit code 2
+  }
+
+  // Step 2: load the model and its tokenizer (each checked completely before use).
+  const std::string model_path = input_path(args, "model", kDefaultModel);
+  const std::string tokenizer_path = input_path(args, "tokenizer", kDefaultTokenizer);
+  const auto weights =
+      std::make_shared<const h2o::DecoderWeights>(h2o::load_checkpoint(model_path));
+  const h2o::ModelConfig& config = weights->config;
+  const h2o::Tokenizer tokenizer = h2o::Tokenizer::load(tokenizer_path, config.vocab_size);
+
+  // Step 3: encode the prompt. Every token covers at most max_token_length bytes, so a prompt that
+  // long is refused before encoding it (encoding costs grow with the square of its length).
+  const std::string prompt = args.text("prompt");
+  const std::size_t at_least = (prompt.size() + 1 + tokenizer.max_token_length() - 1) /
+                               tokenizer.max_token_length();  // the dummy space is one more byte
+  if (!prompt.empty() && 1 + at_least > config.seq_len) {
+    throw h2o::UsageError("the prompt is too long: at least " + std::to_string(1 + at_least) +
+                          " tokens (BOS included), the model's seq_len is " +
+                          std::to_string(config.seq_len));
+  }
+  const std::vector<int> prompt_tokens =
+      tokenizer.encode(prompt, /*add_bos=*/true, /*add_eos=*/false);
+  if (prompt_tokens.size() > config.seq_len) {
+    throw h2o::UsageError("the prompt is too long: " + std::to_string(prompt_tokens.size()) +
+                          " tokens (BOS included), the model's seq_len is " +
+                          std::to_string(config.seq_len));
+  }
+
+  // Step 4: how many positions to run: run.c's rule, 0 or more than seq_len means seq_len.
+  std::size_t steps = static_cast<std::size_t>(requested_steps);
+  if (steps == 0 || steps > config.seq_len) {
+    if (args.given("steps") && steps > config.seq_len) {
+      std::cerr << "note: --steps " << steps << " capped at the model's seq_len " << config.seq_len
+                << "\n";
+    }
+    steps = config.seq_len;
+  }
+  if (prompt_tokens.size() > steps) {
+    std::cerr << "note: the prompt has " << prompt_tokens.size() << " tokens, more than --steps "
+              << steps << "; only the first " << steps << " are run\n";
+  }
+
+  // Step 5: the decoder, sized for exactly `steps` positions, and the sampler.
+  h2o::Decoder decoder(weights, std::move(policy), steps);
+  h2o::Sampler sampler(config.vocab_size, temperature, top_p, seed);
+  std::cerr << "model: " << config.describe() << "\n";
+  std::cerr << "cache: " << decoder.policy().describe() << "\n";
+
+  // Step 6: run.c's loop. Feed the prompt one token at a time (its tokens are printed as they are
+  // forced), then sample; stop at BOS or after `steps` positions. Timing starts after the first
+  // position, which is slower (cold caches), as run.c does.
+  using Clock = std::chrono::steady_clock;
+  Clock::time_point start;
+  int token = prompt_tokens[0];
+  std::size_t pos = 0;
+  while (pos < steps) {
+    const h2o::Vector& logits = decoder.forward(token);
+    const int next =
+        pos + 1 < prompt_tokens.size() ? prompt_tokens[pos + 1] : sampler.sample(logits);
+    ++pos;
+    if (next == h2o::Tokenizer::kBos) break;  // the model says the text is over
+    print_piece(tokenizer.decode_piece(token, next));
+    token = next;
+    if (pos == 1) start = Clock::now();
+  }
+  std::cout << "\n" << std::flush;
+
+  // Step 7: measurements, to stderr so that stdout stays the text alone.
+  if (pos > 1) {
+    const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    if (seconds > 0.0) {
+      std::fprintf(stderr, "achieved tok/s: %f\n", static_cast<double>(pos - 1) / seconds);
+    }
+  }
+  std::cerr << "positions run: " << decoder.position() << "\n";
+  std::cerr << "KV cache in use: " << decoder.live_kv_bytes() << " bytes ("
+            << decoder.cache(0).size() << " tokens per KV head, " << config.n_layers << " layers), "
+            << decoder.reserved_kv_bytes() << " bytes reserved\n";
+  if (decoder.policy().name() != "full") {
+    std::vector<std::size_t> evicted;
+    std::size_t total = 0;
+    for (std::size_t l = 0; l < config.n_layers; ++l) {
+      evicted.push_back(decoder.evicted_tokens(l));
+      total += evicted.back() * config.n_kv_heads;
+    }
+    std::cerr << "evicted tokens per KV head, layer by layer: " << h2o::format_list(evicted)
+              << "\n";
+    std::cerr << "evicted tokens in all: " << total << " (" << config.n_layers << " layers x "
+              << config.n_kv_heads << " KV heads)\n";
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return h2o::run_program("generate", [&] { return generate(argc, argv); });
+}
