@@ -83,12 +83,10 @@ int main(int argc, char** argv) {
         "01_heavy_and_recent",
         "Lesson 01: choose heavy hitters and recent tokens (blog learn_01_h2o.py).\n"
         "--heavy and --recent change the budget of the blog example (steps 1-4).");
-    args.add_option("heavy", "N", "2", "heavy-hitter slots for the blog example");
-    args.add_option("recent", "N", "2", "recent-window slots for the blog example");
+    h2o::add_budget_options(args, 2, 2, "slots for the blog example");
     if (!args.parse(argc, argv)) return 0;
-    // make_budget refuses a budget of 0 + 0 with a clear message.
-    const h2o::H2OBudget budget =
-        h2o::make_budget(args.integer("heavy", 0, 1000), args.integer("recent", 0, 1000));
+    // A budget of 0 + 0 or a negative count is refused with a clear message.
+    const h2o::H2OBudget budget = h2o::budget_from_options(args);
 
     std::cout << "Lesson 01: choose heavy and recent tokens (blog: learn_01_h2o.py)\n\n";
 

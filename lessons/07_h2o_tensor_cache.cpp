@@ -58,13 +58,11 @@ int main(int argc, char** argv) {
     h2o::ArgParser args("07_h2o_tensor_cache",
                         "Lesson 07: H2O over real K/V rows in 3 heads, per-head and shared scoring.");
     args.add_option("tokens", "N", "12", "how many tokens arrive (1..40)");
-    args.add_option("heavy", "N", "2", "heavy-hitter slots per head");
-    args.add_option("recent", "N", "2", "recent-window slots per head");
+    h2o::add_budget_options(args, 2, 2, "slots per head");
     args.add_option("seed", "N", "7", "seed for the made-up vectors");
     if (!args.parse(argc, argv)) return 0;
     const auto n_tokens = static_cast<std::size_t>(args.integer("tokens", 1, 40));
-    const h2o::H2OBudget budget =
-        h2o::make_budget(args.integer("heavy", -1'000'000, 1'000'000), args.integer("recent", -1'000'000, 1'000'000));
+    const h2o::H2OBudget budget = h2o::budget_from_options(args);
     h2o::Rng rng(static_cast<std::uint64_t>(args.integer("seed", 0, 1'000'000'000)));
 
     // Step 1: three heads, each with its own favourite old token.

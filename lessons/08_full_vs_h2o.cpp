@@ -85,14 +85,12 @@ int main(int argc, char** argv) {
     h2o::ArgParser args("08_full_vs_h2o",
                         "Lesson 08: full cache versus H2O, on the blog's toy and on a tiny decoder.");
     args.add_option("tokens", "N", "32", "tokens the tiny decoder processes (1..512)");
-    args.add_option("heavy", "N", "4", "H2O heavy-hitter slots");
-    args.add_option("recent", "N", "4", "H2O recent-window slots");
+    h2o::add_budget_options(args, 4, 4, "slots per layer and KV head");
     args.add_option("scoring", "MODE", "per-head", "H2O scoring: per-head or shared");
     args.add_option("seed", "N", "8", "seed for the toy vectors, the decoder weights and the tokens");
     if (!args.parse(argc, argv)) return 0;
     const auto n_tokens = static_cast<std::size_t>(args.integer("tokens", 1, 512));
-    const h2o::H2OBudget budget =
-        h2o::make_budget(args.integer("heavy", -1'000'000, 1'000'000), args.integer("recent", -1'000'000, 1'000'000));
+    const h2o::H2OBudget budget = h2o::budget_from_options(args);
     const h2o::ScoringMode mode = h2o::parse_scoring_mode(args.text("scoring"));
     const auto seed = static_cast<std::uint64_t>(args.integer("seed", 0, 1'000'000'000));
 

@@ -3,11 +3,12 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
-#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <stdexcept>
 #include <vector>
+
+#include "h2o/binary_file.hpp"
 
 namespace h2o {
 
@@ -62,29 +63,13 @@ std::uint64_t expected_file_bytes(const ModelConfig& c) {
   return kCheckpointHeaderBytes + c.checkpoint_float_count() * sizeof(float);
 }
 
-// Opens the file and checks that it is a regular, non-empty file. Returns its size in bytes.
-std::uint64_t open_checked(const std::string& path, std::ifstream& in) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  const fs::file_status status = fs::status(path, ec);
-  if (ec || !fs::exists(status)) throw std::runtime_error(where(path) + " does not exist");
-  if (fs::is_directory(status)) {
-    throw std::runtime_error(where(path) + " is a directory, not a file");
-  }
-  const std::uintmax_t size = fs::file_size(path, ec);
-  if (ec) throw std::runtime_error(where(path) + " is not a regular file");
-  in.open(path, std::ios::binary);
-  if (!in) throw std::runtime_error(where(path) + " cannot be opened for reading");
-  if (size == 0) throw std::runtime_error(where(path) + " is empty");
-  return size;
-}
 
 // Reads and checks the header and the file's size; leaves `in` just after the header.
 ModelConfig read_header(const std::string& path, std::ifstream& in) {
   if (!host_is_little_endian()) {
     throw std::runtime_error("llama2.c checkpoints are little-endian; this machine is not");
   }
-  const std::uint64_t size = open_checked(path, in);
+  const std::uint64_t size = open_binary_file(path, where(path), in);
   if (size < kCheckpointHeaderBytes) {
     throw std::runtime_error(where(path) + " is truncated: the header needs " +
                              std::to_string(kCheckpointHeaderBytes) + " bytes, the file has " +

@@ -126,6 +126,21 @@ std::string ArgParser::help() const {
   return out;
 }
 
+void add_budget_options(ArgParser& args, long long default_heavy, long long default_recent,
+                        const std::string& unit) {
+  args.add_option("heavy", "N", std::to_string(default_heavy), "H2O heavy-hitter " + unit);
+  args.add_option("recent", "N", std::to_string(default_recent), "H2O recent-window " + unit);
+}
+
+H2OBudget budget_from_options(const ArgParser& args, long long max_each) {
+  const long long heavy = args.integer("heavy", 0, max_each);
+  const long long recent = args.integer("recent", 0, max_each);
+  if (heavy + recent == 0) {
+    throw UsageError("--heavy + --recent must be at least 1 (a cache of 0 tokens cannot attend)");
+  }
+  return make_budget(heavy, recent);
+}
+
 int run_program(const std::string& program, const std::function<int()>& body) {
   try {
     return body();

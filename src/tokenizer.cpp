@@ -3,10 +3,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <filesystem>
 #include <fstream>
 #include <numeric>
 #include <stdexcept>
+
+#include "h2o/binary_file.hpp"
 
 namespace h2o {
 
@@ -33,10 +34,6 @@ int byte_of_piece(const std::string& piece) {
 bool is_utf8_continuation(unsigned char byte) { return (byte & 0xC0) == 0x80; }
 
 // Reads exactly `n` bytes; false when the file ends first.
-bool read_exact(std::ifstream& in, void* out, std::size_t n) {
-  in.read(static_cast<char*>(out), static_cast<std::streamsize>(n));
-  return static_cast<std::size_t>(in.gcount()) == n;
-}
 
 }  // namespace
 
@@ -67,18 +64,8 @@ Tokenizer::Tokenizer(std::vector<std::string> pieces, std::vector<float> scores)
 }
 
 Tokenizer Tokenizer::load(const std::string& path, std::size_t vocab_size) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  const fs::file_status status = fs::status(path, ec);
-  if (ec || !fs::exists(status)) throw std::runtime_error(where(path) + " does not exist");
-  if (fs::is_directory(status)) {
-    throw std::runtime_error(where(path) + " is a directory, not a file");
-  }
-  const std::uintmax_t size = fs::file_size(path, ec);
-  if (ec) throw std::runtime_error(where(path) + " is not a regular file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error(where(path) + " cannot be opened for reading");
-  if (size == 0) throw std::runtime_error(where(path) + " is empty");
+  std::ifstream in;
+  const std::uint64_t size = open_binary_file(path, where(path), in);
   if (vocab_size < kMinVocab) {
     throw std::runtime_error(where(path) + ": the model's vocabulary has " +
                              std::to_string(vocab_size) + " tokens, fewer than the " +

@@ -22,46 +22,22 @@
 
 #include <xtensor/xtensor.hpp>
 
+#include "test_support.hpp"
 #include "h2o/checkpoint.hpp"
 #include "h2o/decoder.hpp"
 #include "h2o/h2o_policy.hpp"
 #include "h2o/sampler.hpp"
 
 using namespace h2o;
+using h2o_test::model_file;
+using h2o_test::read_bytes;
+using h2o_test::TempDir;
+using h2o_test::write_bytes;
 using Catch::Matchers::Contains;
 
 namespace {
 
-std::string model_file(const std::string& name) {
-  return std::string(H2O_MODELS_DIR) + "/stories260K/" + name;
-}
 bool have_real_model() { return std::filesystem::exists(model_file("stories260K.bin")); }
-
-// A folder of its own for each test case (CTest runs them in parallel), removed afterwards.
-struct TempDir {
-  std::filesystem::path path;
-  explicit TempDir(const std::string& tag) {
-    path = std::filesystem::temp_directory_path() /
-           ("h2o_test_checkpoint_" + tag + "_" + std::to_string(::getpid()));
-    std::filesystem::remove_all(path);
-    std::filesystem::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path, ignored);
-  }
-  std::string file(const std::string& name) const { return (path / name).string(); }
-};
-
-std::vector<char> read_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-void write_bytes(const std::string& path, const std::vector<char>& bytes) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-}
 
 std::vector<char> header_bytes(const std::int32_t (&header)[7]) {
   std::vector<char> bytes(sizeof(header));
@@ -105,7 +81,7 @@ bool same_tensor(const float* a, const float* b, std::size_t n) {
 TEST_CASE("save and load round trip keeps every weight and the file size") {
   const bool shared = GENERATE(true, false);
   const std::uint64_t seed = GENERATE(1u, 2u, 3u);
-  TempDir dir("roundtrip");
+  TempDir dir("checkpoint_roundtrip");
   const DecoderWeights original = random_weights(tiny_config(shared), seed);
   const std::string path = dir.file("tiny.bin");
   save_checkpoint(path, original);
@@ -140,7 +116,7 @@ TEST_CASE("save and load round trip keeps every weight and the file size") {
 
 TEST_CASE("a saved checkpoint stores a negative vocab_size exactly when the classifier is untied") {
   const bool shared = GENERATE(true, false);
-  TempDir dir("vocabsign");
+  TempDir dir("checkpoint_vocabsign");
   save_checkpoint(dir.file("tiny.bin"), random_weights(tiny_config(shared), 7));
   const std::vector<char> bytes = read_bytes(dir.file("tiny.bin"));
   std::int32_t header[7];
@@ -162,7 +138,7 @@ TEST_CASE("a saved checkpoint stores a negative vocab_size exactly when the clas
 }
 
 TEST_CASE("a loaded checkpoint gives the same logits as the weights it was saved from") {
-  TempDir dir("logits");
+  TempDir dir("checkpoint_logits");
   auto original = std::make_shared<const DecoderWeights>(random_weights(tiny_config(false), 11));
   save_checkpoint(dir.file("tiny.bin"), *original);
   auto loaded = std::make_shared<const DecoderWeights>(load_checkpoint(dir.file("tiny.bin")));
@@ -176,7 +152,7 @@ TEST_CASE("a loaded checkpoint gives the same logits as the weights it was saved
 }
 
 TEST_CASE("missing empty and directory checkpoints are refused with the file named") {
-  TempDir dir("missing");
+  TempDir dir("checkpoint_missing");
   const std::string missing = dir.file("nope.bin");
   std::string message = error_of<std::runtime_error>([&] { load_checkpoint(missing); });
   CHECK_THAT(message, Contains(missing) && Contains("does not exist"));
@@ -190,7 +166,7 @@ TEST_CASE("missing empty and directory checkpoints are refused with the file nam
 }
 
 TEST_CASE("a truncated header is refused") {
-  TempDir dir("shortheader");
+  TempDir dir("checkpoint_shortheader");
   write_bytes(dir.file("short.bin"), std::vector<char>(10, 1));
   const std::string message =
       error_of<std::runtime_error>([&] { load_checkpoint(dir.file("short.bin")); });
@@ -222,7 +198,7 @@ TEST_CASE("bad header values are refused before anything is allocated") {
       {{16, 24, 2, 4, 2, 40, 2000000000}, "seq_len 2000000000 is absurdly large"},
       {{0x616b3432, 1, 2, 4, 2, 40, 12}, "versioned llama2.c export"},
   };
-  TempDir dir("badheader");
+  TempDir dir("checkpoint_badheader");
   for (const Case& c : cases) {
     INFO(c.expected);
     write_bytes(dir.file("bad.bin"), header_bytes(c.header));
@@ -236,7 +212,7 @@ TEST_CASE("bad header values are refused before anything is allocated") {
 TEST_CASE("a header at the size limits over a tiny file is refused as truncated") {
   // Every field is within ModelConfig's limits, so only the file-size check stands between this
   // header and an allocation of hundreds of gigabytes.
-  TempDir dir("huge");
+  TempDir dir("checkpoint_huge");
   const std::int32_t header[7] = {16384, 65536, 512, 128, 128, -(1 << 20), 1 << 20};
   std::vector<char> bytes = header_bytes(header);
   bytes.resize(bytes.size() + 4096, 0);
@@ -249,7 +225,7 @@ TEST_CASE("a header at the size limits over a tiny file is refused as truncated"
 
 TEST_CASE("truncated weights and trailing bytes are refused with both sizes named") {
   const bool shared = GENERATE(true, false);
-  TempDir dir("sizes");
+  TempDir dir("checkpoint_sizes");
   save_checkpoint(dir.file("good.bin"), random_weights(tiny_config(shared), 5));
   const std::vector<char> good = read_bytes(dir.file("good.bin"));
   const std::string expected_size = std::to_string(good.size());
@@ -278,7 +254,7 @@ TEST_CASE("truncated weights and trailing bytes are refused with both sizes name
 }
 
 TEST_CASE("a non-finite weight is refused with the tensor named") {
-  TempDir dir("nan");
+  TempDir dir("checkpoint_nan");
   save_checkpoint(dir.file("good.bin"), random_weights(tiny_config(true), 3));
   std::vector<char> bytes = read_bytes(dir.file("good.bin"));
   // The 3rd float of wq: after the header, token_embedding (40 x 16) and rms_att (2 x 16).
@@ -344,7 +320,7 @@ TEST_CASE("a truncated copy of stories260K is refused") {
     WARN("SKIPPED: " << model_file("stories260K.bin") << " is absent");
     return;
   }
-  TempDir dir("realcut");
+  TempDir dir("checkpoint_realcut");
   std::vector<char> bytes = read_bytes(model_file("stories260K.bin"));
   REQUIRE(bytes.size() == 1056540);
   bytes.resize(bytes.size() - 1000);

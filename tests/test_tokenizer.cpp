@@ -19,43 +19,20 @@
 #include <string>
 #include <vector>
 
+#include "test_support.hpp"
 #include "h2o/random.hpp"
 #include "h2o/tokenizer.hpp"
 
 using namespace h2o;
+using h2o_test::model_file;
+using h2o_test::read_bytes;
+using h2o_test::TempDir;
+using h2o_test::write_bytes;
 using Catch::Matchers::Contains;
 
 namespace {
 
-std::string model_file(const std::string& name) {
-  return std::string(H2O_MODELS_DIR) + "/stories260K/" + name;
-}
 bool have_real_tokenizer() { return std::filesystem::exists(model_file("tok512.bin")); }
-
-struct TempDir {
-  std::filesystem::path path;
-  explicit TempDir(const std::string& tag) {
-    path = std::filesystem::temp_directory_path() /
-           ("h2o_test_tokenizer_" + tag + "_" + std::to_string(::getpid()));
-    std::filesystem::remove_all(path);
-    std::filesystem::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path, ignored);
-  }
-  std::string file(const std::string& name) const { return (path / name).string(); }
-};
-
-std::vector<char> read_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-void write_bytes(const std::string& path, const std::vector<char>& bytes) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-}
 
 template <class Exception, class Action>
 std::string error_of(Action&& action) {
@@ -223,7 +200,7 @@ TEST_CASE("the tokenizer constructor refuses inconsistent vocabularies") {
 }
 
 TEST_CASE("save and load round trip a synthetic tokenizer") {
-  TempDir dir("roundtrip");
+  TempDir dir("tokenizer_roundtrip");
   const Tokenizer t = small_tokenizer();
   t.save(dir.file("tok.bin"));
   const Tokenizer loaded = Tokenizer::load(dir.file("tok.bin"), 271);
@@ -237,7 +214,7 @@ TEST_CASE("save and load round trip a synthetic tokenizer") {
 }
 
 TEST_CASE("bad tokenizer files are refused with one line naming the file and the problem") {
-  TempDir dir("bad");
+  TempDir dir("tokenizer_bad");
   const Tokenizer t = small_tokenizer();
   t.save(dir.file("good.bin"));
   const std::vector<char> good = read_bytes(dir.file("good.bin"));

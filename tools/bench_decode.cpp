@@ -114,16 +114,12 @@ int run(int argc, const char* const* argv) {
                  "shaped like stories260K, for several sequence lengths.");
   args.add_option("lengths", "N,N,...", "128,256,512,1024,2048,4096",
                   "lengths to decode (1.." + std::to_string(kMaxLength) + " each)");
-  args.add_option("heavy", "N", "64", "H2O heavy-hitter tokens per layer and KV head");
-  args.add_option("recent", "N", "64", "H2O recent-window tokens per layer and KV head");
+  add_budget_options(args, 64, 64);
   args.add_option("repeats", "N", "3", "timed runs per policy and length; the median is shown");
   args.add_option("seed", "N", "1", "seed of the random weights and tokens");
   if (!args.parse(argc, argv)) return 0;
   const std::vector<std::size_t> lengths = parse_lengths(args.text("lengths"));
-  const long long heavy = args.integer("heavy", 0, kMaxLength);
-  const long long recent = args.integer("recent", 0, kMaxLength);
-  if (heavy + recent == 0) throw UsageError("--heavy + --recent must be at least 1");
-  const H2OBudget budget = make_budget(heavy, recent);
+  const H2OBudget budget = budget_from_options(args, kMaxLength);
   const std::size_t repeats = static_cast<std::size_t>(args.integer("repeats", 1, 100));
   const auto seed = static_cast<std::uint64_t>(args.integer("seed", 0, 1LL << 62));
 

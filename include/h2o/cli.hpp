@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "h2o/selection.hpp"
+
 namespace h2o {
 
 struct UsageError : std::runtime_error {
@@ -50,6 +52,12 @@ class ArgParser {
   std::map<std::string, Option> options_;
   std::map<std::string, std::string> values_;
 };
+
+// The H2O budget options every program with an H2O cache offers: --heavy N and --recent N.
+void add_budget_options(ArgParser& args, long long default_heavy, long long default_recent,
+                        const std::string& unit = "tokens per layer and KV head");
+// Reads them back as a checked budget: each between 0 and max_each, and not both 0 (UsageError).
+H2OBudget budget_from_options(const ArgParser& args, long long max_each = 1'000'000);
 
 // Runs body(); turns UsageError into exit 2 and any other exception into exit 1, each with a
 // single line "program: error: message" on stderr. Never lets an exception escape main.
