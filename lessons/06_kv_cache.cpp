@@ -9,7 +9,6 @@
 #include <iostream>
 #include <string>
 #include <vector>
-
 #include <xtensor-blas/xlinalg.hpp>
 #include <xtensor/xmanipulation.hpp>
 #include <xtensor/xmath.hpp>
@@ -33,8 +32,9 @@ h2o::Matrix random_matrix(h2o::Rng& rng, std::size_t rows, std::size_t cols) {
 
 int main(int argc, char** argv) {
   return h2o::run_program("06_kv_cache", [&] {
-    h2o::ArgParser args("06_kv_cache",
-                        "Lesson 06: append keys and values token by token; compare with recomputing.");
+    h2o::ArgParser args(
+        "06_kv_cache",
+        "Lesson 06: append keys and values token by token; compare with recomputing.");
     args.add_option("tokens", "N", "8", "how many tokens arrive (1..64)");
     args.add_option("seed", "N", "6", "seed for the made-up embeddings and projections");
     if (!args.parse(argc, argv)) return 0;
@@ -48,6 +48,7 @@ int main(int argc, char** argv) {
     const h2o::Matrix wq = random_matrix(rng, width, head_dim);          // (C, D)
     const h2o::Matrix wk = random_matrix(rng, width, head_dim);          // (C, D)
     const h2o::Matrix wv = random_matrix(rng, width, head_dim);          // (C, D)
+    std::cout << "Lesson 06: a real key and value cache (blog: learn_05_kv_cache.py)\n\n";
     std::cout << "Step 1: " << n_tokens << " tokens arrive one at a time; each has an embedding of "
               << width << " numbers\n        and gets a query, key and value of " << head_dim
               << " numbers.\n\n";
@@ -61,49 +62,56 @@ int main(int argc, char** argv) {
     std::cout << "Step 2: per token, append its key and value as new rows, then attend\n\n";
     std::cout << "  token  cache rows  attention over the cache (the new token sees itself)\n";
     for (std::size_t t = 0; t < n_tokens; ++t) {
-      const h2o::Vector x = xt::row(embeddings, t);        // (C,)
-      const h2o::Vector q = xt::linalg::dot(x, wq);        // (D,)
-      const h2o::Vector k = xt::linalg::dot(x, wk);        // (D,)
-      const h2o::Vector v = xt::linalg::dot(x, wv);        // (D,)
-      projections_with_cache += 2;                         // only the new token's k and v
+      const h2o::Vector x = xt::row(embeddings, t);  // (C,)
+      const h2o::Vector q = xt::linalg::dot(x, wq);  // (D,)
+      const h2o::Vector k = xt::linalg::dot(x, wk);  // (D,)
+      const h2o::Vector v = xt::linalg::dot(x, wv);  // (D,)
+      projections_with_cache += 2;                   // only the new token's k and v
 
       // The blog's torch.cat([key_cache, new_key], dim=0): one more row.
       key_cache = xt::concatenate(xt::xtuple(key_cache, xt::view(k, xt::newaxis(), xt::all())), 0);
-      value_cache = xt::concatenate(xt::xtuple(value_cache, xt::view(v, xt::newaxis(), xt::all())), 0);
+      value_cache =
+          xt::concatenate(xt::xtuple(value_cache, xt::view(v, xt::newaxis(), xt::all())), 0);
       const h2o::AttentionResult cached = h2o::attend(q, key_cache, value_cache);
 
       // Step 3: the same attention without a cache: recompute every key and value so far.
       const auto seen = xt::view(embeddings, xt::range(0, t + 1), xt::all());  // (t+1, C)
-      const h2o::Matrix all_keys = xt::linalg::dot(seen, wk);                   // (t+1, D)
-      const h2o::Matrix all_values = xt::linalg::dot(seen, wv);                 // (t+1, D)
+      const h2o::Matrix all_keys = xt::linalg::dot(seen, wk);                  // (t+1, D)
+      const h2o::Matrix all_values = xt::linalg::dot(seen, wv);                // (t+1, D)
       projections_without_cache += 2 * (t + 1);
       const h2o::AttentionResult recomputed = h2o::attend(q, all_keys, all_values);
-      largest_difference = std::max(largest_difference,
-                                    xt::amax(xt::abs(cached.output - recomputed.output))());
+      largest_difference =
+          std::max(largest_difference, xt::amax(xt::abs(cached.output - recomputed.output))());
 
       std::string weights = h2o::format_list(cached.weights, 2);
       if (weights.size() > 70) weights = weights.substr(0, 66) + " ...]";
       std::cout << "  " << h2o::pad_left(std::to_string(t), 5) << "  "
-                << h2o::pad_left(std::to_string(key_cache.shape()[0]), 10) << "  " << weights << "\n";
+                << h2o::pad_left(std::to_string(key_cache.shape()[0]), 10) << "  " << weights
+                << "\n";
     }
 
     std::cout << "\nStep 3: the same outputs, recomputing every key and value from scratch\n";
     std::cout << "  largest |cached output - recomputed output| over all tokens: "
               << h2o::scientific(largest_difference)
-              << (largest_difference == 0.0f ? "  (bit for bit identical)" : "  (float rounding only)")
+              << (largest_difference == 0.0f   ? "  (bit for bit identical)"
+                  : largest_difference < 1e-5f ? "  (float rounding only)"
+                                               : "  (MISMATCH: the cache is broken)")
               << "\n";
 
     // Step 4: the work saved. Without a cache, token t recomputes t + 1 keys and values.
     std::cout << "\nStep 4: key and value projections computed\n";
     std::cout << "  with the cache:    " << projections_with_cache << "  (2 per token)\n";
-    std::cout << "  without the cache: " << projections_without_cache
-              << "  (2 x (1 + 2 + ... + " << n_tokens << "))\n";
-    std::cout << "  the cache did " << fixed(static_cast<double>(projections_without_cache) /
-                                             static_cast<double>(projections_with_cache), 1)
+    std::cout << "  without the cache: " << projections_without_cache << "  (2 x (1 + 2 + ... + "
+              << n_tokens << "))\n";
+    std::cout << "  the cache did "
+              << fixed(static_cast<double>(projections_without_cache) /
+                           static_cast<double>(projections_with_cache),
+                       1)
               << "x less projection work, and the saving grows with the length.\n";
     std::cout << "\nThe price: the cache holds " << key_cache.shape()[0] << " rows of keys and "
               << value_cache.shape()[0] << " rows of values,\n"
-              << key_cache.size() + value_cache.size() << " numbers, and it grows with every token. ";
+              << key_cache.size() + value_cache.size()
+              << " numbers, and it grows with every token. ";
     std::cout << "H2O (next lesson) keeps it from growing without bound.\n";
     return 0;
   });

@@ -50,8 +50,8 @@ Vector attention_weights(const Vector& query, const Matrix& keys) {
   Vector weights = xt::zeros<float>({keys.shape()[0]});
   Vector unused_output = xt::zeros<float>({query.size()});
   // Values = keys here only to reuse the kernel; the output is discarded.
-  attend_into(query.data(), keys.data(), keys.data(), keys.shape()[0], query.size(),
-              weights.data(), unused_output.data());
+  attend_into(query.data(), keys.data(), keys.data(), keys.shape()[0], query.size(), weights.data(),
+              unused_output.data());
   return weights;
 }
 
@@ -70,10 +70,11 @@ Vector attention_output(const Vector& weights, const Matrix& values) {
 AttentionResult attend(const Vector& query, const Matrix& keys, const Matrix& values) {
   check_rows(keys, query.size(), "key");
   if (values.shape()[0] != keys.shape()[0]) {
-    throw std::invalid_argument("the cache has " + std::to_string(keys.shape()[0]) +
-                                " keys but " + std::to_string(values.shape()[0]) + " values");
+    throw std::invalid_argument("the cache has " + std::to_string(keys.shape()[0]) + " keys but " +
+                                std::to_string(values.shape()[0]) + " values");
   }
-  AttentionResult result{xt::zeros<float>({keys.shape()[0]}), xt::zeros<float>({values.shape()[1]})};
+  AttentionResult result{xt::zeros<float>({keys.shape()[0]}),
+                         xt::zeros<float>({values.shape()[1]})};
   attend_into(query.data(), keys.data(), values.data(), keys.shape()[0], query.size(),
               result.weights.data(), result.output.data());
   return result;

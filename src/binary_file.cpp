@@ -5,7 +5,8 @@
 
 namespace h2o {
 
-std::uint64_t open_binary_file(const std::string& path, const std::string& what, std::ifstream& in) {
+std::uint64_t open_binary_file(const std::string& path, const std::string& what,
+                               std::ifstream& in) {
   namespace fs = std::filesystem;
   std::error_code ec;
   const fs::file_status status = fs::status(path, ec);

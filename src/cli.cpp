@@ -57,6 +57,11 @@ bool ArgParser::parse(int argc, const char* const* argv) {
     if (!has_inline_value) {
       if (i + 1 >= argc) throw UsageError("--" + name + " needs a value");
       value = argv[++i];
+      // "--prompt --steps 3" is a forgotten value, not a prompt; --name=--text still works.
+      if (value.rfind("--", 0) == 0 && options_.count(value.substr(2, value.find('=') - 2)) > 0) {
+        throw UsageError("--" + name + " needs a value (got the option " + value + "; write --" +
+                         name + "=VALUE for a value that starts with --)");
+      }
     }
     values_[name] = value;
   }
@@ -74,7 +79,8 @@ bool ArgParser::flag(const std::string& name) const { return given(name); }
 std::string ArgParser::text(const std::string& name) const {
   if (const auto it = values_.find(name); it != values_.end()) return it->second;
   const auto opt = options_.find(name);
-  if (opt == options_.end()) throw std::logic_error("ArgParser: option --" + name + " was never added");
+  if (opt == options_.end())
+    throw std::logic_error("ArgParser: option --" + name + " was never added");
   return opt->second.default_value;
 }
 
@@ -117,11 +123,22 @@ std::string ArgParser::help() const {
   for (const auto& name : names) {
     const Option& opt = options_.at(name);
     std::string left = "  --" + name + (opt.is_flag ? "" : " " + opt.value_name);
-    if (left.size() < 26) left += std::string(26 - left.size(), ' ');
-    else left += "\n" + std::string(26, ' ');
-    out += left + opt.help;
-    if (!opt.is_flag && !opt.default_value.empty()) out += " (default: " + opt.default_value + ")";
-    out += "\n";
+    if (left.size() < 26)
+      left += std::string(26 - left.size(), ' ');
+    else
+      left += "\n" + std::string(26, ' ');
+    std::string line = left + opt.help;
+    if (!opt.is_flag && !opt.default_value.empty()) {
+      const std::string default_text = "(default: " + opt.default_value + ")";
+      // Keep help within 100 columns: a long default (a path) goes on a line of its own.
+      const std::size_t newline = line.rfind('\n');
+      const std::size_t last_line_width =
+          newline == std::string::npos ? line.size() : line.size() - newline - 1;
+      line += last_line_width + 1 + default_text.size() <= 100
+                  ? " " + default_text
+                  : "\n" + std::string(26, ' ') + default_text;
+    }
+    out += line + "\n";
   }
   return out;
 }
@@ -141,17 +158,33 @@ H2OBudget budget_from_options(const ArgParser& args, long long max_each) {
   return make_budget(heavy, recent);
 }
 
+namespace {
+// Errors quote what the user typed; a newline inside it must not break the one-line promise.
+std::string one_line(const std::string& message) {
+  std::string out;
+  for (char ch : message) {
+    if (ch == '\n')
+      out += "\\n";
+    else if (ch == '\r')
+      out += "\\r";
+    else
+      out += ch;
+  }
+  return out;
+}
+}  // namespace
+
 int run_program(const std::string& program, const std::function<int()>& body) {
   try {
     return body();
   } catch (const UsageError& e) {
-    std::cerr << program << ": error: " << e.what() << "\n";
+    std::cerr << program << ": error: " << one_line(e.what()) << "\n";
     return 2;
   } catch (const std::bad_alloc&) {
     std::cerr << program << ": error: out of memory\n";
     return 1;
   } catch (const std::exception& e) {
-    std::cerr << program << ": error: " << e.what() << "\n";
+    std::cerr << program << ": error: " << one_line(e.what()) << "\n";
     return 1;
   }
 }

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <stdexcept>
 #include <string>
-
 #include <xtensor/xbuilder.hpp>
 
 #include "h2o/attention.hpp"
@@ -30,8 +29,20 @@ Decoder::Decoder(std::shared_ptr<const DecoderWeights> weights, std::unique_ptr<
   // One slot more than the policy keeps between steps: the incoming token lands there first.
   const std::size_t kept = std::min(policy_->max_tokens(max_positions_), max_positions_);
   const std::size_t capacity = std::min(kept + 1, max_positions_);
+  // Refuse a cache that could not sensibly fit in memory before allocating any of it: keys and
+  // values, float32, for every layer and KV head.
+  const double cache_bytes = 2.0 * static_cast<double>(c.n_layers) * static_cast<double>(c.kv_dim()) *
+                             static_cast<double>(capacity) * sizeof(float);
+  if (cache_bytes > kMaxCacheBytes) {
+    throw std::invalid_argument(
+        "a KV cache for " + std::to_string(capacity) + " positions would need " +
+        std::to_string(static_cast<long long>(cache_bytes / (1024.0 * 1024.0))) +
+        " MiB (limit " + std::to_string(static_cast<long long>(kMaxCacheBytes / (1024.0 * 1024.0))) +
+        " MiB); ask for fewer positions or use a smaller H2O budget");
+  }
   caches_.reserve(c.n_layers);
-  for (std::size_t l = 0; l < c.n_layers; ++l) caches_.emplace_back(c.n_kv_heads, c.head_size(), capacity);
+  for (std::size_t l = 0; l < c.n_layers; ++l)
+    caches_.emplace_back(c.n_kv_heads, c.head_size(), capacity);
   records_.resize(c.n_layers);
 
   x_ = xt::zeros<float>({c.dim});
@@ -55,11 +66,13 @@ const Vector& Decoder::forward(int token) {
   const ModelConfig& c = weights_->config;
   const DecoderWeights& w = *weights_;
   if (token < 0 || static_cast<std::size_t>(token) >= c.vocab_size) {
-    throw std::out_of_range("token id " + std::to_string(token) + " is outside the vocabulary (0.." +
-                            std::to_string(c.vocab_size - 1) + ")");
+    throw std::out_of_range("token id " + std::to_string(token) +
+                            " is outside the vocabulary (0.." + std::to_string(c.vocab_size - 1) +
+                            ")");
   }
   if (static_cast<std::size_t>(position_) >= max_positions_) {
-    throw std::length_error("the sequence is full: " + std::to_string(max_positions_) + " positions");
+    throw std::length_error("the sequence is full: " + std::to_string(max_positions_) +
+                            " positions");
   }
   const std::size_t C = c.dim, F = c.hidden_dim, KV = c.kv_dim(), D = c.head_size();
   const std::size_t H = c.n_heads, group = c.heads_per_kv_head();

@@ -59,7 +59,8 @@ void LayerKVCache::keep_per_head(const std::vector<std::vector<std::size_t>>& sl
   // Check every list before moving any row, so a refused call leaves the cache unchanged.
   for (const auto& slots : slots_per_head) {
     if (slots.size() != kept) {
-      throw std::invalid_argument("LayerKVCache::keep_per_head: every head must keep as many slots");
+      throw std::invalid_argument(
+          "LayerKVCache::keep_per_head: every head must keep as many slots");
     }
     // A slot listed twice would duplicate a token (and could write past the capacity).
     std::vector<bool> listed(size_, false);

@@ -21,14 +21,19 @@ void ModelConfig::validate() const {
   require(dim <= kMaxDim, "model dim " + std::to_string(dim) + " is absurdly large (limit " +
                               std::to_string(kMaxDim) + ")");
   require(hidden_dim <= 4 * kMaxDim, "model hidden_dim " + std::to_string(hidden_dim) +
-                                         " is absurdly large (limit " + std::to_string(4 * kMaxDim) + ")");
+                                         " is absurdly large (limit " +
+                                         std::to_string(4 * kMaxDim) + ")");
   require(n_layers <= kMaxLayers, "model n_layers " + std::to_string(n_layers) +
-                                      " is absurdly large (limit " + std::to_string(kMaxLayers) + ")");
+                                      " is absurdly large (limit " + std::to_string(kMaxLayers) +
+                                      ")");
   require(vocab_size <= kMaxVocab, "model vocab_size " + std::to_string(vocab_size) +
-                                       " is absurdly large (limit " + std::to_string(kMaxVocab) + ")");
+                                       " is absurdly large (limit " + std::to_string(kMaxVocab) +
+                                       ")");
   require(seq_len <= kMaxSeqLen, "model seq_len " + std::to_string(seq_len) +
-                                     " is absurdly large (limit " + std::to_string(kMaxSeqLen) + ")");
-  require(n_heads <= dim, "model n_heads " + std::to_string(n_heads) + " exceeds dim " + std::to_string(dim));
+                                     " is absurdly large (limit " + std::to_string(kMaxSeqLen) +
+                                     ")");
+  require(n_heads <= dim,
+          "model n_heads " + std::to_string(n_heads) + " exceeds dim " + std::to_string(dim));
   require(dim % n_heads == 0, "model n_heads " + std::to_string(n_heads) + " does not divide dim " +
                                   std::to_string(dim));
   require(n_kv_heads <= n_heads && n_heads % n_kv_heads == 0,
@@ -40,14 +45,14 @@ void ModelConfig::validate() const {
 
 std::uint64_t ModelConfig::checkpoint_float_count() const {
   const std::uint64_t C = dim, F = hidden_dim, L = n_layers, V = vocab_size, KV = kv_dim();
-  std::uint64_t count = V * C;                       // token_embedding
-  count += L * C;                                    // rms_att
-  count += L * C * C + 2 * L * KV * C + L * C * C;   // wq, wk, wv, wo
-  count += L * C;                                    // rms_ffn
-  count += 3 * L * F * C;                            // w1, w2, w3
-  count += C;                                        // rms_final
+  std::uint64_t count = V * C;                                 // token_embedding
+  count += L * C;                                              // rms_att
+  count += L * C * C + 2 * L * KV * C + L * C * C;             // wq, wk, wv, wo
+  count += L * C;                                              // rms_ffn
+  count += 3 * L * F * C;                                      // w1, w2, w3
+  count += C;                                                  // rms_final
   count += static_cast<std::uint64_t>(seq_len) * head_size();  // two unused RoPE tables, half each
-  if (!shared_classifier) count += V * C;            // wcls
+  if (!shared_classifier) count += V * C;                      // wcls
   return count;
 }
 

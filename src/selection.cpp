@@ -12,10 +12,13 @@ std::string H2OBudget::describe() const {
 }
 
 H2OBudget make_budget(long long heavy, long long recent) {
-  if (heavy < 0) throw std::invalid_argument("heavy budget must be >= 0, got " + std::to_string(heavy));
-  if (recent < 0) throw std::invalid_argument("recent budget must be >= 0, got " + std::to_string(recent));
+  if (heavy < 0)
+    throw std::invalid_argument("heavy budget must be >= 0, got " + std::to_string(heavy));
+  if (recent < 0)
+    throw std::invalid_argument("recent budget must be >= 0, got " + std::to_string(recent));
   if (heavy + recent == 0) {
-    throw std::invalid_argument("heavy + recent must be at least 1 (a cache of 0 tokens cannot attend)");
+    throw std::invalid_argument(
+        "heavy + recent must be at least 1 (a cache of 0 tokens cannot attend)");
   }
   return H2OBudget{static_cast<std::size_t>(heavy), static_cast<std::size_t>(recent)};
 }
@@ -23,8 +26,8 @@ H2OBudget make_budget(long long heavy, long long recent) {
 KeepPlan plan_keep(const std::vector<Position>& positions, const std::vector<float>& scores,
                    const H2OBudget& budget) {
   if (positions.size() != scores.size()) {
-    throw std::invalid_argument("plan_keep: " + std::to_string(positions.size()) + " positions but " +
-                                std::to_string(scores.size()) + " scores");
+    throw std::invalid_argument("plan_keep: " + std::to_string(positions.size()) +
+                                " positions but " + std::to_string(scores.size()) + " scores");
   }
   const std::size_t n = positions.size();
   auto by_position = [&](std::size_t a, std::size_t b) { return positions[a] < positions[b]; };
@@ -39,7 +42,8 @@ KeepPlan plan_keep(const std::vector<Position>& positions, const std::vector<flo
   plan.recent.assign(order.end() - static_cast<std::ptrdiff_t>(n_recent), order.end());
 
   // Older slots, best first: higher score, then older position (the tie-break rule).
-  std::vector<std::size_t> older(order.begin(), order.end() - static_cast<std::ptrdiff_t>(n_recent));
+  std::vector<std::size_t> older(order.begin(),
+                                 order.end() - static_cast<std::ptrdiff_t>(n_recent));
   std::stable_sort(older.begin(), older.end(), [&](std::size_t a, std::size_t b) {
     if (scores[a] != scores[b]) return scores[a] > scores[b];
     return positions[a] < positions[b];

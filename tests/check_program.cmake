@@ -1,7 +1,9 @@
 # Runs one program and checks how it behaved. Used by CTest (see program_checks.cmake):
 #   cmake -DPROGRAM=path -DARGS="a@@b" -DEXIT=0|nonzero -DEXPECT="text one@@text two"
-#         -DSTREAM=stdout|stderr [-DREQUIRES=file] -P check_program.cmake
-# Passes when the exit code is as expected and every EXPECT text appears literally in STREAM.
+#         -DSTREAM=stdout|stderr [-DREQUIRES=file] [-DFORBID="text@@text"] [-DENV_SETTING=VAR=value]
+#         -P check_program.cmake
+# Passes when the exit code is as expected, every EXPECT text appears literally in STREAM and no
+# FORBID text does.
 # A failure-exit check also demands the error be a single line, and no crash (signal) is accepted.
 if(REQUIRES AND NOT EXISTS "${REQUIRES}")
   message("SKIPPED: ${REQUIRES} not found (the real model lives outside this repository; see README)")
@@ -9,7 +11,12 @@ if(REQUIRES AND NOT EXISTS "${REQUIRES}")
 endif()
 string(REPLACE "@@" ";" arg_list "${ARGS}")
 string(REPLACE "@@" ";" expect_list "${EXPECT}")
-execute_process(COMMAND "${PROGRAM}" ${arg_list}
+string(REPLACE "@@" ";" forbid_list "${FORBID}")
+set(env_prefix)
+if(ENV_SETTING)
+  set(env_prefix ${CMAKE_COMMAND} -E env "${ENV_SETTING}")
+endif()
+execute_process(COMMAND ${env_prefix} "${PROGRAM}" ${arg_list}
   RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 600)
 
 if(NOT rc MATCHES "^[0-9]+$")
@@ -37,6 +44,12 @@ foreach(expected IN LISTS expect_list)
   string(FIND "${text}" "${expected}" where)
   if(where EQUAL -1)
     message(FATAL_ERROR "missing from ${STREAM}: '${expected}'\nstdout:\n${out}\nstderr:\n${err}")
+  endif()
+endforeach()
+foreach(forbidden IN LISTS forbid_list)
+  string(FIND "${text}" "${forbidden}" where)
+  if(NOT where EQUAL -1)
+    message(FATAL_ERROR "${STREAM} must not contain '${forbidden}'\nstdout:\n${out}\nstderr:\n${err}")
   endif()
 endforeach()
 message(STATUS "ok: ${PROGRAM} exited ${rc} and printed every expected text")

@@ -83,10 +83,40 @@ h2o_check_program(NAME lesson_08_help TARGET 08_full_vs_h2o ARGS --help EXPECT "
 
 # Lesson 09 (real model). Without the model it must explain where to get it and exit 0.
 h2o_check_program(NAME lesson_09_without_model TARGET 09_real_model
-  ARGS --model ${CMAKE_CURRENT_BINARY_DIR}/no-such-model.bin
-  EXPECT "The real model was not found" "karpathy/tinyllamas")
+  ENV "H2O_MODELS_DIR=${CMAKE_CURRENT_BINARY_DIR}/no-models-here"
+  EXPECT "The real model is not in its default place" "missing: " "karpathy/tinyllamas")
 h2o_check_program(NAME lesson_09_bad_budgets TARGET 09_real_model ARGS --budgets 0,20
   EXIT nonzero STREAM stderr EXPECT "--budgets expects percentages from 1 to 100")
 h2o_check_program(NAME lesson_09_real_model TARGET 09_real_model
   REQUIRES "${H2O_MODELS_DIR}/stories260K/stories260K.bin"
   EXPECT "full cache                    3." "Step 5: the heavy hitters" "Heavy hitters beat a plain window")
+
+# Every lesson prints the same bytes on every run, within 100 columns.
+foreach(lesson 01_heavy_and_recent 02_score_accumulation 03_evict_rows 04_online_tokens
+               05_attention_qkv 06_kv_cache 07_h2o_tensor_cache 08_full_vs_h2o 09_real_model)
+  h2o_check_stable_output(NAME lesson_${lesson}_stable_and_narrow TARGET ${lesson})
+  h2o_check_program(NAME lesson_${lesson}_help TARGET ${lesson} ARGS --help
+    EXPECT "usage: ${lesson} [options]" "--help")
+  h2o_check_program(NAME lesson_${lesson}_rejects_unknown_option TARGET ${lesson} ARGS --no-such-option
+    EXIT nonzero STREAM stderr EXPECT "${lesson}: error: unknown option --no-such-option")
+endforeach()
+
+# What lessons 05-09 compute, beyond their headline numbers.
+h2o_check_program(NAME lesson_05_output_and_favourite TARGET 05_attention_qkv
+  EXPECT "output = [0.3503, 0.6497]" "(cat gets the most attention" "h2o::attend(query, keys, values) agrees")
+h2o_check_program(NAME lesson_06_cached_equals_recomputed TARGET 06_kv_cache
+  EXPECT "largest |cached output - recomputed output| over all tokens: " FORBID "MISMATCH")
+h2o_check_program(NAME lesson_06_long_run TARGET 06_kv_cache ARGS --tokens 64 --seed 3
+  EXPECT "with the cache:    128" "without the cache: 4160" FORBID "MISMATCH")
+h2o_check_program(NAME lesson_07_shared_mode_loses_favourites TARGET 07_h2o_tensor_cache
+  EXPECT "favourite old tokens: positions [1, 3, 5]" "shared mode:   1 of 3 heads do: one list serves every head")
+h2o_check_program(NAME lesson_09_explicit_missing_model_is_an_error TARGET 09_real_model
+  ARGS --model ${CMAKE_CURRENT_BINARY_DIR}/no-such-model.bin
+  EXIT nonzero STREAM stderr EXPECT "no-such-model.bin' does not exist")
+h2o_check_program(NAME lesson_09_runs_and_pairs TARGET 09_real_model
+  REQUIRES "${H2O_MODELS_DIR}/stories260K/stories260K.bin"
+  EXPECT "the text in story.txt is 384 tokens long" "H2O 10% (19+19)" "window 10% (0+38)"
+         "H2O 50% (96+96)" "window 50% (0+192)" "Step 6: what it shows")
+h2o_check_program(NAME lesson_09_full_budget_evicts_nothing TARGET 09_real_model ARGS --budgets 100
+  REQUIRES "${H2O_MODELS_DIR}/stories260K/stories260K.bin"
+  EXPECT "none: that budget holds the whole text" "same: nothing was evicted")

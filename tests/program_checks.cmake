@@ -1,10 +1,11 @@
 # h2o_check_program(NAME test_name TARGET program [ARGS a b ...] [EXIT 0|nonzero]
-#                   [STREAM stdout|stderr] [EXPECT "literal text" ...] [REQUIRES file])
+#                   [STREAM stdout|stderr] [EXPECT "literal text" ...] [FORBID "text" ...]
+#                   [REQUIRES file] [ENV VAR=value])
 # Registers a CTest test that runs a built program and checks its exit code and output texts.
 # With REQUIRES, the test is reported as skipped (not passed) when that file does not exist, e.g.
 # the real model in ../shared/models, which is not part of this repository.
 function(h2o_check_program)
-  cmake_parse_arguments(P "" "NAME;TARGET;EXIT;STREAM;REQUIRES" "ARGS;EXPECT" ${ARGN})
+  cmake_parse_arguments(P "" "NAME;TARGET;EXIT;STREAM;REQUIRES;ENV" "ARGS;EXPECT;FORBID" ${ARGN})
   if(NOT P_EXIT)
     set(P_EXIT 0)
   endif()
@@ -13,9 +14,21 @@ function(h2o_check_program)
   endif()
   string(REPLACE ";" "@@" joined_args "${P_ARGS}")
   string(REPLACE ";" "@@" joined_expect "${P_EXPECT}")
+  string(REPLACE ";" "@@" joined_forbid "${P_FORBID}")
   add_test(NAME ${P_NAME}
     COMMAND ${CMAKE_COMMAND} -DPROGRAM=$<TARGET_FILE:${P_TARGET}> "-DARGS=${joined_args}"
             -DEXIT=${P_EXIT} -DSTREAM=${P_STREAM} "-DEXPECT=${joined_expect}"
-            "-DREQUIRES=${P_REQUIRES}" -P ${CMAKE_CURRENT_SOURCE_DIR}/check_program.cmake)
+            "-DREQUIRES=${P_REQUIRES}" "-DFORBID=${joined_forbid}" "-DENV_SETTING=${P_ENV}" -P ${CMAKE_CURRENT_SOURCE_DIR}/check_program.cmake)
   set_tests_properties(${P_NAME} PROPERTIES SKIP_REGULAR_EXPRESSION "SKIPPED: ")
+endfunction()
+
+# h2o_check_stable_output(NAME test_name TARGET program [ARGS a b ...])
+# Runs the program twice and passes when both runs print the same bytes, exit 0, and no output line
+# is wider than 100 columns (the lessons' promise to readers and to classroom projectors).
+function(h2o_check_stable_output)
+  cmake_parse_arguments(P "" "NAME;TARGET" "ARGS" ${ARGN})
+  string(REPLACE ";" "@@" joined_args "${P_ARGS}")
+  add_test(NAME ${P_NAME}
+    COMMAND ${CMAKE_COMMAND} -DPROGRAM=$<TARGET_FILE:${P_TARGET}> "-DARGS=${joined_args}"
+            -P ${CMAKE_CURRENT_SOURCE_DIR}/check_stable_output.cmake)
 endfunction()

@@ -21,6 +21,7 @@
 // "achieved tok/s" line, the KV-cache bytes in use and, for H2O, how many tokens were evicted.
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -37,7 +38,9 @@
 
 namespace {
 
-const std::string kModelsDir = H2O_MODELS_DIR;
+// The environment variable H2O_MODELS_DIR, when set, overrides the folder chosen at build time.
+const std::string kModelsDir =
+    std::getenv("H2O_MODELS_DIR") != nullptr ? std::getenv("H2O_MODELS_DIR") : H2O_MODELS_DIR;
 const std::string kDefaultModel = kModelsDir + "/stories260K/stories260K.bin";
 const std::string kDefaultTokenizer = kModelsDir + "/stories260K/tok512.bin";
 

@@ -1,4 +1,5 @@
-// decoder.hpp: a tiny Llama-style decoder that runs one token at a time against per-layer KV caches.
+// decoder.hpp: a tiny Llama-style decoder that runs one token at a time against per-layer KV
+// caches.
 //
 // Dimension legend: C = dim, F = hidden_dim, H = query heads, G = KV heads, D = head_size,
 // KV = G * D, V = vocab, S = slot capacity of each layer's cache, T = live slots.
@@ -33,6 +34,10 @@ struct AttentionRecord {
 
 class Decoder {
  public:
+  // Largest KV cache a decoder will allocate (keys + values, all layers): a corrupt or hostile
+  // header asking for millions of positions gets a clear error, not an out-of-memory kill.
+  static constexpr double kMaxCacheBytes = 4.0 * 1024 * 1024 * 1024;
+
   // max_positions: how many tokens this decoder may process (0 = the model's seq_len).
   Decoder(std::shared_ptr<const DecoderWeights> weights, std::unique_ptr<CachePolicy> policy,
           std::size_t max_positions = 0);

@@ -1,4 +1,6 @@
 // format.hpp: small text helpers so every program prints numbers the same way on every run.
+//
+// Dimension legend: N = length of a printed list or vector (any length).
 #pragma once
 
 #include <string>
@@ -8,7 +10,8 @@
 
 namespace h2o {
 
-// "1.23" with a fixed number of decimals; -0.00 is printed as 0.00 so output never flickers in sign.
+// "1.23" with a fixed number of decimals; -0.00 is printed as 0.00 so output never flickers in
+// sign.
 std::string fixed(double value, int decimals = 2);
 
 // "3.0e-08": for tiny differences, where fixed() would only print zeros.

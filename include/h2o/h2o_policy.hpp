@@ -16,7 +16,8 @@
 //
 // Eviction styles (same decisions, same logits up to float rounding):
 //   overwrite-slot: the evicted slot is overwritten in place (no allocation; the decoder default).
-//   filter-rows:    the blog's append-then-filter: keep_indices, then rows re-packed in position order.
+//   filter-rows:    the blog's append-then-filter: keep_indices, then rows re-packed in position
+//   order.
 #pragma once
 
 #include <string>
@@ -30,7 +31,7 @@ namespace h2o {
 enum class ScoringMode { PerHead, Shared };
 enum class EvictionStyle { OverwriteSlot, FilterRows };
 
-std::string to_string(ScoringMode mode);  // "per-head" / "shared"
+std::string to_string(ScoringMode mode);                  // "per-head" / "shared"
 ScoringMode parse_scoring_mode(const std::string& text);  // throws std::invalid_argument
 
 class H2OPolicy final : public CachePolicy {

@@ -4,8 +4,8 @@
 //
 // Storage never grows: every array is allocated once, at capacity, so a decode step allocates
 // nothing. The live rows of every KV head are always slots [0, size()). Appending writes slot
-// size(); evicting a slot moves the head's last live row into it ("overwrite in place"), so the live
-// rows stay contiguous and attention reads one dense (size, D) block per head. Slot order is
+// size(); evicting a slot moves the head's last live row into it ("overwrite in place"), so the
+// live rows stay contiguous and attention reads one dense (size, D) block per head. Slot order is
 // therefore NOT position order; attention does not care, because RoPE already rotated each key by
 // its own position before it was cached.
 //
@@ -48,13 +48,15 @@ class LayerKVCache {
   std::size_t live_kv_numbers() const { return 2 * n_kv_heads_ * size_ * head_dim_; }
   std::size_t live_kv_bytes() const { return live_kv_numbers() * sizeof(float); }
   // Bytes reserved for keys and values (capacity, not live rows).
-  std::size_t reserved_kv_bytes() const { return 2 * n_kv_heads_ * capacity_ * head_dim_ * sizeof(float); }
+  std::size_t reserved_kv_bytes() const {
+    return 2 * n_kv_heads_ * capacity_ * head_dim_ * sizeof(float);
+  }
 
   // Head g's rows: keys(g) and values(g) point at (S, D) blocks whose first size() rows are live.
   const float* keys(std::size_t g) const { return &keys_(g, 0, 0); }
   const float* values(std::size_t g) const { return &values_(g, 0, 0); }
   const Position* positions(std::size_t g) const { return &positions_(g, 0); }  // (S,)
-  const float* scores(std::size_t g) const { return &scores_(g, 0); }          // (S,)
+  const float* scores(std::size_t g) const { return &scores_(g, 0); }           // (S,)
   float* scores(std::size_t g) { return &scores_(g, 0); }
 
   // Live positions of head g, sorted (handy for printing and tests; allocates).
@@ -63,10 +65,10 @@ class LayerKVCache {
  private:
   std::size_t n_kv_heads_, head_dim_, capacity_;
   std::size_t size_ = 0;
-  Tensor3 keys_;                          // (G, S, D)
-  Tensor3 values_;                        // (G, S, D)
-  xt::xtensor<Position, 2> positions_;    // (G, S)
-  Matrix scores_;                         // (G, S)
+  Tensor3 keys_;                        // (G, S, D)
+  Tensor3 values_;                      // (G, S, D)
+  xt::xtensor<Position, 2> positions_;  // (G, S)
+  Matrix scores_;                       // (G, S)
 };
 
 }  // namespace h2o

@@ -2,6 +2,8 @@
 //
 // The decoder's hot path must not allocate, so these take pointers into preallocated buffers and
 // wrap them in non-owning xtensor adaptors; xt::blas::gemv then writes straight into `out`.
+//
+// Dimension legend: rows = output size, cols = input size (a weight matrix is [out][in]).
 #pragma once
 
 #include <cstddef>

@@ -1,5 +1,6 @@
 // rmsnorm.hpp: root-mean-square normalisation, as in Llama.
 //   out (n,) = gain (n,) * x (n,) / sqrt(mean(x^2) + 1e-5)        (out may alias x)
+// Dimension legend: n = the width being normalised (the model's dim C in the decoder).
 #pragma once
 
 #include <cmath>

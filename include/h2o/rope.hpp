@@ -4,6 +4,8 @@
 //   position * 10000^(-(i mod D) / D).
 // A rotation keeps each vector's length; the dot product of a rotated query and a rotated key then
 // depends on how far apart their positions are. Keys are cached already rotated.
+//
+// Dimension legend: n = numbers in the rotated vector (C for queries, KV for keys), D = head_size.
 #pragma once
 
 #include <cmath>

@@ -3,7 +3,8 @@
 // Given each cached token's original position and accumulated attention score:
 //   recent = the `recent` tokens with the largest positions (always kept, whatever their score);
 //   heavy  = among the other, older tokens, the `heavy` with the largest scores;
-//   every other token is evicted. Nothing is evicted while the cache holds <= heavy + recent tokens.
+//   every other token is evicted. Nothing is evicted while the cache holds <= heavy + recent
+//   tokens.
 //
 // Tie-break rule: when two older tokens have equal scores, the OLDER one (smaller position) stays.
 // It is deterministic, and it matches the paper's observation that early tokens tend to matter.

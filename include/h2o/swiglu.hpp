@@ -1,6 +1,7 @@
 // swiglu.hpp: the gated activation of Llama's feed-forward layer.
 //   gate (F,) <- silu(gate) * up,  with silu(a) = a * sigmoid(a)
 // The layer around it is x += w2 (C, F) @ swiglu(w1 (F, C) @ xn, w3 (F, C) @ xn).
+// Dimension legend: C = model width (dim), F = feed-forward hidden width, n = F here.
 #pragma once
 
 #include <cmath>

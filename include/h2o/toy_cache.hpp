@@ -5,6 +5,8 @@
 // Eviction is the blog's `key_cache = key_cache[keep_indices]` applied to all five at once, so a
 // token's key, value, score and position can never drift apart. It allocates on every step, which
 // is fine for lessons; the decoder uses the preallocated LayerKVCache instead.
+//
+// Dimension legend: T = tokens in the cache, D = numbers in one key or value (head_dim).
 #pragma once
 
 #include <cstddef>

@@ -1,7 +1,8 @@
 // weights.hpp: every weight of the decoder, in the order and layout of a llama2.c checkpoint.
 //
 // Dimension legend: V = vocab, C = dim, F = hidden_dim, L = layers, KV = kv_dim (KV heads * D).
-// Matrices are row-major [out][in], as llama2.c stores them, so `matvec(out, w, x)` reads them as is.
+// Matrices are row-major [out][in], as llama2.c stores them, so `matvec(out, w, x)` reads them as
+// is.
 #pragma once
 
 #include <cstdint>
@@ -27,9 +28,7 @@ struct DecoderWeights {
   Matrix wcls;             // (V, C) when !config.shared_classifier, else (0, C)
 
   // The classifier matrix the logits use: wcls, or token_embedding when the weights are tied.
-  const Matrix& classifier() const {
-    return config.shared_classifier ? token_embedding : wcls;
-  }
+  const Matrix& classifier() const { return config.shared_classifier ? token_embedding : wcls; }
 };
 
 // Zero-filled weights of the right shapes (validates the config first).

@@ -1,0 +1,22 @@
+# Runs PROGRAM (with ARGS, "@@"-separated) twice; fails unless both runs exit 0 with identical
+# stdout, and every line of it fits in 100 columns (lesson output is plain ASCII: bytes = columns).
+string(REPLACE "@@" ";" arg_list "${ARGS}")
+foreach(run 1 2)
+  execute_process(COMMAND "${PROGRAM}" ${arg_list} RESULT_VARIABLE rc OUTPUT_VARIABLE out_${run}
+    ERROR_VARIABLE err TIMEOUT 600)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "run ${run} of ${PROGRAM} exited ${rc}\n${err}")
+  endif()
+endforeach()
+if(NOT out_1 STREQUAL out_2)
+  message(FATAL_ERROR "${PROGRAM} printed different output on two runs")
+endif()
+string(REPLACE ";" "\\;" escaped "${out_1}")
+string(REPLACE "\n" ";" lines "${escaped}")
+foreach(line IN LISTS lines)
+  string(LENGTH "${line}" width)
+  if(width GREATER 100)
+    message(FATAL_ERROR "a line of ${width} columns (limit 100):\n${line}")
+  endif()
+endforeach()
+message(STATUS "ok: two identical runs, every line within 100 columns")
