@@ -122,8 +122,8 @@ int main(int argc, char** argv) {
     for (std::size_t t = 0; t < n_tokens; ++t) {
       const int token =
           static_cast<int>(token_rng.below(static_cast<std::uint32_t>(config.vocab_size)));
-      const h2o::Vector full_logits =
-          full.forward(token);  // (V,) copy: the next call overwrites it
+      // (V,) copied, because the decoder reuses its logits buffer on the next call.
+      const h2o::Vector full_logits = full.forward(token);
       const h2o::Vector& h2o_logits = compressed.forward(token);
       const float gap = xt::amax(xt::abs(full_logits - h2o_logits))();
       const bool same_top = argmax(full_logits) == argmax(h2o_logits);

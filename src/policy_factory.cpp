@@ -3,6 +3,10 @@
 #include <functional>
 #include <stdexcept>
 
+#include "h2o/random_eviction_policy.hpp"
+#include "h2o/sliding_window_policy.hpp"
+#include "h2o/tova_policy.hpp"
+
 namespace h2o {
 
 namespace {
@@ -19,6 +23,22 @@ const std::vector<PolicyEntry>& policy_table() {
        [](const PolicySettings&) { return std::make_unique<FullCachePolicy>(); }},
       {{"h2o", "Heavy-Hitter Oracle: keep the recent window plus the highest-scoring tokens"},
        [](const PolicySettings& s) { return std::make_unique<H2OPolicy>(s.budget, s.scoring); }},
+      {{"window", "sliding window: keep the last heavy + recent tokens (H2O's local baseline)"},
+       [](const PolicySettings& s) {
+         return std::make_unique<SlidingWindowPolicy>(s.budget.total());
+       }},
+      {{"sinks", "StreamingLLM: keep the first --sinks tokens (attention sinks) + the last recent"},
+       [](const PolicySettings& s) {
+         return std::make_unique<SinkWindowPolicy>(s.sinks, s.budget.recent);
+       }},
+      {{"random", "keep heavy + recent tokens, evicting a random one outside the recent window"},
+       [](const PolicySettings& s) {
+         return std::make_unique<RandomEvictionPolicy>(s.budget.total(), s.budget.recent, s.seed);
+       }},
+      {{"tova", "TOVA: keep heavy + recent tokens, evicting the one the new query attends least"},
+       [](const PolicySettings& s) {
+         return std::make_unique<TovaPolicy>(s.budget.total(), s.scoring);
+       }},
   };
   return table;
 }

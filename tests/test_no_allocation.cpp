@@ -13,10 +13,12 @@
 #include <cstdlib>
 #include <memory>
 #include <new>
+#include <string>
 #include <vector>
 
 #include "h2o/decoder.hpp"
 #include "h2o/h2o_policy.hpp"
+#include "h2o/policy_factory.hpp"
 #include "h2o/random.hpp"
 
 // =============================================================================================
@@ -149,6 +151,22 @@ TEST_CASE("an h2o decode step with evictions allocates nothing", "[no_allocation
   // The warm-up already fills the budget, so every measured step evicts one token per head.
   CHECK(new_calls_while_decoding(decoder, tokens, 20, 200) == 0);
   CHECK(decoder.evicted_tokens(0) == 220 - 16);
+}
+
+TEST_CASE("window sinks random and tova decode steps with evictions allocate nothing",
+          "[no_allocation]") {
+  const std::string name = GENERATE(as<std::string>{}, "window", "sinks", "random", "tova");
+  const ScoringMode mode = GENERATE(ScoringMode::PerHead, ScoringMode::Shared);  // tova's
+  const auto weights = stories_shaped_model(256);
+  const std::vector<int> tokens = random_tokens(256, weights->config.vocab_size);
+  PolicySettings settings;
+  settings.budget = H2OBudget{8, 8};  // 16 tokens (sinks: 4 + 8 = 12)
+  settings.scoring = mode;
+  Decoder decoder(weights, make_policy(name, settings));
+  const std::size_t budget = decoder.policy().max_tokens(256);
+  // The warm-up already fills the budget, so every measured step evicts one token per head.
+  CHECK(new_calls_while_decoding(decoder, tokens, 20, 200) == 0);
+  CHECK(decoder.evicted_tokens(0) == 220 - budget);
 }
 
 TEST_CASE("attention recording and filter rows eviction do allocate", "[no_allocation]") {

@@ -7,16 +7,20 @@
 
 #include "h2o/decoder.hpp"
 #include "h2o/policy_factory.hpp"
+#include "h2o/random_eviction_policy.hpp"
+#include "h2o/sink_window_policy.hpp"
+#include "h2o/sliding_window_policy.hpp"
+#include "h2o/tova_policy.hpp"
 #include "h2o/weights.hpp"
 
 using namespace h2o;
 using Catch::Matchers::Contains;
 
-TEST_CASE("the factory lists full and h2o and makes each by its name") {
+TEST_CASE("the factory lists every policy and makes each by its name") {
   REQUIRE(policy_kinds().size() >= 2);
   CHECK(policy_kinds()[0].name == "full");
   CHECK(policy_kinds()[1].name == "h2o");
-  CHECK(policy_names() == "full, h2o");
+  CHECK(policy_names() == "full, h2o, window, sinks, random, tova");
   PolicySettings settings;
   settings.budget = H2OBudget{2, 3};
   for (const PolicyKind& kind : policy_kinds()) {
@@ -48,6 +52,43 @@ TEST_CASE("the h2o policy takes the budget and scoring mode it is given") {
   CHECK(policy->max_tokens(256) == 5);
   CHECK(policy->max_tokens(4) == 4);
   CHECK(policy->describe() == "H2O, heavy 2 + recent 3 = 5 tokens, " + to_string(mode) + " scores");
+}
+
+TEST_CASE("the factory maps heavy recent sinks and seed onto the new policies") {
+  PolicySettings settings;
+  settings.budget = H2OBudget{2, 3};
+  settings.sinks = 6;
+  settings.seed = 77;
+  settings.scoring = ScoringMode::Shared;
+
+  // window: heavy + recent, all of it a recent window.
+  const auto window = make_policy("window", settings);
+  const auto* w = dynamic_cast<const SlidingWindowPolicy*>(window.get());
+  REQUIRE(w != nullptr);
+  CHECK(w->recent() == 5);
+  // sinks: --sinks + recent; heavy is not used.
+  const auto sinks = make_policy("sinks", settings);
+  const auto* s = dynamic_cast<const SinkWindowPolicy*>(sinks.get());
+  REQUIRE(s != nullptr);
+  CHECK(s->sinks() == 6);
+  CHECK(s->recent() == 3);
+  CHECK(s->max_tokens(256) == 9);
+  // random: heavy + recent in all, the last `recent` protected, the given seed.
+  const auto random = make_policy("random", settings);
+  const auto* r = dynamic_cast<const RandomEvictionPolicy*>(random.get());
+  REQUIRE(r != nullptr);
+  CHECK(r->budget() == 5);
+  CHECK(r->recent() == 3);
+  CHECK(r->seed() == 77);
+  // tova: heavy + recent in all, nothing protected, the given scoring mode.
+  const auto tova = make_policy("tova", settings);
+  const auto* t = dynamic_cast<const TovaPolicy*>(tova.get());
+  REQUIRE(t != nullptr);
+  CHECK(t->budget() == 5);
+  CHECK(t->mode() == ScoringMode::Shared);
+
+  // The defaults: StreamingLLM's 4 sinks.
+  CHECK(PolicySettings{}.sinks == 4);
 }
 
 TEST_CASE("unknown policy names are refused with the allowed names listed") {

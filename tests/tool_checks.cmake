@@ -87,7 +87,9 @@ endfunction()
 h2o_check_program(NAME generate_help TARGET generate ARGS --help
   EXPECT "usage: generate" "--model PATH" "--tokenizer PATH" "--prompt TEXT" "--steps N"
          "--temperature T" "--top-p P" "--seed N" "--cache NAME" "full, h2o" "--heavy N"
-         "--recent N" "--scoring MODE" "--help")
+         "--recent N" "--scoring MODE" "--help" "--sinks N" "--evict-seed N"
+         "full, h2o, window, sinks, random, tova" "  window  sliding window" "  sinks   StreamingLLM"
+         "  random  keep heavy + recent" "  tova    TOVA")
 h2o_check_generate(NAME generate_tiny_full_report
   ARGS ${h2o_tiny} --temperature 0 --steps 48 STREAM stderr
   EXPECT "cache: full cache (keeps every token)" "positions run: 48"
@@ -166,7 +168,7 @@ foreach(bad
     "bad_temperature@--temperature,hot@--temperature expects a number, got 'hot'"
     "top_p_above_one@--top-p,1.5@--top-p must be between 0 and 1, got 1.5"
     "top_p_negative@--top-p,-0.1@--top-p must be between 0 and 1, got -0.1"
-    "unknown_cache@--cache,lru@unknown cache policy 'lru' (expected one of: full, h2o)"
+    "unknown_cache@--cache,lru@unknown cache policy 'lru' (expected one of: full, h2o, window, sinks, random, tova)"
     "unknown_scoring@--scoring,mean@unknown scoring mode 'mean' (expected per-head or shared)"
     "negative_steps@--steps,-5@--steps must be between 0 and 1048576, got -5"
     "bad_steps@--steps,ten@--steps expects a whole number, got 'ten'"
@@ -179,3 +181,156 @@ foreach(bad
   h2o_check_program(NAME generate_${short} TARGET generate ARGS ${flags}
     EXIT nonzero STREAM stderr EXPECT "generate: error: ${text}")
 endforeach()
+
+# ---------------------------------------------------------------------------------------------
+# generate with the policies beside H2O (window, sinks, random, tova).
+h2o_check_stable_output(NAME generate_help_stable_and_narrow TARGET generate ARGS --help)
+
+# On stories260K: 200 positions with 64 tokens per KV head (sinks: 4 + 60) evict 136 per layer.
+foreach(run
+    "window@--heavy,32,--recent,32@cache: sliding window, last 64 tokens"
+    "sinks@--sinks,4,--recent,60@cache: attention sinks 4 + recent 60 = 64 tokens (StreamingLLM)"
+    "random@--heavy,32,--recent,32,--evict-seed,5@cache: random eviction, 64 tokens, the last 32 protected, seed 5"
+    "tova@--heavy,32,--recent,32@cache: TOVA, 64 tokens, lowest current attention evicted, per-head scores")
+  string(REPLACE "@" ";" parts "${run}")
+  list(GET parts 0 name)
+  list(GET parts 1 flags)
+  list(GET parts 2 text)
+  string(REPLACE "," ";" flags "${flags}")
+  h2o_check_program(NAME generate_real_model_${name}_report TARGET generate
+    ARGS ${h2o_real_model} --temperature 0 --steps 200 --cache ${name} ${flags}
+    STREAM stderr REQUIRES "${h2o_stories}/stories260K.bin"
+    EXPECT "${text}" "KV cache in use: 81920 bytes (64 tokens per KV head, 5 layers)"
+           "evicted tokens per KV head, layer by layer: [136, 136, 136, 136, 136]"
+           "evicted tokens in all: 2720 (5 layers x 4 KV heads)")
+endforeach()
+
+# A budget covering all 256 positions never evicts: run.c's greedy text, byte for byte.
+h2o_compare_generate(NAME generate_greedy_n256_window
+  EXPECTED "${h2o_stories}/expected_greedy_n256.txt"
+  ARGS ${h2o_real_model} --temperature 0 --steps 256 --cache window --heavy 0 --recent 256)
+h2o_compare_generate(NAME generate_greedy_n256_sinks
+  EXPECTED "${h2o_stories}/expected_greedy_n256.txt"
+  ARGS ${h2o_real_model} --temperature 0 --steps 256 --cache sinks --sinks 4 --recent 252)
+h2o_compare_generate(NAME generate_greedy_n256_random
+  EXPECTED "${h2o_stories}/expected_greedy_n256.txt"
+  ARGS ${h2o_real_model} --temperature 0 --steps 256 --cache random --heavy 200 --recent 56)
+h2o_compare_generate(NAME generate_greedy_n256_tova
+  EXPECTED "${h2o_stories}/expected_greedy_n256.txt"
+  ARGS ${h2o_real_model} --temperature 0 --steps 256 --cache tova --heavy 128 --recent 128)
+
+# On the synthetic model (no download): each policy evicts down to 16 tokens (sinks: 8 + 8), and
+# random eviction with sampling prints the same text on every run.
+foreach(run "window@--heavy,8" "sinks@--sinks,8" "random@--heavy,8" "tova@--heavy,8,--scoring,shared")
+  string(REPLACE "@" ";" parts "${run}")
+  list(GET parts 0 name)
+  list(GET parts 1 flags)
+  string(REPLACE "," ";" flags "${flags}")
+  h2o_check_generate(NAME generate_tiny_${name}_evicts
+    ARGS ${h2o_tiny} --temperature 0 --steps 48 --cache ${name} ${flags} --recent 8 STREAM stderr
+    EXPECT "positions run: 48" "KV cache in use: 2048 bytes (16 tokens per KV head, 2 layers)"
+           "evicted tokens per KV head, layer by layer: [32, 32]"
+           "evicted tokens in all: 128 (2 layers x 2 KV heads)")
+endforeach()
+h2o_check_stable_output(NAME generate_tiny_random_stable TARGET generate
+  ARGS ${h2o_tiny} --steps 48 --seed 3 --cache random --heavy 4 --recent 2 --evict-seed 11)
+set_tests_properties(generate_tiny_random_stable PROPERTIES FIXTURES_REQUIRED generate_inputs)
+
+# Bad budgets for them: refused before any file is read.
+foreach(bad
+    "zero_window_budget@--cache,window,--heavy,0,--recent,0@--heavy + --recent must be at least 1 for --cache window"
+    "zero_random_budget@--cache,random,--heavy,0,--recent,0@--heavy + --recent must be at least 1 for --cache random"
+    "zero_tova_budget@--cache,tova,--heavy,0,--recent,0@--heavy + --recent must be at least 1 for --cache tova"
+    "sinks_without_recent@--cache,sinks,--heavy,9,--recent,0@--recent must be at least 1 for --cache sinks (budget --sinks + --recent)"
+    "unknown_cache_zero_budget@--cache,lru,--heavy,0,--recent,0@unknown cache policy 'lru'"
+    "negative_sinks@--cache,sinks,--sinks,-1@--sinks must be between 0 and 1048576, got -1"
+    "bad_sinks@--sinks,four@--sinks expects a whole number, got 'four'"
+    "negative_evict_seed@--cache,random,--evict-seed,-2@--evict-seed must be between 0 and"
+    "bad_evict_seed@--evict-seed,x@--evict-seed expects a whole number, got 'x'"
+    "tova_unknown_scoring@--cache,tova,--scoring,max@unknown scoring mode 'max' (expected per-head or shared)")
+  string(REPLACE "@" ";" parts "${bad}")
+  list(GET parts 0 short)
+  list(GET parts 1 flags)
+  list(GET parts 2 text)
+  string(REPLACE "," ";" flags "${flags}")
+  h2o_check_program(NAME generate_${short} TARGET generate ARGS ${flags}
+    EXIT nonzero STREAM stderr EXPECT "generate: error: ${text}")
+endforeach()
+
+# ---------------------------------------------------------------------------------------------
+# compare_policies: every policy of the factory on stories260K reading data/story.txt (the real
+# runs are skipped where the model folder is absent), its SVG picture, and one-line errors.
+h2o_check_program(NAME compare_policies_help TARGET compare_policies ARGS --help
+  EXPECT "usage: compare_policies" "--model PATH" "--tokenizer PATH" "--text PATH" "--budgets LIST"
+         "--policies LIST" "--svg PATH" "--picture-budget PERCENT" "--help" "Policies: full, h2o")
+h2o_check_program(NAME compare_policies_without_model TARGET compare_policies
+  ENV "H2O_MODELS_DIR=${CMAKE_CURRENT_BINARY_DIR}/no-models-here"
+  EXPECT "the real model is not in its default place" "missing: " "karpathy/tinyllamas")
+h2o_check_program(NAME compare_policies_explicit_missing_model TARGET compare_policies
+  ARGS --model ${CMAKE_CURRENT_BINARY_DIR}/no-such-model.bin
+  EXIT nonzero STREAM stderr EXPECT "compare_policies: error: checkpoint '" "' does not exist")
+h2o_check_stable_output(NAME compare_policies_stable_and_narrow TARGET compare_policies
+  ARGS --budgets 1,2,3,5,10,20,50,100)
+
+# Bad flags and values (flags separated by commas here, "#" = a comma inside a value): refused
+# before any file is read.
+foreach(bad
+    "unknown_flag@--bogus@unknown option --bogus"
+    "positional@story.txt@unexpected argument 'story.txt'"
+    "missing_value@--budgets@--budgets needs a value"
+    "zero_budget@--budgets,0@--budgets expects percentages from 1 to 100 separated by commas, got '0'"
+    "big_budget@--budgets,101@--budgets expects percentages from 1 to 100"
+    "word_budget@--budgets,ten@--budgets expects percentages from 1 to 100"
+    "empty_budget@--budgets,10##20@--budgets expects percentages from 1 to 100"
+    "many_budgets@--budgets,1#2#3#4#5#6#7#8#9@--budgets needs 1 to 8 percentages"
+    "unknown_policy@--policies,full#lru@--policies: unknown cache policy 'lru' (expected all, or names from: full, h2o"
+    "empty_policy@--policies,full##h2o@--policies has an empty name in 'full,,h2o'"
+    "zero_picture_budget@--picture-budget,0@--picture-budget must be between 1 and 100, got 0"
+    "big_picture_budget@--picture-budget,101@--picture-budget must be between 1 and 100, got 101"
+    "word_picture_budget@--picture-budget,small@--picture-budget expects a whole number, got 'small'"
+    "empty_svg@--svg=@--svg needs a file path")
+  string(REPLACE "@" ";" parts "${bad}")
+  list(GET parts 0 short)
+  list(GET parts 1 flags)
+  list(GET parts 2 text)
+  string(REPLACE "," ";" flags "${flags}")
+  string(REPLACE "#" "," flags "${flags}")
+  h2o_check_program(NAME compare_policies_${short} TARGET compare_policies ARGS ${flags}
+    EXIT nonzero STREAM stderr EXPECT "compare_policies: error: ${text}")
+endforeach()
+
+# The real runs. At 10% of 384 tokens every policy holds 38 tokens per KV head (sinks: 4 + 34);
+# a window keeps exactly the last 38 positions, sinks the first 4 and the last 34.
+set(h2o_stories260k "${H2O_MODELS_DIR}/stories260K/stories260K.bin")
+h2o_check_program(NAME compare_policies_real_model TARGET compare_policies
+  REQUIRES "${h2o_stories260k}"
+  EXPECT "text: 384 tokens (BOS included), 383 predictions per run (teacher forcing)"
+         "10% = 38    h2o      H2O, heavy 19 + recent 19 = 38 tokens, per-head scores"
+         "20% = 77" "50% = 192" "budget        policy   kept  perplexity  vs full  top-1 = full"
+         "reference     full      383       3." "h2o        38" "window     38" "sinks      38"
+         "random     38" "tova       38" "  <- best" "At each budget:" "38 tokens:  best "
+         "Kept after the last step at 10% = 38 tokens" "          345-382" "          0-3 349-382"
+  FORBID "[holds" "refused")
+h2o_check_program(NAME compare_policies_whole_text_budget TARGET compare_policies
+  ARGS --budgets 100 REQUIRES "${h2o_stories260k}"
+  EXPECT "100% = 384" "nothing was evicted: every policy equals the full cache exactly"
+  FORBID "NOT exactly")
+h2o_check_program(NAME compare_policies_picture_budget_outside_table TARGET compare_policies
+  ARGS --budgets 20 --policies window,full --picture-budget 5 REQUIRES "${h2o_stories260k}"
+  EXPECT "compare_policies: 2 policies" "20% = 77    window   sliding window, last 77 tokens"
+         "Kept after the last step at 5% = 19 tokens" "          364-382"
+  FORBID "h2o" "10% =")
+h2o_check_program(NAME compare_policies_missing_text TARGET compare_policies
+  ARGS --text ${CMAKE_CURRENT_BINARY_DIR}/no-such-text.txt REQUIRES "${h2o_stories260k}"
+  EXIT nonzero STREAM stderr EXPECT "compare_policies: error: cannot open text file '")
+h2o_check_program(NAME compare_policies_unwritable_svg TARGET compare_policies
+  ARGS --svg ${CMAKE_CURRENT_BINARY_DIR}/no-such-folder/picture.svg REQUIRES "${h2o_stories260k}"
+  EXIT nonzero STREAM stderr EXPECT "compare_policies: error: cannot write the picture to '")
+add_test(NAME compare_policies_svg_picture
+  COMMAND ${CMAKE_COMMAND} -DPROGRAM=$<TARGET_FILE:compare_policies>
+          "-DARGS=--budgets@@10@@--svg@@${CMAKE_CURRENT_BINARY_DIR}/compare_policies.svg"
+          "-DSVG_FILE=${CMAKE_CURRENT_BINARY_DIR}/compare_policies.svg"
+          "-DREQUIRES=${h2o_stories260k}"
+          "-DEXPECT=>full<@@>h2o<@@>window<@@decoding step@@original position@@budget 38 tokens"
+          -P ${CMAKE_CURRENT_SOURCE_DIR}/check_svg.cmake)
+set_tests_properties(compare_policies_svg_picture PROPERTIES SKIP_REGULAR_EXPRESSION "SKIPPED: ")

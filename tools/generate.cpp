@@ -1,4 +1,5 @@
-// generate.cpp: writes a story with a real llama2.c model, keeping its KV cache full or with H2O.
+// generate.cpp: writes a story with a real llama2.c model, keeping its KV cache full, with H2O, or
+// with another eviction policy (window, sinks, random, tova; see policy_factory.hpp).
 //
 // It is llama2.c's run.c generation loop on top of this project's decoder, so the two print the
 // same bytes: with --temperature 0 and no prompt, stories260K reproduces run.c's output exactly,
@@ -7,6 +8,7 @@
 //   bin/generate                                       stories260K, 256 steps, temperature 1.0
 //   bin/generate --temperature 0 --steps 200           greedy (= run.c -t 0 -n 200)
 //   bin/generate --cache h2o --heavy 32 --recent 32    the same, keeping 64 tokens per KV head
+//   bin/generate --cache sinks --sinks 4 --recent 60   StreamingLLM: 4 sinks + the last 60
 //
 // --model and --tokenizer default to stories260K.bin and tok512.bin in the folder this project was
 // configured with (CMake option H2O_MODELS_DIR, by default ../shared/models/stories260K next to the
@@ -18,7 +20,9 @@
 // (fewer if BOS is sampled, which ends the text). 0 means the model's seq_len, the upper limit.
 //
 // stdout: the text only, then one newline. stderr: the model and cache in use, run.c's
-// "achieved tok/s" line, the KV-cache bytes in use and, for H2O, how many tokens were evicted.
+// "achieved tok/s" line, the KV-cache bytes in use and, for any evicting cache, how many tokens
+// were evicted.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -34,6 +38,7 @@
 #include "h2o/format.hpp"
 #include "h2o/policy_factory.hpp"
 #include "h2o/sampler.hpp"
+#include "h2o/sink_window_policy.hpp"
 #include "h2o/tokenizer.hpp"
 
 namespace {
@@ -74,10 +79,16 @@ std::string input_path(const h2o::ArgParser& args, const std::string& name,
 
 int generate(int argc, char** argv) {
   // Step 1: read and check every option before touching any file.
-  h2o::ArgParser args(
-      "generate",
+  // The summary lists every cache policy from the factory's table, so a new one shows up here.
+  std::string summary =
       "Generates text with a llama2.c checkpoint, as llama2.c's run.c does, with a full\n"
-      "or an H2O KV cache. Text goes to stdout; speed and cache figures to stderr.");
+      "KV cache or one that evicts tokens. Text goes to stdout; speed and cache figures\n"
+      "to stderr.\n"
+      "\ncache policies (--cache):";
+  for (const h2o::PolicyKind& kind : h2o::policy_kinds()) {
+    summary += "\n  " + h2o::pad_right(kind.name, 8) + kind.summary;
+  }
+  h2o::ArgParser args("generate", summary);
   // The default paths go on a line of their own: they can be long.
   const std::string indent = "\n" + std::string(26, ' ');
   args.add_option("model", "PATH", "",
@@ -90,9 +101,12 @@ int generate(int argc, char** argv) {
   args.add_option("top-p", "P", "0.9", "nucleus sampling threshold; 0 or 1 = whole distribution");
   args.add_option("seed", "N", "42", "random seed for sampling (same seed, same text)");
   args.add_option("cache", "NAME", "full", "KV-cache policy: " + h2o::policy_names());
-  args.add_option("heavy", "N", "64", "h2o: heavy-hitter tokens kept per layer and KV head");
-  args.add_option("recent", "N", "64", "h2o: recent tokens kept per layer and KV head");
-  args.add_option("scoring", "MODE", "per-head", "h2o: per-head or shared attention scores");
+  args.add_option("heavy", "N", "64", "h2o heavy hitters; window/random/tova add it to --recent");
+  args.add_option("recent", "N", "64", "recent window, tokens per layer and KV head");
+  args.add_option("sinks", "N", std::to_string(h2o::SinkWindowPolicy::kDefaultSinks),
+                  "sinks: first tokens always kept; budget sinks + recent");
+  args.add_option("evict-seed", "N", "1", "random: seed of the eviction draws");
+  args.add_option("scoring", "MODE", "per-head", "h2o, tova: per-head or shared attention scores");
   if (!args.parse(argc, argv)) return 0;
 
   const auto max_count = static_cast<long long>(h2o::ModelConfig::kMaxSeqLen);
@@ -103,13 +117,24 @@ int generate(int argc, char** argv) {
   h2o::PolicySettings settings;
   settings.budget.heavy = static_cast<std::size_t>(args.integer("heavy", 0, max_count));
   settings.budget.recent = static_cast<std::size_t>(args.integer("recent", 0, max_count));
-  if (args.text("cache") == "h2o" && settings.budget.total() == 0) {
-    throw h2o::UsageError("--heavy + --recent must be at least 1 for --cache h2o");
+  settings.sinks = static_cast<std::size_t>(args.integer("sinks", 0, max_count));
+  settings.seed = static_cast<std::uint64_t>(args.integer("evict-seed", 0, 1LL << 62));
+  // Budget errors in this program's words (the policies name their own fields, not the options).
+  const std::string cache = args.text("cache");
+  const auto& kinds = h2o::policy_kinds();
+  const bool known = std::any_of(kinds.begin(), kinds.end(),
+                                 [&](const h2o::PolicyKind& kind) { return kind.name == cache; });
+  if (cache == "sinks" && settings.budget.recent == 0) {
+    throw h2o::UsageError(
+        "--recent must be at least 1 for --cache sinks (budget --sinks + --recent)");
+  }
+  if (known && cache != "full" && cache != "sinks" && settings.budget.total() == 0) {
+    throw h2o::UsageError("--heavy + --recent must be at least 1 for --cache " + cache);
   }
   std::unique_ptr<h2o::CachePolicy> policy;
   try {
     settings.scoring = h2o::parse_scoring_mode(args.text("scoring"));
-    policy = h2o::make_policy(args.text("cache"), settings);
+    policy = h2o::make_policy(cache, settings);
   } catch (const std::invalid_argument& e) {
     throw h2o::UsageError(e.what());  // a bad option value: usage error, exit code 2
   }

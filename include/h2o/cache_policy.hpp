@@ -5,8 +5,8 @@
 // Per layer and per token the decoder (1) appends the new key/value rows, (2) computes every query
 // head's attention over the live slots (the new token sees itself), then (3) calls
 // after_attention(), where the policy may update per-slot scores and evict. The decoder never
-// knows which policy runs: full, H2O, and later sliding window, sinks + window, random or TOVA all
-// plug in here. One policy object serves every layer; whatever it remembers per token lives in the
+// knows which policy runs: full, H2O, sliding window, sinks + window, random and TOVA all plug in
+// here (policy_factory.hpp lists them). One policy object serves every layer; whatever it remembers per token lives in the
 // cache's per-slot scores, so it moves with the token's rows.
 #pragma once
 

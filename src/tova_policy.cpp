@@ -1,0 +1,68 @@
+#include "h2o/tova_policy.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace h2o {
+
+TovaPolicy::TovaPolicy(std::size_t budget, ScoringMode mode) : budget_(budget), mode_(mode) {
+  if (budget_ == 0) throw std::invalid_argument("TOVA: budget must be at least 1 token");
+}
+
+std::string TovaPolicy::describe() const {
+  return "TOVA, " + std::to_string(budget_) + " tokens, lowest current attention evicted, " +
+         to_string(mode_) + " scores";
+}
+
+std::size_t TovaPolicy::max_tokens(std::size_t max_positions) const {
+  return std::min(budget_, max_positions);
+}
+
+void TovaPolicy::after_attention(LayerKVCache& cache, const StepAttention& attention) {
+  const std::size_t n_kv = cache.n_kv_heads();
+  const std::size_t n = cache.size();
+  if (attention.n_heads % n_kv != 0) {
+    throw std::invalid_argument("TovaPolicy: query heads must be a multiple of KV heads");
+  }
+  const std::size_t group = attention.n_heads / n_kv;
+
+  // 1. Every live slot's score becomes this step's (mean) attention: no memory of earlier steps.
+  for (std::size_t g = 0; g < n_kv; ++g) {
+    const std::size_t first = mode_ == ScoringMode::PerHead ? g * group : 0;
+    const std::size_t count = mode_ == ScoringMode::PerHead ? group : attention.n_heads;
+    const float inverse_count = 1.0f / static_cast<float>(count);
+    float* scores = cache.scores(g);
+    std::fill(scores, scores + n, 0.0f);
+    for (std::size_t h = first; h < first + count; ++h) {
+      const float* weights = attention.head(h);
+      for (std::size_t s = 0; s < n; ++s) scores[s] += weights[s] * inverse_count;
+    }
+  }
+
+  // 2. Over budget: each KV head evicts its lowest score; on a tie the newer token goes.
+  if (n <= budget_) return;
+  if (n != budget_ + 1) {
+    throw std::logic_error("TovaPolicy: cache is more than one token over budget");
+  }
+  victims_.resize(n_kv);
+  for (std::size_t g = 0; g < n_kv; ++g) {
+    // Shared mode: every head holds identical positions and scores, so head 0 decides for all.
+    if (mode_ == ScoringMode::Shared && g > 0) {
+      victims_[g] = victims_[0];
+      continue;
+    }
+    const Position* positions = cache.positions(g);  // (n,)
+    const float* scores = cache.scores(g);           // (n,)
+    std::size_t victim = 0;
+    for (std::size_t s = 1; s < n; ++s) {
+      if (scores[s] < scores[victim] ||
+          (scores[s] == scores[victim] && positions[s] > positions[victim])) {
+        victim = s;
+      }
+    }
+    victims_[g] = victim;
+  }
+  cache.remove_one_per_head(victims_.data());
+}
+
+}  // namespace h2o
