@@ -17,7 +17,6 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
-#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -93,25 +92,6 @@ std::string visible(const h2o::Tokenizer& tokenizer, int previous, int token) {
   return piece;
 }
 
-// Percentages from "10,20,50": each 1..100; repeats dropped; smallest first.
-std::vector<int> parse_percents(const std::string& text) {
-  std::set<int> percents;
-  std::stringstream list(text);
-  std::string item;
-  while (std::getline(list, item, ',')) {
-    char* end = nullptr;
-    const long value = std::strtol(item.c_str(), &end, 10);
-    if (item.empty() || *end != '\0' || value < 1 || value > 100) {
-      throw h2o::UsageError(
-          "--budgets expects percentages from 1 to 100 separated by commas, got '" + text + "'");
-    }
-    percents.insert(static_cast<int>(value));
-  }
-  if (percents.empty() || percents.size() > 8)
-    throw h2o::UsageError("--budgets needs 1 to 8 percentages");
-  return {percents.begin(), percents.end()};
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -130,7 +110,7 @@ int main(int argc, char** argv) {
     args.add_option("scoring", "MODE", "per-head", "H2O scoring: per-head or shared");
     if (!args.parse(argc, argv)) return 0;
     const h2o::ScoringMode mode = h2o::parse_scoring_mode(args.text("scoring"));
-    const std::vector<int> percents = parse_percents(args.text("budgets"));
+    const std::vector<int> percents = h2o::parse_percent_list("budgets", args.text("budgets"));
     const std::string model_path = args.text("model"), tokenizer_path = args.text("tokenizer");
     const std::string text_path = args.text("text");
 

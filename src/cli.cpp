@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <iostream>
 #include <new>
+#include <set>
 #include <sstream>
 
 namespace h2o {
@@ -156,6 +157,28 @@ H2OBudget budget_from_options(const ArgParser& args, long long max_each) {
     throw UsageError("--heavy + --recent must be at least 1 (a cache of 0 tokens cannot attend)");
   }
   return make_budget(heavy, recent);
+}
+
+std::vector<int> parse_percent_list(const std::string& option, const std::string& text,
+                                    std::size_t max_count) {
+  std::set<int> percents;
+  std::stringstream list(text);
+  std::string item;
+  while (std::getline(list, item, ',')) {
+    errno = 0;
+    char* end = nullptr;
+    const long value = std::strtol(item.c_str(), &end, 10);
+    if (item.empty() || *end != '\0' || errno == ERANGE || value < 1 || value > 100) {
+      throw UsageError("--" + option +
+                       " expects percentages from 1 to 100 separated by commas, got '" + text +
+                       "'");
+    }
+    percents.insert(static_cast<int>(value));
+  }
+  if (percents.empty() || percents.size() > max_count) {
+    throw UsageError("--" + option + " needs 1 to " + std::to_string(max_count) + " percentages");
+  }
+  return {percents.begin(), percents.end()};
 }
 
 namespace {

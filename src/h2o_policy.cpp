@@ -5,16 +5,6 @@
 
 namespace h2o {
 
-std::string to_string(ScoringMode mode) {
-  return mode == ScoringMode::PerHead ? "per-head" : "shared";
-}
-
-ScoringMode parse_scoring_mode(const std::string& text) {
-  if (text == "per-head") return ScoringMode::PerHead;
-  if (text == "shared") return ScoringMode::Shared;
-  throw std::invalid_argument("unknown scoring mode '" + text + "' (expected per-head or shared)");
-}
-
 H2OPolicy::H2OPolicy(H2OBudget budget, ScoringMode mode, EvictionStyle style)
     : budget_(budget), mode_(mode), style_(style) {
   if (budget_.total() == 0) {
@@ -33,22 +23,9 @@ std::size_t H2OPolicy::max_tokens(std::size_t max_positions) const {
 void H2OPolicy::after_attention(LayerKVCache& cache, const StepAttention& attention) {
   const std::size_t n_kv = cache.n_kv_heads();
   const std::size_t n = cache.size();
-  if (attention.n_heads % n_kv != 0) {
-    throw std::invalid_argument("H2OPolicy: query heads must be a multiple of KV heads");
-  }
-  const std::size_t group = attention.n_heads / n_kv;
 
   // 1. Add this step's attention to every live slot's score.
-  for (std::size_t g = 0; g < n_kv; ++g) {
-    const std::size_t first = mode_ == ScoringMode::PerHead ? g * group : 0;
-    const std::size_t count = mode_ == ScoringMode::PerHead ? group : attention.n_heads;
-    const float inverse_count = 1.0f / static_cast<float>(count);
-    float* scores = cache.scores(g);
-    for (std::size_t h = first; h < first + count; ++h) {
-      const float* weights = attention.head(h);
-      for (std::size_t s = 0; s < n; ++s) scores[s] += weights[s] * inverse_count;
-    }
-  }
+  add_step_attention(cache, attention, mode_);
 
   // 2. Over budget: evict. The decoder adds one token per step, so one token per head goes.
   if (n <= budget_.total()) return;
@@ -60,10 +37,10 @@ void H2OPolicy::after_attention(LayerKVCache& cache, const StepAttention& attent
     for (std::size_t g = 0; g < n_kv; ++g) {
       // Shared mode: every head holds identical positions and scores, so head 0 decides for all.
       const std::size_t decider = mode_ == ScoringMode::Shared ? 0 : g;
-      victims_[g] = mode_ == ScoringMode::Shared && g > 0
-                        ? victims_[0]
-                        : slot_to_evict(cache.positions(decider), cache.scores(decider), n,
-                                        budget_.recent);
+      victims_[g] =
+          mode_ == ScoringMode::Shared && g > 0
+              ? victims_[0]
+              : slot_to_evict(cache.positions(decider), cache.scores(decider), n, budget_.recent);
     }
     cache.remove_one_per_head(victims_.data());
   } else {

@@ -21,23 +21,10 @@ std::size_t TovaPolicy::max_tokens(std::size_t max_positions) const {
 void TovaPolicy::after_attention(LayerKVCache& cache, const StepAttention& attention) {
   const std::size_t n_kv = cache.n_kv_heads();
   const std::size_t n = cache.size();
-  if (attention.n_heads % n_kv != 0) {
-    throw std::invalid_argument("TovaPolicy: query heads must be a multiple of KV heads");
-  }
-  const std::size_t group = attention.n_heads / n_kv;
 
   // 1. Every live slot's score becomes this step's (mean) attention: no memory of earlier steps.
-  for (std::size_t g = 0; g < n_kv; ++g) {
-    const std::size_t first = mode_ == ScoringMode::PerHead ? g * group : 0;
-    const std::size_t count = mode_ == ScoringMode::PerHead ? group : attention.n_heads;
-    const float inverse_count = 1.0f / static_cast<float>(count);
-    float* scores = cache.scores(g);
-    std::fill(scores, scores + n, 0.0f);
-    for (std::size_t h = first; h < first + count; ++h) {
-      const float* weights = attention.head(h);
-      for (std::size_t s = 0; s < n; ++s) scores[s] += weights[s] * inverse_count;
-    }
-  }
+  for (std::size_t g = 0; g < n_kv; ++g) std::fill(cache.scores(g), cache.scores(g) + n, 0.0f);
+  add_step_attention(cache, attention, mode_);
 
   // 2. Over budget: each KV head evicts its lowest score; on a tie the newer token goes.
   if (n <= budget_) return;

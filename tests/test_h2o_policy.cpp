@@ -18,11 +18,14 @@
 #include <stdexcept>
 #include <vector>
 
+#include "policy_test_support.hpp"
 #include "h2o/decoder.hpp"
 #include "h2o/h2o_policy.hpp"
 #include "h2o/random.hpp"
 
 using namespace h2o;
+using h2o_test::CraftedAttention;
+using h2o_test::score_of;
 
 namespace {
 
@@ -59,26 +62,6 @@ void require_rows_follow_positions(const LayerKVCache& cache) {
   }
 }
 
-// One step's attention rows, written by hand: H rows of `stride` numbers.
-struct CraftedAttention {
-  std::size_t n_heads, stride;
-  std::vector<float> data;  // (H, stride)
-  CraftedAttention(std::size_t heads, std::size_t row_stride)
-      : n_heads(heads), stride(row_stride), data(heads * row_stride, 0.0f) {}
-  void set_row(std::size_t h, const std::vector<float>& row) {
-    std::copy(row.begin(), row.end(), data.begin() + static_cast<std::ptrdiff_t>(h * stride));
-  }
-  StepAttention view() const { return StepAttention{data.data(), n_heads, stride}; }
-};
-
-// Score of the slot holding `position` in KV head g.
-float score_of(const LayerKVCache& cache, std::size_t g, Position position) {
-  for (std::size_t s = 0; s < cache.size(); ++s) {
-    if (cache.positions(g)[s] == position) return cache.scores(g)[s];
-  }
-  FAIL("position " << position << " is not in head " << g);
-  return 0.0f;
-}
 
 // ---------------------------------------------------------------------------------------------
 // Random decoders

@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "policy_test_support.hpp"
 #include "h2o/decoder.hpp"
 #include "h2o/h2o_policy.hpp"
 #include "h2o/policy_factory.hpp"
@@ -33,6 +34,8 @@
 #include "h2o/tova_policy.hpp"
 
 using namespace h2o;
+using h2o_test::CraftedAttention;
+using h2o_test::score_of;
 using Catch::Matchers::Contains;
 
 namespace {
@@ -93,25 +96,6 @@ void append_position(LayerKVCache& cache, Position p) {
   cache.append(keys.data(), values.data(), p);
 }
 
-// One step's attention rows, written by hand: H rows of `stride` numbers.
-struct CraftedAttention {
-  std::size_t n_heads, stride;
-  std::vector<float> data;  // (H, stride)
-  CraftedAttention(std::size_t heads, std::size_t row_stride)
-      : n_heads(heads), stride(row_stride), data(heads * row_stride, 0.0f) {}
-  void set_row(std::size_t h, const std::vector<float>& row) {
-    std::copy(row.begin(), row.end(), data.begin() + static_cast<std::ptrdiff_t>(h * stride));
-  }
-  StepAttention view() const { return StepAttention{data.data(), n_heads, stride}; }
-};
-
-float score_of(const LayerKVCache& cache, std::size_t g, Position position) {
-  for (std::size_t s = 0; s < cache.size(); ++s) {
-    if (cache.positions(g)[s] == position) return cache.scores(g)[s];
-  }
-  FAIL("position " << position << " is not in head " << g);
-  return 0.0f;
-}
 
 }  // namespace
 

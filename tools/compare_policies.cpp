@@ -51,25 +51,6 @@ namespace {
 // ------------------------------------------------------------------------------------------------
 // Options
 
-// Percentages from "10,20,50": each 1..100; repeats dropped; smallest first.
-std::vector<int> parse_percents(const std::string& text) {
-  std::set<int> percents;
-  std::stringstream list(text);
-  std::string item;
-  while (std::getline(list, item, ',')) {
-    char* end = nullptr;
-    const long value = std::strtol(item.c_str(), &end, 10);
-    if (item.empty() || *end != '\0' || value < 1 || value > 100) {
-      throw h2o::UsageError(
-          "--budgets expects percentages from 1 to 100 separated by commas, got '" + text + "'");
-    }
-    percents.insert(static_cast<int>(value));
-  }
-  if (percents.empty() || percents.size() > 8)
-    throw h2o::UsageError("--budgets needs 1 to 8 percentages");
-  return {percents.begin(), percents.end()};
-}
-
 // "all" or names from the factory, e.g. "full,h2o". Returned in the factory's order (so tables and
 // pictures list policies the same way every time), repeats dropped.
 std::vector<std::string> parse_policies(const std::string& text) {
@@ -414,7 +395,7 @@ int compare_policies(int argc, char** argv) {
   args.add_option("picture-budget", "PERCENT", "",
                   "the budget the picture shows (default: the smallest of --budgets)");
   if (!args.parse(argc, argv)) return 0;
-  const std::vector<int> percents = parse_percents(args.text("budgets"));
+  const std::vector<int> percents = h2o::parse_percent_list("budgets", args.text("budgets"));
   const std::vector<std::string> policies = parse_policies(args.text("policies"));
   const int picture_percent = args.given("picture-budget")
                                   ? static_cast<int>(args.integer("picture-budget", 1, 100))

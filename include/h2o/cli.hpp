@@ -59,6 +59,11 @@ void add_budget_options(ArgParser& args, long long default_heavy, long long defa
 // Reads them back as a checked budget: each between 0 and max_each, and not both 0 (UsageError).
 H2OBudget budget_from_options(const ArgParser& args, long long max_each = 1'000'000);
 
+// "10,20,50" -> {10, 20, 50}: whole percentages 1..100, repeats dropped, smallest first, at most
+// max_count of them. A malformed list is a UsageError naming the option.
+std::vector<int> parse_percent_list(const std::string& option, const std::string& text,
+                                    std::size_t max_count = 8);
+
 // Runs body(); turns UsageError into exit 2 and any other exception into exit 1, each with a
 // single line "program: error: message" on stderr. Never lets an exception escape main.
 int run_program(const std::string& program, const std::function<int()>& body);

@@ -6,13 +6,11 @@
 // normalisation). Once a layer holds more than heavy + recent tokens, one token per KV head goes:
 // the lowest-scoring token outside the recent window (selection.hpp has the rule and tie-break).
 //
-// Scoring modes:
-//   per-head (the paper's official code): each KV head has its own scores and keeps its own tokens.
-//     With grouped KV heads, the score a KV head receives is the MEAN of the attention of the query
-//     heads that share it (heads g*H/G .. (g+1)*H/G - 1), so one KV head's score is on the same
-//     scale as a single head's; with H = G this is exactly the paper's per-head sum over steps.
-//   shared (the handbook): the score is the mean over ALL query heads; every head keeps the same
-//     tokens, so one decision serves the whole layer.
+// Scoring modes (head_scores.hpp says how query heads' attention reaches a KV head's score):
+//   per-head (the paper's official code): each KV head has its own scores and keeps its own tokens;
+//     with H = G this is exactly the paper's per-head sum over steps.
+//   shared (the handbook): every head scores, and keeps, the same tokens, so one decision serves
+//     the whole layer.
 //
 // Eviction styles (same decisions, same logits up to float rounding):
 //   overwrite-slot: the evicted slot is overwritten in place (no allocation; the decoder default).
@@ -24,15 +22,13 @@
 #include <vector>
 
 #include "h2o/cache_policy.hpp"
+#include "h2o/head_scores.hpp"
 #include "h2o/selection.hpp"
 
 namespace h2o {
 
-enum class ScoringMode { PerHead, Shared };
 enum class EvictionStyle { OverwriteSlot, FilterRows };
 
-std::string to_string(ScoringMode mode);                  // "per-head" / "shared"
-ScoringMode parse_scoring_mode(const std::string& text);  // throws std::invalid_argument
 
 class H2OPolicy final : public CachePolicy {
  public:
