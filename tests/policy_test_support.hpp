@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "h2o/cache_policy.hpp"
+#include "h2o/decoder.hpp"
 #include "h2o/kv_cache.hpp"
 
 namespace h2o_test {
@@ -34,6 +35,29 @@ inline float score_of(const LayerKVCache& cache, std::size_t g, Position positio
   }
   FAIL("position " << position << " is not in head " << g);
   return 0.0f;
+}
+
+// After the decoder's step `step` (0-based) under a policy that keeps `total` tokens: every layer
+// and KV head holds exactly min(step + 1, total) distinct positions from 0..step, the eviction
+// count adds up, and the live bytes match.
+inline void require_bounded_caches(const h2o::Decoder& decoder, std::size_t step,
+                                   std::size_t total) {
+  const h2o::ModelConfig& c = decoder.config();
+  const auto newest = static_cast<Position>(step);
+  const std::size_t expected_size = std::min(step + 1, total);
+  for (std::size_t l = 0; l < c.n_layers; ++l) {
+    const LayerKVCache& cache = decoder.cache(l);
+    REQUIRE(cache.size() == expected_size);
+    REQUIRE(decoder.evicted_tokens(l) == step + 1 - expected_size);
+    for (std::size_t g = 0; g < c.n_kv_heads; ++g) {
+      const std::vector<Position> kept = cache.sorted_positions(g);
+      REQUIRE(std::adjacent_find(kept.begin(), kept.end()) == kept.end());  // distinct
+      REQUIRE(kept.front() >= 0);
+      REQUIRE(kept.back() <= newest);
+    }
+  }
+  REQUIRE(decoder.live_kv_bytes() ==
+          c.n_layers * 2 * c.n_kv_heads * expected_size * c.head_size() * sizeof(float));
 }
 
 }  // namespace h2o_test

@@ -29,6 +29,7 @@
 #include "h2o/sampler.hpp"
 
 using namespace h2o;
+using h2o_test::error_of;
 using h2o_test::model_file;
 using h2o_test::read_bytes;
 using h2o_test::TempDir;
@@ -57,19 +58,6 @@ ModelConfig tiny_config(bool shared_classifier) {
   c.seq_len = 12;
   c.shared_classifier = shared_classifier;
   return c;
-}
-
-// The message of the exception `action` throws (fails the test if it throws nothing or another
-// type).
-template <class Exception, class Action>
-std::string error_of(Action&& action) {
-  try {
-    action();
-  } catch (const Exception& e) {
-    return e.what();
-  }
-  FAIL("expected an exception");
-  return "";
 }
 
 bool same_tensor(const float* a, const float* b, std::size_t n) {

@@ -35,6 +35,7 @@
 
 using namespace h2o;
 using h2o_test::CraftedAttention;
+using h2o_test::require_bounded_caches;
 using h2o_test::score_of;
 using Catch::Matchers::Contains;
 
@@ -123,21 +124,7 @@ TEST_CASE("every new policy stays within its budget in every layer and kv head",
 
   for (std::size_t i = 0; i < steps; ++i) {
     decoder.forward(tokens[i]);
-    const Position newest = static_cast<Position>(i);
-    const std::size_t expected_size = std::min(i + 1, total);
-    for (std::size_t l = 0; l < c.n_layers; ++l) {
-      const LayerKVCache& cache = decoder.cache(l);
-      REQUIRE(cache.size() == expected_size);
-      REQUIRE(decoder.evicted_tokens(l) == i + 1 - expected_size);
-      for (std::size_t g = 0; g < c.n_kv_heads; ++g) {
-        const std::vector<Position> kept = cache.sorted_positions(g);
-        REQUIRE(std::adjacent_find(kept.begin(), kept.end()) == kept.end());  // distinct
-        REQUIRE(kept.front() >= 0);
-        REQUIRE(kept.back() <= newest);
-      }
-    }
-    REQUIRE(decoder.live_kv_bytes() ==
-            c.n_layers * 2 * c.n_kv_heads * expected_size * c.head_size() * sizeof(float));
+    require_bounded_caches(decoder, i, total);
   }
   CHECK(decoder.evicted_tokens(0) == steps - total);  // the run did cover evictions
 }

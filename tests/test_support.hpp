@@ -1,4 +1,4 @@
-// test_support.hpp: small helpers the file-reading tests share.
+// test_support.hpp: small helpers the file-reading tests share. Include after <catch2/catch.hpp>.
 #pragma once
 
 #include <unistd.h>
@@ -44,6 +44,18 @@ inline std::vector<char> read_bytes(const std::string& path) {
 inline void write_bytes(const std::string& path, const std::vector<char>& bytes) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+}
+
+// The message of the Exception that action() throws; fails the test if it throws none.
+template <class Exception, class Action>
+inline std::string error_of(Action&& action) {
+  try {
+    action();
+  } catch (const Exception& e) {
+    return e.what();
+  }
+  FAIL("expected an exception");
+  return "";
 }
 
 }  // namespace h2o_test

@@ -24,6 +24,7 @@
 #include "h2o/tokenizer.hpp"
 
 using namespace h2o;
+using h2o_test::error_of;
 using h2o_test::model_file;
 using h2o_test::read_bytes;
 using h2o_test::TempDir;
@@ -33,17 +34,6 @@ using Catch::Matchers::Contains;
 namespace {
 
 bool have_real_tokenizer() { return std::filesystem::exists(model_file("tok512.bin")); }
-
-template <class Exception, class Action>
-std::string error_of(Action&& action) {
-  try {
-    action();
-  } catch (const Exception& e) {
-    return e.what();
-  }
-  FAIL("expected an exception");
-  return "";
-}
 
 // The 259 entries every llama2.c vocabulary starts with: <unk>, BOS, EOS, <0x00>..<0xFF>.
 void add_base_entries(std::vector<std::string>& pieces, std::vector<float>& scores) {
