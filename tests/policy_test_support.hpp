@@ -4,17 +4,37 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "h2o/cache_policy.hpp"
 #include "h2o/decoder.hpp"
 #include "h2o/kv_cache.hpp"
+#include "h2o/random.hpp"
+#include "h2o/weights.hpp"
 
 namespace h2o_test {
 
 using h2o::LayerKVCache;
 using h2o::Position;
 using h2o::StepAttention;
+
+// A random decoder shaped like stories260K that can run seq_len tokens.
+inline std::shared_ptr<const h2o::DecoderWeights> random_model(std::size_t seq_len,
+                                                               std::uint64_t seed) {
+  h2o::ModelConfig config = h2o::stories260k_shape();
+  config.seq_len = seq_len;
+  return std::make_shared<const h2o::DecoderWeights>(h2o::random_weights(config, seed));
+}
+
+// n seeded random token ids below vocab.
+inline std::vector<int> random_tokens(std::size_t n, std::size_t vocab, std::uint64_t seed) {
+  h2o::Rng rng(seed);
+  std::vector<int> tokens(n);
+  for (int& t : tokens) t = static_cast<int>(rng.below(static_cast<std::uint32_t>(vocab)));
+  return tokens;
+}
 
 // One step's attention rows, written by hand: H rows of `stride` numbers.
 struct CraftedAttention {

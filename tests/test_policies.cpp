@@ -35,6 +35,8 @@
 
 using namespace h2o;
 using h2o_test::CraftedAttention;
+using h2o_test::random_model;
+using h2o_test::random_tokens;
 using h2o_test::require_bounded_caches;
 using h2o_test::score_of;
 using Catch::Matchers::Contains;
@@ -44,18 +46,7 @@ namespace {
 // ---------------------------------------------------------------------------------------------
 // Random decoders
 
-std::shared_ptr<const DecoderWeights> random_model(std::size_t seq_len, std::uint64_t seed) {
-  ModelConfig config = stories260k_shape();
-  config.seq_len = seq_len;
-  return std::make_shared<const DecoderWeights>(random_weights(config, seed));
-}
-
-std::vector<int> random_tokens(std::size_t n, std::size_t vocab, std::uint64_t seed) {
-  Rng rng(seed);
-  std::vector<int> tokens(n);
-  for (int& t : tokens) t = static_cast<int>(rng.below(static_cast<std::uint32_t>(vocab)));
-  return tokens;
-}
+// (random_model and random_tokens come from policy_test_support.hpp)
 
 PolicySettings settings_of(std::size_t heavy, std::size_t recent, std::size_t sinks = 4,
                            std::uint64_t seed = 1, ScoringMode scoring = ScoringMode::PerHead) {
