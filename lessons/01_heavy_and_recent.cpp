@@ -16,9 +16,9 @@
 #include <string>
 #include <vector>
 
-#include "h2o/cli.hpp"
-#include "h2o/format.hpp"
-#include "h2o/selection.hpp"
+#include "h2o/app/cli.hpp"
+#include "h2o/base/format.hpp"
+#include "h2o/cache/selection.hpp"
 
 namespace {
 
@@ -58,7 +58,7 @@ Choice choose_heavy_and_recent(const std::vector<float>& scores, std::size_t hea
 
 // Does the library make the same choice? Positions are 0, 1, 2, ... here, like the slots.
 bool library_agrees(const Choice& mine, const std::vector<float>& scores,
-                    const h2o::H2OBudget& budget) {
+                    const h2o::CacheBudget& budget) {
   std::vector<h2o::Position> positions(scores.size());
   std::iota(positions.begin(), positions.end(), h2o::Position{0});
   const h2o::KeepPlan plan = h2o::plan_keep(positions, scores, budget);
@@ -86,7 +86,7 @@ int main(int argc, char** argv) {
     h2o::add_budget_options(args, 2, 2, "slots for the blog example");
     if (!args.parse(argc, argv)) return 0;
     // A budget of 0 + 0 or a negative count is refused with a clear message.
-    const h2o::H2OBudget budget = h2o::budget_from_options(args);
+    const h2o::CacheBudget budget = h2o::budget_from_options(args);
 
     std::cout << "Lesson 01: choose heavy and recent tokens (blog: learn_01_h2o.py)\n\n";
 
@@ -126,7 +126,7 @@ int main(int argc, char** argv) {
 
     // Step 5: the handbook's worked example, by position. Same rule, other numbers.
     const std::vector<float> handbook_scores = {3.8f, 0.4f, 2.1f, 0.3f, 0.0f};
-    const h2o::H2OBudget handbook_budget = h2o::make_budget(2, 2);
+    const h2o::CacheBudget handbook_budget = h2o::CacheBudget(2, 2);
     const Choice handbook = choose_heavy_and_recent(handbook_scores, 2, 2);
     std::cout << "\nStep 5: the handbook's worked example (" << handbook_budget.describe() << ")\n";
     std::cout << "  positions [0, 1, 2, 3, 4]  scores " << h2o::format_list(handbook_scores, 1)
@@ -147,7 +147,7 @@ int main(int argc, char** argv) {
     std::cout << "  heavy positions " << h2o::format_list(tied.heavy) << ", evicted positions "
               << h2o::format_list(tied.evicted) << "\n";
     std::cout << "  library h2o::plan_keep agrees on the tie: "
-              << yes_no(library_agrees(tied, tied_scores, h2o::make_budget(2, 2))) << "\n";
+              << yes_no(library_agrees(tied, tied_scores, h2o::CacheBudget(2, 2))) << "\n";
 
     // Step 7: the two special budgets, on the blog's sentence.
     std::cout << "\nStep 7: special budgets on the blog's tokens\n";
@@ -155,13 +155,13 @@ int main(int argc, char** argv) {
     const Choice window = choose_heavy_and_recent(scores, 0, 3);
     std::cout << "  heavy 0 + recent 3 (a sliding window): kept "
               << h2o::format_list(words_at(words, window.kept)) << ", library agrees: "
-              << yes_no(library_agrees(window, scores, h2o::make_budget(0, 3))) << "\n";
+              << yes_no(library_agrees(window, scores, h2o::CacheBudget(0, 3))) << "\n";
     // recent = 0: only scores count, so the newest token, with almost no score yet, is evicted
     // at once - it never gets the chance to become important. That is why the window exists.
     const Choice top_only = choose_heavy_and_recent(scores, 3, 0);
     std::cout << "  heavy 3 + recent 0 (top scores only):  kept "
               << h2o::format_list(words_at(words, top_only.kept)) << ", library agrees: "
-              << yes_no(library_agrees(top_only, scores, h2o::make_budget(3, 0))) << "\n";
+              << yes_no(library_agrees(top_only, scores, h2o::CacheBudget(3, 0))) << "\n";
     std::cout << "  with recent 0 the newest token '" << words.back() << "' (score "
               << h2o::fixed(scores.back()) << ") is "
               << (std::find(top_only.kept.begin(), top_only.kept.end(), words.size() - 1) ==

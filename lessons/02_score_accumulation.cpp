@@ -18,9 +18,9 @@
 #include <string>
 #include <vector>
 
-#include "h2o/cli.hpp"
-#include "h2o/format.hpp"
-#include "h2o/selection.hpp"
+#include "h2o/app/cli.hpp"
+#include "h2o/base/format.hpp"
+#include "h2o/cache/selection.hpp"
 
 namespace {
 
@@ -106,7 +106,7 @@ int main(int argc, char** argv) {
     // Step 4: lesson 01's choice on these scores: one heavy slot, two recent slots.
     std::vector<h2o::Position> positions(words.size());
     std::iota(positions.begin(), positions.end(), h2o::Position{0});
-    const h2o::H2OBudget budget = h2o::make_budget(1, 2);
+    const h2o::CacheBudget budget = h2o::CacheBudget(1, 2);
     const h2o::KeepPlan plan = h2o::plan_keep(positions, scores, budget);
     std::vector<std::string> heavy_words, kept_words;
     for (std::size_t s : plan.heavy) heavy_words.push_back(words[s]);

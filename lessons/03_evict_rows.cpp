@@ -15,15 +15,14 @@
 #include <stdexcept>
 #include <string>
 #include <vector>
-
 #include <xtensor/xbuilder.hpp>
 #include <xtensor/xview.hpp>
 
-#include "h2o/attention.hpp"
-#include "h2o/cli.hpp"
-#include "h2o/format.hpp"
-#include "h2o/selection.hpp"
-#include "h2o/toy_cache.hpp"
+#include "h2o/app/cli.hpp"
+#include "h2o/attention/attention.hpp"
+#include "h2o/base/format.hpp"
+#include "h2o/cache/selection.hpp"
+#include "h2o/cache/toy_cache.hpp"
 
 namespace {
 
@@ -92,7 +91,7 @@ int main(int argc, char** argv) {
     print_cache(words, positions, keys, values, scores);
 
     // Step 2: lesson 01's choice, from the library: which slots stay.
-    const h2o::H2OBudget budget = h2o::make_budget(2, 2);
+    const h2o::CacheBudget budget = h2o::CacheBudget(2, 2);
     const h2o::KeepPlan plan = h2o::plan_keep(positions, scores, budget);
     const std::vector<std::size_t>& keep_indices = plan.kept;
     std::cout << "\nStep 2: choose with " << budget.describe() << " (library h2o::plan_keep)\n";

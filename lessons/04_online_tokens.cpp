@@ -21,19 +21,18 @@
 #include <map>
 #include <string>
 #include <vector>
-
 #include <xtensor/xbuilder.hpp>
 #include <xtensor/xview.hpp>
 
-#include "h2o/attention.hpp"
-#include "h2o/cache_policy.hpp"
-#include "h2o/cli.hpp"
-#include "h2o/format.hpp"
-#include "h2o/h2o_policy.hpp"
-#include "h2o/kv_cache.hpp"
-#include "h2o/random.hpp"
-#include "h2o/selection.hpp"
-#include "h2o/toy_cache.hpp"
+#include "h2o/app/cli.hpp"
+#include "h2o/attention/attention.hpp"
+#include "h2o/base/format.hpp"
+#include "h2o/base/random.hpp"
+#include "h2o/cache/kv_cache.hpp"
+#include "h2o/cache/selection.hpp"
+#include "h2o/cache/toy_cache.hpp"
+#include "h2o/policy/cache_policy.hpp"
+#include "h2o/policy/h2o_policy.hpp"
 
 namespace {
 
@@ -60,7 +59,7 @@ void add_mean_attention(h2o::ToyKVCache& cache, const h2o::Matrix& attention) {
 // Step 4 of the header: over budget, lesson 01 chooses and lesson 03 drops the rows.
 // Returns the words that were evicted (none while the cache fits).
 std::vector<std::string> evict_if_over_budget(h2o::ToyKVCache& cache,
-                                              const h2o::H2OBudget& budget) {
+                                              const h2o::CacheBudget& budget) {
   std::vector<std::string> evicted;
   if (cache.size() <= budget.total()) return evicted;
   const h2o::KeepPlan plan = cache.plan(budget);
@@ -72,7 +71,7 @@ std::vector<std::string> evict_if_over_budget(h2o::ToyKVCache& cache,
 // Runs the recorded steps through h2o::H2OPolicy (shared scores) on a preallocated LayerKVCache
 // and reports whether it ends with the same positions and the same scores. Both add each head's
 // share in the same order, so the scores must match exactly, not just to rounding.
-bool library_policy_agrees(const std::vector<StepRecord>& steps, const h2o::H2OBudget& budget,
+bool library_policy_agrees(const std::vector<StepRecord>& steps, const h2o::CacheBudget& budget,
                            const h2o::ToyKVCache& final_cache) {
   const std::size_t n_heads = steps.empty() ? 1 : steps[0].attention.shape()[0];
   h2o::LayerKVCache cache(1, 1, budget.total() + 1);
@@ -137,7 +136,7 @@ int main(int argc, char** argv) {
                                                   {0.0f, 0.5f}, {0.5f, 0.5f}, {0.0f, 1.0f},
                                                   {0.5f, 0.0f}};
     const std::size_t head_dim = 2;
-    const h2o::H2OBudget budget = h2o::make_budget(2, 2);
+    const h2o::CacheBudget budget = h2o::CacheBudget(2, 2);
     std::cout << "Part 1: the blog's sentence, " << budget.describe() << ", one head\n\n";
     std::cout << "Step 1: every word has a query and a key (2 numbers each)\n";
     for (std::size_t t = 0; t < words.size(); ++t) {
@@ -201,7 +200,7 @@ int main(int argc, char** argv) {
     // ordinary token. A token's score grows by its attention averaged over the 8 heads, so every
     // head keeps the same tokens. Order of work: the blog's (append first, the token sees itself);
     // the handbook computes attention before the append, which shifts scores slightly.
-    const h2o::H2OBudget demo_budget = h2o::make_budget(8, 8);
+    const h2o::CacheBudget demo_budget = h2o::CacheBudget(8, 8);
     const std::size_t n_heads = 8;
     const std::vector<h2o::Position> boosted = {5, 10};
     const float boost = 2.0f;

@@ -16,9 +16,9 @@
 #include <xtensor/xmanipulation.hpp>
 #include <xtensor/xmath.hpp>
 
-#include "h2o/attention.hpp"
-#include "h2o/cli.hpp"
-#include "h2o/format.hpp"
+#include "h2o/app/cli.hpp"
+#include "h2o/attention/attention.hpp"
+#include "h2o/base/format.hpp"
 
 using h2o::fixed;
 using h2o::format_list;

@@ -14,10 +14,10 @@
 #include <xtensor/xmath.hpp>
 #include <xtensor/xview.hpp>
 
-#include "h2o/attention.hpp"
-#include "h2o/cli.hpp"
-#include "h2o/format.hpp"
-#include "h2o/random.hpp"
+#include "h2o/app/cli.hpp"
+#include "h2o/attention/attention.hpp"
+#include "h2o/base/format.hpp"
+#include "h2o/base/random.hpp"
 
 using h2o::fixed;
 

@@ -13,13 +13,13 @@
 #include <vector>
 #include <xtensor/xview.hpp>
 
-#include "h2o/attention.hpp"
-#include "h2o/cli.hpp"
-#include "h2o/format.hpp"
-#include "h2o/h2o_policy.hpp"
-#include "h2o/kv_cache.hpp"
-#include "h2o/random.hpp"
-#include "h2o/toy_cache.hpp"
+#include "h2o/app/cli.hpp"
+#include "h2o/attention/attention.hpp"
+#include "h2o/base/format.hpp"
+#include "h2o/base/random.hpp"
+#include "h2o/cache/kv_cache.hpp"
+#include "h2o/cache/toy_cache.hpp"
+#include "h2o/policy/h2o_policy.hpp"
 
 using h2o::format_list;
 
@@ -65,7 +65,7 @@ int main(int argc, char** argv) {
     args.add_option("seed", "N", "7", "seed for the made-up vectors");
     if (!args.parse(argc, argv)) return 0;
     const auto n_tokens = static_cast<std::size_t>(args.integer("tokens", 1, 40));
-    const h2o::H2OBudget budget = h2o::budget_from_options(args);
+    const h2o::CacheBudget budget = h2o::budget_from_options(args);
     h2o::Rng rng(static_cast<std::uint64_t>(args.integer("seed", 0, 1'000'000'000)));
 
     // Step 1: three heads, each with its own favourite old token.

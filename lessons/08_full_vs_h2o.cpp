@@ -14,14 +14,14 @@
 #include <vector>
 #include <xtensor/xmath.hpp>
 
-#include "h2o/attention.hpp"
-#include "h2o/cli.hpp"
-#include "h2o/decoder.hpp"
-#include "h2o/format.hpp"
-#include "h2o/h2o_policy.hpp"
-#include "h2o/random.hpp"
-#include "h2o/toy_cache.hpp"
-#include "h2o/weights.hpp"
+#include "h2o/app/cli.hpp"
+#include "h2o/attention/attention.hpp"
+#include "h2o/base/format.hpp"
+#include "h2o/base/random.hpp"
+#include "h2o/cache/toy_cache.hpp"
+#include "h2o/model/decoder.hpp"
+#include "h2o/model/weights.hpp"
+#include "h2o/policy/h2o_policy.hpp"
 
 using h2o::fixed;
 using h2o::pad_left;
@@ -43,7 +43,7 @@ std::size_t argmax(const h2o::Vector& v) {
 void toy_comparison(std::uint64_t seed) {
   const std::vector<std::string> words = {"The", "cat", "sat", "on", "the", "mat", "because"};
   const std::size_t head_dim = 2;
-  const h2o::H2OBudget budget{2, 2};
+  const h2o::CacheBudget budget{2, 2};
   h2o::Rng rng(seed);
   h2o::ToyKVCache full(head_dim), h2o_cache(head_dim);
 
@@ -93,7 +93,7 @@ int main(int argc, char** argv) {
                     "seed for the toy vectors, the decoder weights and the tokens");
     if (!args.parse(argc, argv)) return 0;
     const auto n_tokens = static_cast<std::size_t>(args.integer("tokens", 1, 512));
-    const h2o::H2OBudget budget = h2o::budget_from_options(args);
+    const h2o::CacheBudget budget = h2o::budget_from_options(args);
     const h2o::ScoringMode mode = h2o::parse_scoring_mode(args.text("scoring"));
     const auto seed = static_cast<std::uint64_t>(args.integer("seed", 0, 1'000'000'000));
 

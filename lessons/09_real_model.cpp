@@ -21,12 +21,12 @@
 #include <string>
 #include <vector>
 
-#include "h2o/checkpoint.hpp"
-#include "h2o/cli.hpp"
-#include "h2o/decoder.hpp"
-#include "h2o/format.hpp"
-#include "h2o/h2o_policy.hpp"
-#include "h2o/tokenizer.hpp"
+#include "h2o/app/cli.hpp"
+#include "h2o/base/format.hpp"
+#include "h2o/model/checkpoint.hpp"
+#include "h2o/model/decoder.hpp"
+#include "h2o/policy/h2o_policy.hpp"
+#include "h2o/text/tokenizer.hpp"
 
 using h2o::fixed;
 using h2o::pad_left;
@@ -98,8 +98,8 @@ int main(int argc, char** argv) {
   return h2o::run_program("09_real_model", [&] {
     // Where the model is looked for: $H2O_MODELS_DIR if set, else the folder chosen at build time.
     const char* models_env = std::getenv("H2O_MODELS_DIR");
-    const std::string model_dir = std::string(models_env != nullptr ? models_env : H2O_MODELS_DIR) +
-                                  "/stories260K";
+    const std::string model_dir =
+        std::string(models_env != nullptr ? models_env : H2O_MODELS_DIR) + "/stories260K";
     h2o::ArgParser args(
         "09_real_model",
         "Lesson 09: full cache vs H2O on the real stories260K model, reading one story.");
@@ -169,9 +169,9 @@ int main(int argc, char** argv) {
     for (int percent : percents) {
       const std::size_t budget =
           std::max<std::size_t>(2, (n * static_cast<std::size_t>(percent) + 50) / 100);
-      const h2o::H2OBudget h2o_budget{budget / 2, budget - budget / 2};
-      const h2o::H2OBudget window_budget{0, budget};
-      for (const h2o::H2OBudget& b : {h2o_budget, window_budget}) {
+      const h2o::CacheBudget h2o_budget{budget / 2, budget - budget / 2};
+      const h2o::CacheBudget window_budget{0, budget};
+      for (const h2o::CacheBudget& b : {h2o_budget, window_budget}) {
         auto decoder =
             std::make_unique<h2o::Decoder>(weights, std::make_unique<h2o::H2OPolicy>(b, mode));
         runs.push_back(read_text(*decoder, tokens, &full));

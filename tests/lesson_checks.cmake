@@ -20,7 +20,7 @@ h2o_check_program(NAME lesson_01_help TARGET 01_heavy_and_recent ARGS --help
 h2o_check_program(NAME lesson_01_unknown_flag TARGET 01_heavy_and_recent ARGS --budget 3
   EXIT nonzero STREAM stderr EXPECT "01_heavy_and_recent: error: unknown option --budget")
 h2o_check_program(NAME lesson_01_zero_budget TARGET 01_heavy_and_recent ARGS --heavy 0 --recent 0
-  EXIT nonzero STREAM stderr EXPECT "--heavy + --recent must be at least 1")
+  EXIT nonzero STREAM stderr EXPECT "--heavy 0 --recent 0: heavy + recent must be at least 1")
 h2o_check_program(NAME lesson_01_negative_budget TARGET 01_heavy_and_recent ARGS --heavy -1
   EXIT nonzero STREAM stderr EXPECT "--heavy must be between 0 and 1000000, got -1")
 h2o_check_program(NAME lesson_02_blog_sum TARGET 02_score_accumulation
@@ -70,7 +70,7 @@ h2o_check_program(NAME lesson_07_modes_and_library_agree TARGET 07_h2o_tensor_ca
   EXPECT "per-head mode: 3 of 3 heads still hold their own favourite token"
          "kept the same positions at every step: yes")
 h2o_check_program(NAME lesson_07_bad_budget TARGET 07_h2o_tensor_cache ARGS --heavy 0 --recent 0
-  EXIT nonzero STREAM stderr EXPECT "--heavy + --recent must be at least 1")
+  EXIT nonzero STREAM stderr EXPECT "--heavy 0 --recent 0: heavy + recent must be at least 1")
 h2o_check_program(NAME lesson_08_blog_numbers TARGET 08_full_vs_h2o
   EXPECT "Full cache: 7 tokens and 28 KV numbers" "H2O cache: 4 tokens and 16 KV numbers"
          "logits identical through that position: yes")

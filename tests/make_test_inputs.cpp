@@ -14,10 +14,10 @@
 #include <string>
 #include <vector>
 
-#include "h2o/checkpoint.hpp"
-#include "h2o/cli.hpp"
-#include "h2o/tokenizer.hpp"
-#include "h2o/weights.hpp"
+#include "h2o/app/cli.hpp"
+#include "h2o/model/checkpoint.hpp"
+#include "h2o/model/weights.hpp"
+#include "h2o/text/tokenizer.hpp"
 
 namespace {
 

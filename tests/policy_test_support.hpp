@@ -6,13 +6,17 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
-#include "h2o/cache_policy.hpp"
-#include "h2o/decoder.hpp"
-#include "h2o/kv_cache.hpp"
-#include "h2o/random.hpp"
-#include "h2o/weights.hpp"
+#include "h2o/base/random.hpp"
+#include "h2o/cache/kv_cache.hpp"
+#include "h2o/cache/selection.hpp"
+#include "h2o/model/decoder.hpp"
+#include "h2o/model/weights.hpp"
+#include "h2o/policy/cache_policy.hpp"
+#include "h2o/policy/h2o_policy.hpp"
+#include "h2o/policy/head_scores.hpp"
 
 namespace h2o_test {
 
@@ -77,7 +81,51 @@ inline void require_bounded_caches(const h2o::Decoder& decoder, std::size_t step
     }
   }
   REQUIRE(decoder.live_kv_bytes() ==
-          c.n_layers * 2 * c.n_kv_heads * expected_size * c.head_size() * sizeof(float));
+          c.n_layers * 2 * c.n_kv_heads * expected_size * c.head_dim() * sizeof(float));
+}
+
+// The blog's append-then-filter H2O, as a reference for H2OPolicy: the same scores, then
+// plan_keep's full rule (not slot_to_evict's one-victim shortcut) chooses the kept slots of every
+// KV head, and LayerKVCache::keep_per_head re-packs them in position order. It allocates every
+// step, which is why it lives in the tests: it exists to show that the decoder's in-place policy
+// makes exactly the same decisions.
+class FilterRowsH2OPolicy final : public h2o::CachePolicy {
+ public:
+  FilterRowsH2OPolicy(h2o::CacheBudget budget, h2o::ScoringMode mode)
+      : budget_(budget), mode_(mode) {}
+  std::string name() const override { return "h2o-filter-rows"; }
+  std::string describe() const override { return "H2O (filter rows), " + budget_.describe(); }
+  std::size_t max_tokens(std::size_t max_positions) const override {
+    return std::min(budget_.total(), max_positions);
+  }
+  void after_attention(LayerKVCache& cache, const StepAttention& attention) override {
+    h2o::add_step_attention(cache, attention, mode_);
+    const std::size_t n = cache.size();
+    if (n <= budget_.total()) return;
+    std::vector<std::vector<std::size_t>> kept(cache.n_kv_heads());
+    for (std::size_t g = 0; g < cache.n_kv_heads(); ++g) {
+      const std::vector<Position> positions(cache.positions(g), cache.positions(g) + n);
+      const std::vector<float> scores(cache.scores(g), cache.scores(g) + n);
+      kept[g] = h2o::plan_keep(positions, scores, budget_).kept;
+    }
+    cache.keep_per_head(kept);
+  }
+
+ private:
+  h2o::CacheBudget budget_;
+  h2o::ScoringMode mode_;
+};
+
+// H2O evicting in place (the library's H2OPolicy) or by filtering rows (the reference above).
+enum class EvictionStyle { OverwriteSlot, FilterRows };
+
+inline std::unique_ptr<h2o::CachePolicy> h2o_policy_in_style(h2o::CacheBudget budget,
+                                                             h2o::ScoringMode mode,
+                                                             EvictionStyle style) {
+  if (style == EvictionStyle::FilterRows) {
+    return std::make_unique<FilterRowsH2OPolicy>(budget, mode);
+  }
+  return std::make_unique<h2o::H2OPolicy>(budget, mode);
 }
 
 }  // namespace h2o_test

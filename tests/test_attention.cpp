@@ -5,18 +5,16 @@
 // clear error for every shape mismatch.
 //
 // Dimension legend: T = tokens in the cache, D = head_dim.
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
 #include <vector>
-
 #include <xtensor/xbuilder.hpp>
 
-#include "h2o/attention.hpp"
-#include "h2o/random.hpp"
+#include "h2o/attention/attention.hpp"
+#include "h2o/base/random.hpp"
 
 using namespace h2o;
 
@@ -69,7 +67,7 @@ TEST_CASE("attention reproduces a hand worked example", "[attention]") {
   const float root2 = std::sqrt(2.0f);
   const Vector query = {root2, 0.0f};
   const Matrix keys = {{0.0f, 0.0f}, {std::log(2.0f), 0.0f}, {std::log(3.0f), 0.0f}};  // (3, 2)
-  const Matrix values = {{1.0f, 0.0f}, {0.0f, 1.0f}, {1.0f, 1.0f}};                  // (3, 2)
+  const Matrix values = {{1.0f, 0.0f}, {0.0f, 1.0f}, {1.0f, 1.0f}};                    // (3, 2)
 
   const AttentionResult r = attend(query, keys, values);
   REQUIRE(r.weights.size() == 3);
@@ -204,13 +202,13 @@ TEST_CASE("softmax of nothing is nothing", "[attention]") {
 }
 
 TEST_CASE("attention refuses mismatched shapes", "[attention]") {
-  const Vector query = {1.0f, 2.0f, 3.0f, 4.0f};           // (4,)
-  const Matrix keys4 = xt::zeros<float>({5, 4});           // (5, 4)
-  const Matrix keys3 = xt::zeros<float>({5, 3});           // (5, 3): wrong head_dim
-  const Matrix values4 = xt::zeros<float>({5, 4});         // (5, 4)
-  const Matrix values_short = xt::zeros<float>({4, 4});    // (4, 4): one row short
-  const Vector weights5 = xt::zeros<float>({5});           // (5,)
-  const Vector weights6 = xt::zeros<float>({6});           // (6,)
+  const Vector query = {1.0f, 2.0f, 3.0f, 4.0f};         // (4,)
+  const Matrix keys4 = xt::zeros<float>({5, 4});         // (5, 4)
+  const Matrix keys3 = xt::zeros<float>({5, 3});         // (5, 3): wrong head_dim
+  const Matrix values4 = xt::zeros<float>({5, 4});       // (5, 4)
+  const Matrix values_short = xt::zeros<float>({4, 4});  // (4, 4): one row short
+  const Vector weights5 = xt::zeros<float>({5});         // (5,)
+  const Vector weights6 = xt::zeros<float>({6});         // (6,)
 
   CHECK_THROWS_AS(attention_weights(query, keys3), std::invalid_argument);
   CHECK_THROWS_WITH(attention_weights(query, keys3), Catch::Contains("expected 4"));

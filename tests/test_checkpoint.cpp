@@ -4,10 +4,9 @@
 // truncated, extended or patched to check every one-line error. The real stories260K checkpoint
 // (H2O_MODELS_DIR) checks the loader against llama2.c's own numbers; those tests print SKIPPED and
 // pass when the folder is absent.
-#include <catch2/catch.hpp>
-
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -19,22 +18,21 @@
 #include <sstream>
 #include <string>
 #include <vector>
-
 #include <xtensor/xtensor.hpp>
 
+#include "h2o/model/checkpoint.hpp"
+#include "h2o/model/decoder.hpp"
+#include "h2o/policy/h2o_policy.hpp"
+#include "h2o/text/sampler.hpp"
 #include "test_support.hpp"
-#include "h2o/checkpoint.hpp"
-#include "h2o/decoder.hpp"
-#include "h2o/h2o_policy.hpp"
-#include "h2o/sampler.hpp"
 
 using namespace h2o;
+using Catch::Matchers::Contains;
 using h2o_test::error_of;
 using h2o_test::model_file;
 using h2o_test::read_bytes;
 using h2o_test::TempDir;
 using h2o_test::write_bytes;
-using Catch::Matchers::Contains;
 
 namespace {
 
@@ -266,7 +264,7 @@ TEST_CASE("stories260K loads with its header shape and llama2.c logits at positi
   const ModelConfig& c = weights->config;
   CHECK(c.describe() == stories260k_shape().describe());
   CHECK(c.shared_classifier);
-  CHECK(c.head_size() == 8);
+  CHECK(c.head_dim() == 8);
   CHECK(c.kv_dim() == 32);
 
   Decoder decoder(weights, std::make_unique<FullCachePolicy>());
@@ -292,8 +290,8 @@ TEST_CASE("stories260K greedy decoding reproduces llama2.c token ids") {
   const int which = GENERATE(0, 1, 2);
   std::unique_ptr<CachePolicy> policy;
   if (which == 0) policy = std::make_unique<FullCachePolicy>();
-  if (which == 1) policy = std::make_unique<H2OPolicy>(H2OBudget{100, 100}, ScoringMode::PerHead);
-  if (which == 2) policy = std::make_unique<H2OPolicy>(H2OBudget{0, 200}, ScoringMode::Shared);
+  if (which == 1) policy = std::make_unique<H2OPolicy>(CacheBudget{100, 100}, ScoringMode::PerHead);
+  if (which == 2) policy = std::make_unique<H2OPolicy>(CacheBudget{0, 200}, ScoringMode::Shared);
   Decoder decoder(weights, std::move(policy), 200);
   std::vector<int> ids{1};
   while (ids.size() < expected.size()) {

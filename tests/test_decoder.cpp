@@ -6,19 +6,19 @@
 // logits at every position.
 //
 // Dimension legend: T = sequence length, C = dim, F = hidden_dim, H = query heads, G = KV heads,
-// D = head_size, KV = G * D, V = vocab, L = layers.
-#include <catch2/catch.hpp>
-
+// D = head_dim, KV = G * D, V = vocab, L = layers.
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <memory>
 #include <stdexcept>
 #include <vector>
 
-#include "h2o/decoder.hpp"
-#include "h2o/h2o_policy.hpp"
-#include "h2o/random.hpp"
-#include "h2o/rope.hpp"
+#include "h2o/base/random.hpp"
+#include "h2o/model/decoder.hpp"
+#include "h2o/model/rope.hpp"
+#include "h2o/policy/h2o_policy.hpp"
+#include "policy_test_support.hpp"
 
 using namespace h2o;
 
@@ -50,9 +50,9 @@ Row reference_rmsnorm(const Row& x, const float* gain) {
 }
 
 // Rotates each adjacent pair (i, i+1) by position * 10000^(-(i mod D) / D).
-void reference_rope(Row& v, std::size_t head_size, std::size_t position) {
+void reference_rope(Row& v, std::size_t head_dim, std::size_t position) {
   for (std::size_t i = 0; i + 1 < v.size(); i += 2) {
-    const double exponent = static_cast<double>(i % head_size) / static_cast<double>(head_size);
+    const double exponent = static_cast<double>(i % head_dim) / static_cast<double>(head_dim);
     const double angle = static_cast<double>(position) * std::pow(10000.0, -exponent);
     const double a = v[i], b = v[i + 1];
     v[i] = a * std::cos(angle) - b * std::sin(angle);
@@ -61,14 +61,14 @@ void reference_rope(Row& v, std::size_t head_size, std::size_t position) {
 }
 
 struct ReferenceRun {
-  std::vector<Row> logits;                   // (T, V)
-  std::vector<std::vector<Row>> attention;   // (L, H) rows over positions 0..T-1 of the last token
+  std::vector<Row> logits;                  // (T, V)
+  std::vector<std::vector<Row>> attention;  // (L, H) rows over positions 0..T-1 of the last token
 };
 
 ReferenceRun reference_forward(const DecoderWeights& w, const std::vector<int>& tokens) {
   const ModelConfig& c = w.config;
   const std::size_t T = tokens.size(), C = c.dim, F = c.hidden_dim, H = c.n_heads;
-  const std::size_t G = c.n_kv_heads, D = c.head_size(), KV = c.kv_dim();
+  const std::size_t G = c.n_kv_heads, D = c.head_dim(), KV = c.kv_dim();
   ReferenceRun run;
   run.attention.assign(c.n_layers, std::vector<Row>(H));
 
@@ -174,12 +174,11 @@ TEST_CASE("cached decoding equals a causal forward recomputed from scratch", "[d
   stories.seq_len = 40;
   ModelConfig stories_untied = stories;
   stories_untied.shared_classifier = false;
-  const Shape shape = GENERATE_COPY(Shape{"stories260K shape tied", stories},
-                                    Shape{"stories260K shape untied", stories_untied},
-                                    Shape{"MHA tied", small_config(4, 4, true)},
-                                    Shape{"MHA untied", small_config(4, 4, false)},
-                                    Shape{"GQA 4 over 2 untied", small_config(4, 2, false)},
-                                    Shape{"MQA 8 over 1 tied", small_config(8, 1, true)});
+  const Shape shape = GENERATE_COPY(
+      Shape{"stories260K shape tied", stories}, Shape{"stories260K shape untied", stories_untied},
+      Shape{"MHA tied", small_config(4, 4, true)}, Shape{"MHA untied", small_config(4, 4, false)},
+      Shape{"GQA 4 over 2 untied", small_config(4, 2, false)},
+      Shape{"MQA 8 over 1 tied", small_config(8, 1, true)});
   const std::uint64_t seed = GENERATE(1, 2);
   const auto weights = std::make_shared<const DecoderWeights>(random_weights(shape.config, seed));
   const std::size_t T = shape.config.seq_len;
@@ -222,7 +221,7 @@ TEST_CASE("query head h reads kv head h over the group size", "[decoder]") {
   ModelConfig config = small_config(8, 4, true);
   config.seq_len = 12;
   DecoderWeights w = random_weights(config, 5);
-  const std::size_t D = config.head_size(), blank = 2;
+  const std::size_t D = config.head_dim(), blank = 2;
   for (std::size_t l = 0; l < config.n_layers; ++l) {
     for (std::size_t r = blank * D; r < (blank + 1) * D; ++r) {
       for (std::size_t i = 0; i < config.dim; ++i) w.wk(l, r, i) = 0.0f;
@@ -258,6 +257,7 @@ TEST_CASE("query head h reads kv head h over the group size", "[decoder]") {
 TEST_CASE("h2o with room for every token gives the full cache logits exactly", "[decoder]") {
   // No eviction ever happens, so both decoders run the same float operations in the same order.
   const ScoringMode mode = GENERATE(ScoringMode::PerHead, ScoringMode::Shared);
+  using h2o_test::EvictionStyle;
   const EvictionStyle style = GENERATE(EvictionStyle::OverwriteSlot, EvictionStyle::FilterRows);
   const std::size_t heavy = GENERATE(0, 10, 64), T = 64;
   const std::size_t spare = GENERATE(0, 50);  // budget exactly T, or well beyond it
@@ -265,8 +265,8 @@ TEST_CASE("h2o with room for every token gives the full cache logits exactly", "
   config.seq_len = T;
   const auto weights = std::make_shared<const DecoderWeights>(random_weights(config, 9));
   Decoder full(weights, full_cache());
-  const H2OBudget budget{heavy, T - heavy + spare};
-  Decoder h2o(weights, std::make_unique<H2OPolicy>(budget, mode, style));
+  const CacheBudget budget{heavy, T - heavy + spare};
+  Decoder h2o(weights, h2o_test::h2o_policy_in_style(budget, mode, style));
   const std::vector<int> tokens = random_tokens(T, config.vocab_size, 10);
   for (std::size_t t = 0; t < T; ++t) {
     const std::vector<float> expected = copy_of(full.forward(tokens[t]));
@@ -356,7 +356,7 @@ TEST_CASE("decoder refuses bad tokens and sequences that are too long", "[decode
   CHECK(decoder.position() == 6);
 
   // A smaller limit than seq_len is honoured too; H2O does not lift the limit (RoPE positions).
-  Decoder short_decoder(weights, std::make_unique<H2OPolicy>(H2OBudget{1, 1}), 3);
+  Decoder short_decoder(weights, std::make_unique<H2OPolicy>(CacheBudget{1, 1}), 3);
   for (int i = 0; i < 3; ++i) short_decoder.forward(i);
   CHECK_THROWS_AS(short_decoder.forward(0), std::length_error);
 
@@ -371,7 +371,7 @@ TEST_CASE("decoder counts live and reserved kv bytes", "[decoder]") {
   const auto weights = std::make_shared<const DecoderWeights>(random_weights(config, 4));
   const std::size_t row_bytes = config.n_layers * 2 * config.kv_dim() * sizeof(float);  // a token
   Decoder full(weights, full_cache());
-  Decoder h2o(weights, std::make_unique<H2OPolicy>(H2OBudget{3, 2}));
+  Decoder h2o(weights, std::make_unique<H2OPolicy>(CacheBudget{3, 2}));
   CHECK(full.reserved_kv_bytes() == config.seq_len * row_bytes);
   CHECK(h2o.reserved_kv_bytes() == 6 * row_bytes);  // budget 5 + the incoming token
   for (int t = 0; t < 20; ++t) {
@@ -393,7 +393,7 @@ TEST_CASE("decoder reset starts the same sequence over", "[decoder]") {
   config.seq_len = 80;
   const auto weights = std::make_shared<const DecoderWeights>(random_weights(config, 13));
   std::unique_ptr<CachePolicy> policy =
-      use_h2o ? std::unique_ptr<CachePolicy>(std::make_unique<H2OPolicy>(H2OBudget{4, 4}))
+      use_h2o ? std::unique_ptr<CachePolicy>(std::make_unique<H2OPolicy>(CacheBudget{4, 4}))
               : full_cache();
   Decoder decoder(weights, std::move(policy));
   const std::vector<int> tokens = random_tokens(80, config.vocab_size, 14);
@@ -415,7 +415,7 @@ TEST_CASE("decoder records attention rows that sum to one", "[decoder]") {
   ModelConfig config = stories260k_shape();
   config.seq_len = 30;
   const auto weights = std::make_shared<const DecoderWeights>(random_weights(config, 15));
-  Decoder decoder(weights, std::make_unique<H2OPolicy>(H2OBudget{5, 5}));
+  Decoder decoder(weights, std::make_unique<H2OPolicy>(CacheBudget{5, 5}));
   decoder.set_record_attention(true);
   const std::vector<int> tokens = random_tokens(30, config.vocab_size, 16);
   for (std::size_t t = 0; t < tokens.size(); ++t) {

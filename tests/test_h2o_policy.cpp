@@ -9,22 +9,24 @@
 //            plan_keep(), and the other eviction style.
 //
 // Dimension legend: H = query heads, G = KV heads, S = slot capacity, D = head_dim, T = live slots.
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <memory>
 #include <stdexcept>
 #include <vector>
 
+#include "h2o/base/random.hpp"
+#include "h2o/model/decoder.hpp"
+#include "h2o/policy/h2o_policy.hpp"
 #include "policy_test_support.hpp"
-#include "h2o/decoder.hpp"
-#include "h2o/h2o_policy.hpp"
-#include "h2o/random.hpp"
 
 using namespace h2o;
 using h2o_test::CraftedAttention;
+using h2o_test::EvictionStyle;
+using h2o_test::h2o_policy_in_style;
 using h2o_test::random_model;
 using h2o_test::random_tokens;
 using h2o_test::require_bounded_caches;
@@ -72,7 +74,7 @@ void require_rows_follow_positions(const LayerKVCache& cache) {
 
 std::unique_ptr<CachePolicy> h2o_policy(std::size_t heavy, std::size_t recent, ScoringMode mode,
                                         EvictionStyle style) {
-  return std::make_unique<H2OPolicy>(H2OBudget{heavy, recent}, mode, style);
+  return h2o_policy_in_style(CacheBudget{heavy, recent}, mode, style);
 }
 
 }  // namespace
@@ -86,12 +88,12 @@ TEST_CASE("h2o per head mode keeps different tokens in different heads", "[h2o_p
   const EvictionStyle style = GENERATE(EvictionStyle::OverwriteSlot, EvictionStyle::FilterRows);
   const std::size_t G = 2, group = H / G, S = 3;
   LayerKVCache cache(G, 2, S);
-  H2OPolicy policy(H2OBudget{1, 1}, ScoringMode::PerHead, style);
+  auto policy = h2o_policy_in_style(CacheBudget{1, 1}, ScoringMode::PerHead, style);
   auto step = [&](Position p, const std::vector<float>& head0, const std::vector<float>& head1) {
     append_position(cache, p);
     CraftedAttention att(H, S);
     for (std::size_t h = 0; h < H; ++h) att.set_row(h, h / group == 0 ? head0 : head1);
-    policy.after_attention(cache, att.view());
+    policy->after_attention(cache, att.view());
   };
   // KV head 0's queries like position 0; KV head 1's queries like position 1.
   step(0, {1.0f}, {1.0f});
@@ -114,17 +116,17 @@ TEST_CASE("h2o shared mode keeps the same tokens in every head", "[h2o_policy]")
   const EvictionStyle style = GENERATE(EvictionStyle::OverwriteSlot, EvictionStyle::FilterRows);
   const std::size_t G = 2, H = 2, S = 3;
   LayerKVCache cache(G, 2, S);
-  H2OPolicy policy(H2OBudget{1, 1}, ScoringMode::Shared, style);
+  auto policy = h2o_policy_in_style(CacheBudget{1, 1}, ScoringMode::Shared, style);
   auto step = [&](Position p, const std::vector<float>& head0, const std::vector<float>& head1) {
     append_position(cache, p);
     CraftedAttention att(H, S);
     att.set_row(0, head0);
     att.set_row(1, head1);
-    policy.after_attention(cache, att.view());
+    policy->after_attention(cache, att.view());
   };
   // The same attention as the per-head test: the mean over both heads now decides for both.
   step(0, {1.0f}, {1.0f});
-  step(1, {0.9f, 0.1f}, {0.1f, 0.9f});            // mean [0.5, 0.5]       -> scores [1.5, 0.5]
+  step(1, {0.9f, 0.1f}, {0.1f, 0.9f});              // mean [0.5, 0.5]       -> scores [1.5, 0.5]
   step(2, {0.1f, 0.1f, 0.8f}, {0.1f, 0.8f, 0.1f});  // mean [0.1, 0.45, 0.45] -> [1.6, 0.95, 0.45]
 
   REQUIRE(cache.size() == 2);
@@ -142,8 +144,8 @@ TEST_CASE("h2o gives a grouped kv head the mean of its query heads", "[h2o_polic
   // Every number below is a short binary fraction, so the expected scores are exact.
   const std::size_t G = 2, H = 4, S = 6;  // stride 6 while only 2 or 3 slots are live
   LayerKVCache per_head_cache(G, 2, S), shared_cache(G, 2, S);
-  H2OPolicy per_head(H2OBudget{4, 1}, ScoringMode::PerHead);
-  H2OPolicy shared(H2OBudget{4, 1}, ScoringMode::Shared);
+  H2OPolicy per_head(CacheBudget{4, 1}, ScoringMode::PerHead);
+  H2OPolicy shared(CacheBudget{4, 1}, ScoringMode::Shared);
   for (Position p = 0; p < 2; ++p) {
     append_position(per_head_cache, p);
     append_position(shared_cache, p);
@@ -187,8 +189,8 @@ TEST_CASE("h2o policy reproduces the worked eviction examples", "[h2o_policy]") 
   const EvictionStyle style = GENERATE(EvictionStyle::OverwriteSlot, EvictionStyle::FilterRows);
   const ScoringMode mode = GENERATE(ScoringMode::PerHead, ScoringMode::Shared);
   struct Example {
-    std::vector<float> scores;     // (5,) scores of positions 0..4 before the cut
-    std::vector<Position> kept;    // expected survivors
+    std::vector<float> scores;   // (5,) scores of positions 0..4 before the cut
+    std::vector<Position> kept;  // expected survivors
   };
   const std::vector<Example> examples = {
       // The blog: [The, cat, sat, because, it], heavy 2, recent 2: `sat` goes.
@@ -200,13 +202,13 @@ TEST_CASE("h2o policy reproduces the worked eviction examples", "[h2o_policy]") 
   };
   for (const Example& example : examples) {
     LayerKVCache cache(2, 2, 5);
-    H2OPolicy policy(H2OBudget{2, 2}, mode, style);
+    auto policy = h2o_policy_in_style(CacheBudget{2, 2}, mode, style);
     for (Position p = 0; p < 5; ++p) append_position(cache, p);
     for (std::size_t g = 0; g < 2; ++g) {
       std::copy(example.scores.begin(), example.scores.end(), cache.scores(g));
     }
     CraftedAttention zero_attention(2, 5);  // adds nothing: only the scores above decide
-    policy.after_attention(cache, zero_attention.view());
+    policy->after_attention(cache, zero_attention.view());
     for (std::size_t g = 0; g < 2; ++g) {
       CHECK(cache.sorted_positions(g) == example.kept);
       for (Position p : example.kept) {
@@ -218,17 +220,17 @@ TEST_CASE("h2o policy reproduces the worked eviction examples", "[h2o_policy]") 
 }
 
 TEST_CASE("h2o policy refuses bad budgets and shapes", "[h2o_policy]") {
-  CHECK_THROWS_AS(H2OPolicy(H2OBudget{0, 0}), std::invalid_argument);
-  CHECK_THROWS_AS(make_budget(0, 0), std::invalid_argument);
-  CHECK_THROWS_AS(make_budget(-1, 4), std::invalid_argument);
-  CHECK_THROWS_AS(make_budget(4, -1), std::invalid_argument);
-  CHECK_NOTHROW(H2OPolicy(H2OBudget{0, 1}));
-  CHECK_NOTHROW(H2OPolicy(H2OBudget{1, 0}));
+  // A budget of 0 tokens cannot even be made (budget.hpp), so no policy ever sees one.
+  CHECK_THROWS_AS(H2OPolicy(CacheBudget{0, 0}), std::invalid_argument);
+  CHECK_THROWS_AS(CacheBudget(0, 0), std::invalid_argument);
+  CHECK_THROWS_AS(CacheBudget(std::numeric_limits<std::size_t>::max(), 4), std::invalid_argument);
+  CHECK_NOTHROW(H2OPolicy(CacheBudget{0, 1}));
+  CHECK_NOTHROW(H2OPolicy(CacheBudget{1, 0}));
 
   // Three query heads cannot share two KV heads.
   LayerKVCache cache(2, 2, 4);
   append_position(cache, 0);
-  H2OPolicy policy(H2OBudget{1, 1});
+  H2OPolicy policy(CacheBudget{1, 1});
   CraftedAttention att(3, 4);
   CHECK_THROWS_AS(policy.after_attention(cache, att.view()), std::invalid_argument);
 
@@ -246,20 +248,20 @@ TEST_CASE("h2o policy refuses bad budgets and shapes", "[h2o_policy]") {
 }
 
 TEST_CASE("h2o policy describes itself and sizes its cache", "[h2o_policy]") {
-  const H2OPolicy policy(H2OBudget{2, 3});
+  const H2OPolicy policy(CacheBudget{2, 3});
   CHECK(policy.name() == "h2o");
   CHECK(policy.describe() == "H2O, heavy 2 + recent 3 = 5 tokens, per-head scores");
   CHECK(policy.max_tokens(100) == 5);
   CHECK(policy.max_tokens(4) == 4);
-  const H2OPolicy shared(H2OBudget{1, 0}, ScoringMode::Shared);
+  const H2OPolicy shared(CacheBudget{1, 0}, ScoringMode::Shared);
   CHECK(shared.describe() == "H2O, heavy 1 + recent 0 = 1 tokens, shared scores");
 
   // The decoder reserves heavy + recent + 1 slots a layer, whatever the sequence length.
   const auto weights = random_model(1000, 3);
-  Decoder decoder(weights, std::make_unique<H2OPolicy>(H2OBudget{2, 3}), 1000);
+  Decoder decoder(weights, std::make_unique<H2OPolicy>(CacheBudget{2, 3}), 1000);
   const ModelConfig& c = weights->config;
   CHECK(decoder.reserved_kv_bytes() ==
-        c.n_layers * 2 * c.n_kv_heads * (5 + 1) * c.head_size() * sizeof(float));
+        c.n_layers * 2 * c.n_kv_heads * (5 + 1) * c.head_dim() * sizeof(float));
 }
 
 // =============================================================================================
@@ -269,8 +271,8 @@ TEST_CASE("h2o never holds more than its budget and keeps the recent window", "[
   struct Budget {
     std::size_t heavy, recent;
   };
-  const Budget budget = GENERATE(Budget{3, 5}, Budget{0, 4}, Budget{4, 0}, Budget{1, 1},
-                                 Budget{8, 8});
+  const Budget budget =
+      GENERATE(Budget{3, 5}, Budget{0, 4}, Budget{4, 0}, Budget{1, 1}, Budget{8, 8});
   const ScoringMode mode = GENERATE(ScoringMode::PerHead, ScoringMode::Shared);
   const EvictionStyle style = GENERATE(EvictionStyle::OverwriteSlot, EvictionStyle::FilterRows);
   const std::size_t steps = 300, total = budget.heavy + budget.recent;
@@ -313,7 +315,7 @@ TEST_CASE("h2o decisions in a decoder follow plan_keep step by step", "[h2o_poli
   // compares with what the cache really holds after the step: same survivors, same scores.
   const ScoringMode mode = GENERATE(ScoringMode::PerHead, ScoringMode::Shared);
   const EvictionStyle style = GENERATE(EvictionStyle::OverwriteSlot, EvictionStyle::FilterRows);
-  const H2OBudget budget{6, 4};
+  const CacheBudget budget{6, 4};
   const std::size_t steps = 250;
   const auto weights = random_model(steps, 21);
   const ModelConfig& c = weights->config;

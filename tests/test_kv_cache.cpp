@@ -6,15 +6,14 @@
 // row that drifted away from its position or score would be caught at once.
 //
 // Dimension legend: G = KV heads, S = slot capacity, D = head_dim.
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <numeric>
 #include <stdexcept>
 #include <vector>
 
-#include "h2o/kv_cache.hpp"
-#include "h2o/random.hpp"
+#include "h2o/base/random.hpp"
+#include "h2o/cache/kv_cache.hpp"
 
 using namespace h2o;
 
@@ -176,12 +175,12 @@ TEST_CASE("kv cache refuses bad keep lists and leaves itself unchanged", "[kv_ca
   Reference ref{std::vector<std::vector<RefRow>>(2)};
   for (Position p = 0; p < 4; ++p) append_token(cache, ref, p);
 
-  CHECK_THROWS_AS(cache.keep_per_head({{0, 1}}), std::invalid_argument);             // one list
-  CHECK_THROWS_AS(cache.keep_per_head({{0, 1}, {2}}), std::invalid_argument);        // uneven
-  CHECK_THROWS_AS(cache.keep_per_head({{0, 1}, {2, 4}}), std::out_of_range);         // slot 4 dead
-  CHECK_THROWS_AS(cache.keep_per_head({{0, 9}, {2, 3}}), std::out_of_range);         // first head
-  CHECK_THROWS_AS(cache.keep_per_head({{0, 1}, {2, 2}}), std::invalid_argument);     // twice
-  CHECK_THROWS_AS(cache.keep_per_head({{0, 1, 2, 3, 3}, {0, 1, 2, 3, 0}}),           // too many
+  CHECK_THROWS_AS(cache.keep_per_head({{0, 1}}), std::invalid_argument);          // one list
+  CHECK_THROWS_AS(cache.keep_per_head({{0, 1}, {2}}), std::invalid_argument);     // uneven
+  CHECK_THROWS_AS(cache.keep_per_head({{0, 1}, {2, 4}}), std::out_of_range);      // slot 4 dead
+  CHECK_THROWS_AS(cache.keep_per_head({{0, 9}, {2, 3}}), std::out_of_range);      // first head
+  CHECK_THROWS_AS(cache.keep_per_head({{0, 1}, {2, 2}}), std::invalid_argument);  // twice
+  CHECK_THROWS_AS(cache.keep_per_head({{0, 1, 2, 3, 3}, {0, 1, 2, 3, 0}}),        // too many
                   std::invalid_argument);
   require_matches(cache, ref);  // a refused call changes nothing
 }

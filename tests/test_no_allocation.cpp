@@ -6,9 +6,8 @@
 // (Catch2 itself allocates).
 //
 // The counter sees operator new only: memory that BLAS takes with malloc() is outside this check.
-#include <catch2/catch.hpp>
-
 #include <atomic>
+#include <catch2/catch.hpp>
 #include <cstddef>
 #include <cstdlib>
 #include <memory>
@@ -16,10 +15,11 @@
 #include <string>
 #include <vector>
 
-#include "h2o/decoder.hpp"
-#include "h2o/h2o_policy.hpp"
-#include "h2o/policy_factory.hpp"
-#include "h2o/random.hpp"
+#include "h2o/base/random.hpp"
+#include "h2o/model/decoder.hpp"
+#include "h2o/policy/h2o_policy.hpp"
+#include "h2o/policy/policy_factory.hpp"
+#include "policy_test_support.hpp"
 
 // =============================================================================================
 // Counting replacements of the global allocation functions
@@ -146,8 +146,7 @@ TEST_CASE("an h2o decode step with evictions allocates nothing", "[no_allocation
   const ScoringMode mode = GENERATE(ScoringMode::PerHead, ScoringMode::Shared);
   const auto weights = stories_shaped_model(256);
   const std::vector<int> tokens = random_tokens(256, weights->config.vocab_size);
-  Decoder decoder(weights, std::make_unique<H2OPolicy>(H2OBudget{8, 8}, mode,
-                                                       EvictionStyle::OverwriteSlot));
+  Decoder decoder(weights, std::make_unique<H2OPolicy>(CacheBudget{8, 8}, mode));
   // The warm-up already fills the budget, so every measured step evicts one token per head.
   CHECK(new_calls_while_decoding(decoder, tokens, 20, 200) == 0);
   CHECK(decoder.evicted_tokens(0) == 220 - 16);
@@ -160,7 +159,8 @@ TEST_CASE("window sinks random and tova decode steps with evictions allocate not
   const auto weights = stories_shaped_model(256);
   const std::vector<int> tokens = random_tokens(256, weights->config.vocab_size);
   PolicySettings settings;
-  settings.budget = H2OBudget{8, 8};  // 16 tokens (sinks: 4 + 8 = 12)
+  settings.heavy = 8;
+  settings.recent = 8;  // 16 tokens (sinks: 4 + 8 = 12)
   settings.scoring = mode;
   Decoder decoder(weights, make_policy(name, settings));
   const std::size_t budget = decoder.policy().max_tokens(256);
@@ -177,7 +177,7 @@ TEST_CASE("attention recording and filter rows eviction do allocate", "[no_alloc
   recording.set_record_attention(true);
   CHECK(new_calls_while_decoding(recording, tokens, 4, 10) > 0);
 
-  Decoder filtering(weights, std::make_unique<H2OPolicy>(H2OBudget{4, 4}, ScoringMode::PerHead,
-                                                         EvictionStyle::FilterRows));
+  Decoder filtering(weights, h2o_test::h2o_policy_in_style(CacheBudget{4, 4}, ScoringMode::PerHead,
+                                                           h2o_test::EvictionStyle::FilterRows));
   CHECK(new_calls_while_decoding(filtering, tokens, 12, 10) > 0);
 }

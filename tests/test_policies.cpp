@@ -23,23 +23,23 @@
 #include <string>
 #include <vector>
 
+#include "h2o/base/random.hpp"
+#include "h2o/model/decoder.hpp"
+#include "h2o/policy/h2o_policy.hpp"
+#include "h2o/policy/policy_factory.hpp"
+#include "h2o/policy/random_eviction_policy.hpp"
+#include "h2o/policy/sink_window_policy.hpp"
+#include "h2o/policy/sliding_window_policy.hpp"
+#include "h2o/policy/tova_policy.hpp"
 #include "policy_test_support.hpp"
-#include "h2o/decoder.hpp"
-#include "h2o/h2o_policy.hpp"
-#include "h2o/policy_factory.hpp"
-#include "h2o/random.hpp"
-#include "h2o/random_eviction_policy.hpp"
-#include "h2o/sink_window_policy.hpp"
-#include "h2o/sliding_window_policy.hpp"
-#include "h2o/tova_policy.hpp"
 
 using namespace h2o;
+using Catch::Matchers::Contains;
 using h2o_test::CraftedAttention;
 using h2o_test::random_model;
 using h2o_test::random_tokens;
 using h2o_test::require_bounded_caches;
 using h2o_test::score_of;
-using Catch::Matchers::Contains;
 
 namespace {
 
@@ -51,7 +51,8 @@ namespace {
 PolicySettings settings_of(std::size_t heavy, std::size_t recent, std::size_t sinks = 4,
                            std::uint64_t seed = 1, ScoringMode scoring = ScoringMode::PerHead) {
   PolicySettings settings;
-  settings.budget = H2OBudget{heavy, recent};
+  settings.heavy = heavy;
+  settings.recent = recent;
   settings.sinks = sinks;
   settings.seed = seed;
   settings.scoring = scoring;
@@ -87,7 +88,6 @@ void append_position(LayerKVCache& cache, Position p) {
   }
   cache.append(keys.data(), values.data(), p);
 }
-
 
 }  // namespace
 
@@ -125,7 +125,7 @@ TEST_CASE("the sliding window keeps exactly the last tokens", "[policies]") {
   const std::size_t steps = 200;
   const auto weights = random_model(steps, 51);
   const ModelConfig& c = weights->config;
-  Decoder decoder(weights, std::make_unique<SlidingWindowPolicy>(recent));
+  Decoder decoder(weights, std::make_unique<SlidingWindowPolicy>(CacheBudget{0, recent}));
   const std::vector<int> tokens = random_tokens(steps, c.vocab_size, 52);
   for (std::size_t i = 0; i < steps; ++i) {
     decoder.forward(tokens[i]);
@@ -176,9 +176,12 @@ TEST_CASE("random eviction protects the recent window and repeats per seed", "[p
   const auto weights = random_model(steps, 71);
   const ModelConfig& c = weights->config;
   const std::vector<int> tokens = random_tokens(steps, c.vocab_size, 72);
-  Decoder first(weights, std::make_unique<RandomEvictionPolicy>(budget, recent, 9));
-  Decoder again(weights, std::make_unique<RandomEvictionPolicy>(budget, recent, 9));
-  Decoder other_seed(weights, std::make_unique<RandomEvictionPolicy>(budget, recent, 10));
+  Decoder first(weights,
+                std::make_unique<RandomEvictionPolicy>(CacheBudget{budget - recent, recent}, 9));
+  Decoder again(weights,
+                std::make_unique<RandomEvictionPolicy>(CacheBudget{budget - recent, recent}, 9));
+  Decoder other_seed(
+      weights, std::make_unique<RandomEvictionPolicy>(CacheBudget{budget - recent, recent}, 10));
   INFO(first.policy().describe());
 
   bool seeds_ever_differ = false, heads_ever_differ = false;
@@ -225,7 +228,7 @@ TEST_CASE("random eviction picks every unprotected token equally often", "[polic
   // Budget 4 with the last token protected: from positions 0..4, one of 0..3 goes. 4000 draws
   // give each about 1000 (standard deviation about 27); the bound of 150 is more than 5 of those,
   // and with a fixed seed the counts are the same on every run.
-  RandomEvictionPolicy policy(4, 1, 2024);
+  RandomEvictionPolicy policy(CacheBudget{3, 1}, 2024);
   CraftedAttention no_attention(1, 5);
   std::vector<std::size_t> evicted(5, 0);
   for (int trial = 0; trial < 4000; ++trial) {
@@ -264,7 +267,7 @@ TEST_CASE("tova evicts the lowest attention of the current step in each kv head"
   att.set_row(3, {0.25f, 0.25f, 0.375f, 0.125f});
 
   SECTION("per head: each KV head drops its own least attended token") {
-    TovaPolicy policy(3, ScoringMode::PerHead);
+    TovaPolicy policy(CacheBudget{0, 3}, ScoringMode::PerHead);
     policy.after_attention(cache, att.view());
     REQUIRE(cache.size() == 3);
     CHECK(cache.sorted_positions(0) == std::vector<Position>{0, 2, 3});
@@ -278,7 +281,7 @@ TEST_CASE("tova evicts the lowest attention of the current step in each kv head"
   }
   SECTION("shared: the mean over all query heads decides for every head, as in the TOVA paper") {
     // Mean of all four rows: [0.3125, 0.25, 0.28125, 0.15625].
-    TovaPolicy policy(3, ScoringMode::Shared);
+    TovaPolicy policy(CacheBudget{0, 3}, ScoringMode::Shared);
     policy.after_attention(cache, att.view());
     for (std::size_t g = 0; g < G; ++g) {
       CHECK(cache.sorted_positions(g) == std::vector<Position>{0, 1, 2});
@@ -288,7 +291,7 @@ TEST_CASE("tova evicts the lowest attention of the current step in each kv head"
     }
   }
   SECTION("under budget: scores are overwritten and nothing is evicted") {
-    TovaPolicy policy(4);
+    TovaPolicy policy(CacheBudget{0, 4});
     policy.after_attention(cache, att.view());
     REQUIRE(cache.size() == 4);
     CHECK(score_of(cache, 0, 1) == 0.125f);
@@ -308,13 +311,13 @@ TEST_CASE("tova breaks ties by evicting the newer token whatever the slot order"
   SECTION("a tie between two older tokens: the newer of them goes") {
     CraftedAttention att(1, 4);
     att.set_row(0, {0.125f, 0.25f, 0.125f, 0.5f});  // positions 3 and 2 tie at 0.125
-    TovaPolicy(3).after_attention(cache, att.view());
+    TovaPolicy(CacheBudget{0, 3}).after_attention(cache, att.view());
     CHECK(cache.sorted_positions(0) == std::vector<Position>{1, 2, 4});
   }
   SECTION("all equal: the newest token goes") {
     CraftedAttention att(1, 4);
     att.set_row(0, {0.25f, 0.25f, 0.25f, 0.25f});
-    TovaPolicy(3).after_attention(cache, att.view());
+    TovaPolicy(CacheBudget{0, 3}).after_attention(cache, att.view());
     CHECK(cache.sorted_positions(0) == std::vector<Position>{1, 2, 3});
   }
 }
@@ -328,7 +331,7 @@ TEST_CASE("tova decisions in a decoder follow the recorded attention step by ste
   const auto weights = random_model(steps, 81);
   const ModelConfig& c = weights->config;
   const std::size_t H = c.n_heads, G = c.n_kv_heads, group = c.heads_per_kv_head();
-  Decoder decoder(weights, std::make_unique<TovaPolicy>(budget, mode));
+  Decoder decoder(weights, std::make_unique<TovaPolicy>(CacheBudget{0, budget}, mode));
   decoder.set_record_attention(true);
   const std::vector<int> tokens = random_tokens(steps, c.vocab_size, 82);
   bool newest_ever_evicted = false, heads_ever_differ = false;
@@ -406,16 +409,16 @@ TEST_CASE("every policy that reduces to a sliding window gives its logits bit fo
   const auto weights = random_model(steps, 101);
   const ModelConfig& c = weights->config;
   const std::vector<int> tokens = random_tokens(steps, c.vocab_size, 102);
-  Decoder window(weights, std::make_unique<SlidingWindowPolicy>(recent));
+  Decoder window(weights, std::make_unique<SlidingWindowPolicy>(CacheBudget{0, recent}));
   std::vector<std::unique_ptr<Decoder>> others;
   for (ScoringMode mode : {ScoringMode::PerHead, ScoringMode::Shared}) {
     others.push_back(std::make_unique<Decoder>(
-        weights, std::make_unique<H2OPolicy>(H2OBudget{0, recent}, mode)));
+        weights, std::make_unique<H2OPolicy>(CacheBudget{0, recent}, mode)));
   }
   others.push_back(
       std::make_unique<Decoder>(weights, std::make_unique<SinkWindowPolicy>(0, recent)));
   others.push_back(std::make_unique<Decoder>(
-      weights, std::make_unique<RandomEvictionPolicy>(recent, recent, 3)));
+      weights, std::make_unique<RandomEvictionPolicy>(CacheBudget{0, recent}, 3)));
   for (std::size_t i = 0; i < steps; ++i) {
     const Vector& expected = window.forward(tokens[i]);
     for (auto& other : others) {
@@ -434,7 +437,7 @@ TEST_CASE("every policy that reduces to a sliding window gives its logits bit fo
 // Names, sizes and bad settings
 
 TEST_CASE("the new policies describe themselves and size their caches", "[policies]") {
-  const SlidingWindowPolicy window(64);
+  const SlidingWindowPolicy window(CacheBudget{32, 32});
   CHECK(window.name() == "window");
   CHECK(window.describe() == "sliding window, last 64 tokens");
   CHECK(window.max_tokens(1000) == 64);
@@ -447,25 +450,25 @@ TEST_CASE("the new policies describe themselves and size their caches", "[polici
   CHECK(sinks.max_tokens(1000) == 64);
   CHECK(sinks.max_tokens(10) == 10);
 
-  const RandomEvictionPolicy random(64, 32, 7);
+  const RandomEvictionPolicy random(CacheBudget{32, 32}, 7);
   CHECK(random.name() == "random");
   CHECK(random.describe() == "random eviction, 64 tokens, the last 32 protected, seed 7");
   CHECK(random.max_tokens(1000) == 64);
   CHECK(random.max_tokens(10) == 10);
 
-  const TovaPolicy tova(64, ScoringMode::Shared);
+  const TovaPolicy tova(CacheBudget{32, 32}, ScoringMode::Shared);
   CHECK(tova.name() == "tova");
   CHECK(tova.describe() == "TOVA, 64 tokens, lowest current attention evicted, shared scores");
   CHECK(tova.max_tokens(1000) == 64);
   CHECK(tova.max_tokens(10) == 10);
-  CHECK(TovaPolicy(5).mode() == ScoringMode::PerHead);
+  CHECK(TovaPolicy(CacheBudget{0, 5}).mode() == ScoringMode::PerHead);
 
   // The decoder reserves budget + 1 slots a layer, whatever the sequence length.
   const auto weights = random_model(1000, 3);
   const ModelConfig& c = weights->config;
   Decoder decoder(weights, std::make_unique<SinkWindowPolicy>(4, 6), 1000);
   CHECK(decoder.reserved_kv_bytes() ==
-        c.n_layers * 2 * c.n_kv_heads * (10 + 1) * c.head_size() * sizeof(float));
+        c.n_layers * 2 * c.n_kv_heads * (10 + 1) * c.head_dim() * sizeof(float));
 }
 
 TEST_CASE("the new policies refuse bad settings with one line messages", "[policies]") {
@@ -479,20 +482,15 @@ TEST_CASE("the new policies refuse bad settings with one line messages", "[polic
       CHECK(message.find('\n') == std::string::npos);
     }
   };
-  one_line_refusal([] { SlidingWindowPolicy(0); },
-                   "sliding window: recent must be at least 1 token");
+  // A budget of 0 tokens cannot be made, so window, random and TOVA never see one.
+  one_line_refusal([] { CacheBudget(0, 0); }, "heavy + recent must be at least 1");
   one_line_refusal([] { SinkWindowPolicy(4, 0); }, "attention sinks: recent must be at least 1");
   one_line_refusal([] { SinkWindowPolicy(0, 0); }, "attention sinks: recent must be at least 1");
   one_line_refusal([] { SinkWindowPolicy(std::numeric_limits<std::size_t>::max(), 1); },
                    "attention sinks: sinks + recent is too large");
-  one_line_refusal([] { RandomEvictionPolicy(0, 0, 1); },
-                   "random eviction: budget must be at least 1 token");
-  one_line_refusal([] { RandomEvictionPolicy(4, 5, 1); },
-                   "random eviction: recent 5 is more than the budget 4");
-  one_line_refusal([] { TovaPolicy(0); }, "TOVA: budget must be at least 1 token");
   CHECK_NOTHROW(SinkWindowPolicy(0, 1));
-  CHECK_NOTHROW(RandomEvictionPolicy(1, 0, 0));
-  CHECK_NOTHROW(RandomEvictionPolicy(3, 3, 1));
+  CHECK_NOTHROW(RandomEvictionPolicy(CacheBudget{1, 0}, 0));
+  CHECK_NOTHROW(RandomEvictionPolicy(CacheBudget{0, 3}, 1));
 
   // Through the factory: a budget of 0 tokens, and sinks with no recent window.
   for (const std::string name : {"window", "random", "tova"}) {
@@ -506,7 +504,8 @@ TEST_CASE("the new policies refuse bad settings with one line messages", "[polic
   LayerKVCache cache(2, 2, 4);
   append_position(cache, 0);
   CraftedAttention att(3, 4);
-  CHECK_THROWS_AS(TovaPolicy(1).after_attention(cache, att.view()), std::invalid_argument);
+  CHECK_THROWS_AS(TovaPolicy(CacheBudget{0, 1}).after_attention(cache, att.view()),
+                  std::invalid_argument);
 }
 
 TEST_CASE("the new policies evict one token a step and refuse a cache two over budget",

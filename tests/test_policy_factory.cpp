@@ -1,17 +1,17 @@
 // test_policy_factory.cpp: making cache policies from their command-line names
 // (policy_factory.hpp).
 #include <catch2/catch.hpp>
-
 #include <memory>
 #include <string>
 
-#include "h2o/decoder.hpp"
-#include "h2o/policy_factory.hpp"
-#include "h2o/random_eviction_policy.hpp"
-#include "h2o/sink_window_policy.hpp"
-#include "h2o/sliding_window_policy.hpp"
-#include "h2o/tova_policy.hpp"
-#include "h2o/weights.hpp"
+#include "h2o/model/decoder.hpp"
+#include "h2o/model/weights.hpp"
+#include "h2o/policy/h2o_policy.hpp"
+#include "h2o/policy/policy_factory.hpp"
+#include "h2o/policy/random_eviction_policy.hpp"
+#include "h2o/policy/sink_window_policy.hpp"
+#include "h2o/policy/sliding_window_policy.hpp"
+#include "h2o/policy/tova_policy.hpp"
 
 using namespace h2o;
 using Catch::Matchers::Contains;
@@ -22,7 +22,8 @@ TEST_CASE("the factory lists every policy and makes each by its name") {
   CHECK(policy_kinds()[1].name == "h2o");
   CHECK(policy_names() == "full, h2o, window, sinks, random, tova");
   PolicySettings settings;
-  settings.budget = H2OBudget{2, 3};
+  settings.heavy = 2;
+  settings.recent = 3;
   for (const PolicyKind& kind : policy_kinds()) {
     INFO(kind.name);
     CHECK(!kind.summary.empty());
@@ -41,7 +42,8 @@ TEST_CASE("the full policy keeps every position") {
 TEST_CASE("the h2o policy takes the budget and scoring mode it is given") {
   const ScoringMode mode = GENERATE(ScoringMode::PerHead, ScoringMode::Shared);
   PolicySettings settings;
-  settings.budget = H2OBudget{2, 3};
+  settings.heavy = 2;
+  settings.recent = 3;
   settings.scoring = mode;
   const auto policy = make_policy("h2o", settings);
   const auto* h2o = dynamic_cast<const H2OPolicy*>(policy.get());
@@ -56,7 +58,8 @@ TEST_CASE("the h2o policy takes the budget and scoring mode it is given") {
 
 TEST_CASE("the factory maps heavy recent sinks and seed onto the new policies") {
   PolicySettings settings;
-  settings.budget = H2OBudget{2, 3};
+  settings.heavy = 2;
+  settings.recent = 3;
   settings.sinks = 6;
   settings.seed = 77;
   settings.scoring = ScoringMode::Shared;
@@ -65,7 +68,7 @@ TEST_CASE("the factory maps heavy recent sinks and seed onto the new policies") 
   const auto window = make_policy("window", settings);
   const auto* w = dynamic_cast<const SlidingWindowPolicy*>(window.get());
   REQUIRE(w != nullptr);
-  CHECK(w->recent() == 5);
+  CHECK(w->window() == 5);
   // sinks: --sinks + recent; heavy is not used.
   const auto sinks = make_policy("sinks", settings);
   const auto* s = dynamic_cast<const SinkWindowPolicy*>(sinks.get());
@@ -102,7 +105,8 @@ TEST_CASE("unknown policy names are refused with the allowed names listed") {
 
 TEST_CASE("an h2o budget of zero tokens is refused") {
   PolicySettings settings;
-  settings.budget = H2OBudget{0, 0};
+  settings.heavy = 0;
+  settings.recent = 0;
   CHECK_THROWS_AS(make_policy("h2o", settings), std::invalid_argument);
   // The full policy has no budget to check.
   CHECK(make_policy("full", settings)->name() == "full");
@@ -113,7 +117,8 @@ TEST_CASE("a factory h2o policy whose budget covers every step matches the full 
   config.seq_len = 24;
   auto weights = std::make_shared<const DecoderWeights>(random_weights(config, 3));
   PolicySettings settings;
-  settings.budget = H2OBudget{12, 12};
+  settings.heavy = 12;
+  settings.recent = 12;
   settings.scoring = GENERATE(ScoringMode::PerHead, ScoringMode::Shared);
   Decoder full(weights, make_policy("full", settings));
   Decoder h2o(weights, make_policy("h2o", settings));
@@ -132,7 +137,8 @@ TEST_CASE("a factory h2o policy with a small budget evicts one token per step") 
   config.seq_len = 20;
   auto weights = std::make_shared<const DecoderWeights>(random_weights(config, 4));
   PolicySettings settings;
-  settings.budget = H2OBudget{2, 3};
+  settings.heavy = 2;
+  settings.recent = 3;
   Decoder decoder(weights, make_policy("h2o", settings));
   for (int pos = 0; pos < 20; ++pos) decoder.forward(pos + 3);
   for (std::size_t layer = 0; layer < config.n_layers; ++layer) {

@@ -3,16 +3,14 @@
 // Worked examples pin each rule down with hand-chosen coins; seeded runs check determinism and
 // that the drawn frequencies follow the probabilities.
 #include <catch2/catch.hpp>
-
 #include <cmath>
 #include <limits>
 #include <vector>
-
 #include <xtensor/xbuilder.hpp>
 
-#include "h2o/attention.hpp"
-#include "h2o/random.hpp"
-#include "h2o/sampler.hpp"
+#include "h2o/attention/attention.hpp"
+#include "h2o/base/random.hpp"
+#include "h2o/text/sampler.hpp"
 
 using namespace h2o;
 using Catch::Matchers::Contains;

@@ -1,6 +1,7 @@
 // Tests for selection.hpp: which tokens H2O keeps (plan_keep, slot_to_evict), the budget checks
 // and score accumulation. Worked examples from the blog and the handbook, then seeded properties.
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cstddef>
 #include <cstdint>
 #include <numeric>
@@ -8,12 +9,10 @@
 #include <string>
 #include <vector>
 
-#include <catch2/catch.hpp>
+#include "h2o/base/random.hpp"
+#include "h2o/cache/selection.hpp"
 
-#include "h2o/random.hpp"
-#include "h2o/selection.hpp"
-
-using h2o::H2OBudget;
+using h2o::CacheBudget;
 using h2o::KeepPlan;
 using h2o::Position;
 
@@ -68,11 +67,11 @@ RandomCache random_cache(h2o::Rng& rng, std::size_t n) {
   return shuffled;
 }
 
-H2OBudget random_budget(h2o::Rng& rng) {
+CacheBudget random_budget(h2o::Rng& rng) {
   const auto heavy = static_cast<long long>(rng.below(8));
   auto recent = static_cast<long long>(rng.below(8));
   if (heavy + recent == 0) recent = 1;
-  return h2o::make_budget(heavy, recent);
+  return h2o::CacheBudget(heavy, recent);
 }
 
 bool sorted_by_position(const std::vector<std::size_t>& slots,
@@ -96,7 +95,7 @@ bool ranks_above(std::size_t kept, std::size_t evicted, const RandomCache& cache
 TEST_CASE("selection plan_keep reproduces the blog example", "[selection]") {
   // [The, cat, sat, because, it] with scores [1.78, 1.58, 0.91, 0.51, 0.22], heavy 2 + recent 2.
   const KeepPlan plan = h2o::plan_keep(positions_0_to(5), {1.78f, 1.58f, 0.91f, 0.51f, 0.22f},
-                                       h2o::make_budget(2, 2));
+                                       h2o::CacheBudget(2, 2));
   CHECK(plan.recent == std::vector<std::size_t>{3, 4});  // because, it
   CHECK(plan.heavy == std::vector<std::size_t>{0, 1});   // The, cat
   CHECK(plan.kept == std::vector<std::size_t>{0, 1, 3, 4});
@@ -105,7 +104,7 @@ TEST_CASE("selection plan_keep reproduces the blog example", "[selection]") {
 
 TEST_CASE("selection plan_keep reproduces the handbook worked example", "[selection]") {
   const KeepPlan plan =
-      h2o::plan_keep(positions_0_to(5), {3.8f, 0.4f, 2.1f, 0.3f, 0.0f}, h2o::make_budget(2, 2));
+      h2o::plan_keep(positions_0_to(5), {3.8f, 0.4f, 2.1f, 0.3f, 0.0f}, h2o::CacheBudget(2, 2));
   CHECK(plan.recent == std::vector<std::size_t>{3, 4});
   CHECK(plan.heavy == std::vector<std::size_t>{0, 2});
   CHECK(plan.kept == std::vector<std::size_t>{0, 2, 3, 4});
@@ -117,7 +116,7 @@ TEST_CASE("selection plan_keep lists slots in position order when slots are shuf
   // The handbook example stored in slot order 4 2 0 3 1.
   const std::vector<Position> positions = {4, 2, 0, 3, 1};
   const std::vector<float> scores = {0.0f, 2.1f, 3.8f, 0.3f, 0.4f};
-  const KeepPlan plan = h2o::plan_keep(positions, scores, h2o::make_budget(2, 2));
+  const KeepPlan plan = h2o::plan_keep(positions, scores, h2o::CacheBudget(2, 2));
   CHECK(plan.recent == std::vector<std::size_t>{3, 0});      // positions 3, 4
   CHECK(plan.heavy == std::vector<std::size_t>{2, 1});       // positions 0, 2
   CHECK(plan.kept == std::vector<std::size_t>{2, 1, 3, 0});  // positions 0, 2, 3, 4
@@ -136,21 +135,21 @@ TEST_CASE("selection accumulate_attention reproduces the blog example", "[select
 TEST_CASE("selection the tie break keeps the older token", "[selection]") {
   SECTION("plan_keep with all scores equal keeps the oldest as heavy hitters") {
     const KeepPlan plan =
-        h2o::plan_keep(positions_0_to(6), std::vector<float>(6, 0.9f), h2o::make_budget(2, 1));
+        h2o::plan_keep(positions_0_to(6), std::vector<float>(6, 0.9f), h2o::CacheBudget(2, 1));
     CHECK(plan.heavy == std::vector<std::size_t>{0, 1});
     CHECK(plan.evicted == std::vector<std::size_t>{2, 3, 4});
   }
   SECTION("only the tied tokens are decided by age") {
     // Positions 1, 2 and 3 tie at 0.9 for the last heavy slot; position 0 wins outright.
     const KeepPlan plan = h2o::plan_keep(positions_0_to(6), {2.0f, 0.9f, 0.9f, 0.9f, 0.1f, 0.0f},
-                                         h2o::make_budget(2, 1));
+                                         h2o::CacheBudget(2, 1));
     CHECK(plan.heavy == std::vector<std::size_t>{0, 1});
     CHECK(plan.evicted == std::vector<std::size_t>{2, 3, 4});
   }
   SECTION("plan_keep with shuffled slots still keeps the older of a tie") {
     const std::vector<Position> positions = {7, 3, 9, 1};
     const KeepPlan plan =
-        h2o::plan_keep(positions, {0.5f, 0.5f, 0.0f, 0.5f}, h2o::make_budget(1, 1));
+        h2o::plan_keep(positions, {0.5f, 0.5f, 0.0f, 0.5f}, h2o::CacheBudget(1, 1));
     CHECK(plan.heavy == std::vector<std::size_t>{3});       // position 1
     CHECK(plan.evicted == std::vector<std::size_t>{1, 0});  // positions 3, 7
   }
@@ -162,30 +161,10 @@ TEST_CASE("selection the tie break keeps the older token", "[selection]") {
   }
 }
 
-TEST_CASE("selection make_budget accepts valid budgets and describes them", "[selection]") {
-  const H2OBudget budget = h2o::make_budget(2, 2);
-  CHECK(budget.heavy == 2);
-  CHECK(budget.recent == 2);
-  CHECK(budget.total() == 4);
-  CHECK(budget.describe() == "heavy 2 + recent 2 = 4 tokens");
-  CHECK(h2o::make_budget(0, 1).total() == 1);
-  CHECK(h2o::make_budget(1, 0).total() == 1);
-}
-
-TEST_CASE("selection make_budget refuses bad budgets with a message naming the problem",
-          "[selection]") {
-  CHECK_THROWS_AS(h2o::make_budget(-1, 2), std::invalid_argument);
-  CHECK_THROWS_WITH(h2o::make_budget(-1, 2), Catch::Contains("heavy") && Catch::Contains("-1"));
-  CHECK_THROWS_AS(h2o::make_budget(2, -3), std::invalid_argument);
-  CHECK_THROWS_WITH(h2o::make_budget(2, -3), Catch::Contains("recent") && Catch::Contains("-3"));
-  CHECK_THROWS_AS(h2o::make_budget(0, 0), std::invalid_argument);
-  CHECK_THROWS_WITH(h2o::make_budget(0, 0), Catch::Contains("at least 1"));
-}
-
 TEST_CASE("selection mismatched lengths throw", "[selection]") {
-  CHECK_THROWS_AS(h2o::plan_keep(positions_0_to(3), {1.0f, 2.0f}, h2o::make_budget(1, 1)),
+  CHECK_THROWS_AS(h2o::plan_keep(positions_0_to(3), {1.0f, 2.0f}, h2o::CacheBudget(1, 1)),
                   std::invalid_argument);
-  CHECK_THROWS_WITH(h2o::plan_keep(positions_0_to(3), {1.0f, 2.0f}, h2o::make_budget(1, 1)),
+  CHECK_THROWS_WITH(h2o::plan_keep(positions_0_to(3), {1.0f, 2.0f}, h2o::CacheBudget(1, 1)),
                     Catch::Contains("3 positions but 2 scores"));
   std::vector<float> scores = {1.0f, 2.0f};
   CHECK_THROWS_AS(h2o::accumulate_attention(scores, {0.5f, 0.25f, 0.25f}), std::invalid_argument);
@@ -209,7 +188,7 @@ TEST_CASE("selection slot_to_evict finds the recent window when positions have g
   const std::vector<Position> positions = {7, 0, 3};
   const std::vector<float> scores = {0.0f, 5.0f, 0.0f};
   CHECK(h2o::slot_to_evict(positions.data(), scores.data(), 3, 2) == 1);
-  CHECK(h2o::plan_keep(positions, scores, h2o::make_budget(0, 2)).evicted ==
+  CHECK(h2o::plan_keep(positions, scores, h2o::CacheBudget(0, 2)).evicted ==
         std::vector<std::size_t>{1});
 }
 
@@ -217,7 +196,7 @@ TEST_CASE("selection plan_keep invariants hold on random caches", "[selection]")
   const auto seed = GENERATE(range(1, 1501));
   CAPTURE(seed);
   h2o::Rng rng(static_cast<std::uint64_t>(seed));
-  const H2OBudget budget = random_budget(rng);
+  const CacheBudget budget = random_budget(rng);
   const std::size_t n = rng.below(25);
   const RandomCache cache = random_cache(rng, n);
   CAPTURE(budget.heavy, budget.recent, n);
@@ -262,7 +241,7 @@ TEST_CASE("selection a sequence no longer than the budget is untouched", "[selec
   const auto seed = GENERATE(range(1, 1001));
   CAPTURE(seed);
   h2o::Rng rng(static_cast<std::uint64_t>(seed) * 7919u);
-  const H2OBudget budget = random_budget(rng);
+  const CacheBudget budget = random_budget(rng);
   const std::size_t n = rng.below(static_cast<std::uint32_t>(budget.total() + 1));  // 0..total
   const RandomCache cache = random_cache(rng, n);
   const KeepPlan plan = h2o::plan_keep(cache.positions, cache.scores, budget);
@@ -279,7 +258,7 @@ TEST_CASE("selection heavy zero is a sliding window", "[selection]") {
   const std::size_t n = rng.below(20);
   const RandomCache cache = random_cache(rng, n);
   const KeepPlan plan = h2o::plan_keep(cache.positions, cache.scores,
-                                       h2o::make_budget(0, static_cast<long long>(recent)));
+                                       h2o::CacheBudget(0, static_cast<long long>(recent)));
   CHECK(plan.heavy.empty());
   CHECK(plan.kept == plan.recent);
   // The kept positions are exactly the newest min(n, recent) positions, whatever the scores.
@@ -299,7 +278,7 @@ TEST_CASE("selection recent zero keeps only the top scores", "[selection]") {
   const std::size_t n = rng.below(20);
   const RandomCache cache = random_cache(rng, n);
   const KeepPlan plan = h2o::plan_keep(cache.positions, cache.scores,
-                                       h2o::make_budget(static_cast<long long>(heavy), 0));
+                                       h2o::CacheBudget(static_cast<long long>(heavy), 0));
   CHECK(plan.recent.empty());
   CHECK(plan.kept == plan.heavy);
   // Reference: sort every slot by (score descending, position ascending) and take the first ones.
@@ -317,7 +296,7 @@ TEST_CASE("selection slot_to_evict agrees with plan_keep when one token is over 
   const auto seed = GENERATE(range(1, 1501));
   CAPTURE(seed);
   h2o::Rng rng(static_cast<std::uint64_t>(seed) * 2654435761u);
-  const H2OBudget budget = random_budget(rng);
+  const CacheBudget budget = random_budget(rng);
   const std::size_t n = budget.total() + 1;
   CAPTURE(budget.heavy, budget.recent);
 

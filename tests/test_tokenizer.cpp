@@ -4,10 +4,9 @@
 // real tok512.bin (H2O_MODELS_DIR, skipped with a SKIPPED note when absent) gives ids computed
 // with llama2.c's algorithm, and decodes the reference greedy run to its expected text. Round
 // trips cover ASCII, multi-byte UTF-8, emoji, and bytes no vocabulary entry holds.
-#include <catch2/catch.hpp>
-
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -19,17 +18,17 @@
 #include <string>
 #include <vector>
 
+#include "h2o/base/random.hpp"
+#include "h2o/text/tokenizer.hpp"
 #include "test_support.hpp"
-#include "h2o/random.hpp"
-#include "h2o/tokenizer.hpp"
 
 using namespace h2o;
+using Catch::Matchers::Contains;
 using h2o_test::error_of;
 using h2o_test::model_file;
 using h2o_test::read_bytes;
 using h2o_test::TempDir;
 using h2o_test::write_bytes;
-using Catch::Matchers::Contains;
 
 namespace {
 
@@ -75,9 +74,23 @@ std::string random_text(Rng& rng, bool any_bytes) {
     for (std::size_t i = 0; i < length; ++i) text.push_back(static_cast<char>(rng.below(256)));
     return text;
   }
-  const char* const words[] = {"Once", " upon", " a", " time", "Lily", "'s", "\n", ",", " ",
-                               "caf\xC3\xA9", "na\xC3\xAFve", "\xE2\x80\x9Chi\xE2\x80\x9D",
-                               "\xF0\x9F\x99\x82", "\xE6\x97\xA5\xE6\x9C\xAC", "  ", "!", "42"};
+  const char* const words[] = {"Once",
+                               " upon",
+                               " a",
+                               " time",
+                               "Lily",
+                               "'s",
+                               "\n",
+                               ",",
+                               " ",
+                               "caf\xC3\xA9",
+                               "na\xC3\xAFve",
+                               "\xE2\x80\x9Chi\xE2\x80\x9D",
+                               "\xF0\x9F\x99\x82",
+                               "\xE6\x97\xA5\xE6\x9C\xAC",
+                               "  ",
+                               "!",
+                               "42"};
   for (std::size_t i = 0; i < length; ++i) {
     text += words[rng.below(sizeof(words) / sizeof(words[0]))];
   }

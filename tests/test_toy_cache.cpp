@@ -1,21 +1,20 @@
 // Tests for toy_cache.hpp: take, take_rows and ToyKVCache (the blog's append-then-filter cache).
 // The blog's numbers, bad input, and seeded online runs in which every row must stay aligned.
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cstddef>
 #include <cstdint>
 #include <map>
 #include <stdexcept>
 #include <string>
 #include <vector>
-
-#include <catch2/catch.hpp>
 #include <xtensor/xbuilder.hpp>
 #include <xtensor/xview.hpp>
 
-#include "h2o/attention.hpp"
-#include "h2o/random.hpp"
-#include "h2o/selection.hpp"
-#include "h2o/toy_cache.hpp"
+#include "h2o/attention/attention.hpp"
+#include "h2o/base/random.hpp"
+#include "h2o/cache/selection.hpp"
+#include "h2o/cache/toy_cache.hpp"
 
 using h2o::Matrix;
 using h2o::Position;
@@ -89,7 +88,7 @@ TEST_CASE("toy cache reproduces the blog eviction with its rows", "[toy_cache]")
   CHECK(cache.scores() == std::vector<float>(5, 0.0f));  // every token enters with score 0
   cache.add_attention(vector_of({1.78f, 1.58f, 0.91f, 0.51f, 0.22f}));
 
-  const h2o::KeepPlan plan = cache.plan(h2o::make_budget(2, 2));
+  const h2o::KeepPlan plan = cache.plan(h2o::CacheBudget(2, 2));
   CHECK(plan.kept == std::vector<std::size_t>{0, 1, 3, 4});
   CHECK(cache.size() == 5);  // plan() decides, it does not change the cache
   cache.keep(plan.kept);
@@ -112,7 +111,7 @@ TEST_CASE("toy cache counts the blog KV numbers", "[toy_cache]") {
   for (Position p = 0; p < 7; ++p) cache.append(word_for(p), p, key_for(p, 2), value_for(p, 2));
   CHECK(cache.size() == 7);
   CHECK(cache.kv_numbers() == 28);
-  cache.keep(cache.plan(h2o::make_budget(2, 2)).kept);
+  cache.keep(cache.plan(h2o::CacheBudget(2, 2)).kept);
   CHECK(cache.size() == 4);
   CHECK(cache.kv_numbers() == 16);
 }
@@ -150,7 +149,7 @@ TEST_CASE("toy cache online runs keep the budget and aligned rows", "[toy_cache]
   h2o::Rng rng(static_cast<std::uint64_t>(seed));
   const auto heavy = static_cast<long long>(rng.below(6));
   const auto recent = static_cast<long long>(heavy == 0 ? 1 + rng.below(5) : rng.below(6));
-  const h2o::H2OBudget budget = h2o::make_budget(heavy, recent);
+  const h2o::CacheBudget budget = h2o::CacheBudget(heavy, recent);
   const std::size_t head_dim = 1 + rng.below(4);
   const std::size_t length = rng.below(40);
   CAPTURE(budget.heavy, budget.recent, head_dim, length);
@@ -215,7 +214,7 @@ TEST_CASE("toy cache the handbook demonstration keeps the boosted positions as h
   const auto seed = GENERATE(range(1, 101));
   CAPTURE(seed);
   h2o::Rng rng(static_cast<std::uint64_t>(seed));
-  const h2o::H2OBudget budget = h2o::make_budget(8, 8);
+  const h2o::CacheBudget budget = h2o::CacheBudget(8, 8);
   const std::size_t n_heads = 8;
   ToyKVCache cache(1);
   for (Position p = 0; p < 50; ++p) {

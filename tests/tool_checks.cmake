@@ -18,7 +18,7 @@ h2o_check_program(NAME bench_decode_zero_length TARGET bench_decode ARGS --lengt
 h2o_check_program(NAME bench_decode_huge_length TARGET bench_decode ARGS --lengths 99999999999
   EXIT nonzero STREAM stderr EXPECT "each length must be between 1 and 16384")
 h2o_check_program(NAME bench_decode_zero_budget TARGET bench_decode ARGS --heavy 0 --recent 0
-  EXIT nonzero STREAM stderr EXPECT "--heavy + --recent must be at least 1")
+  EXIT nonzero STREAM stderr EXPECT "--heavy 0 --recent 0: heavy + recent must be at least 1")
 h2o_check_program(NAME bench_decode_negative_heavy TARGET bench_decode ARGS --heavy -3
   EXIT nonzero STREAM stderr EXPECT "--heavy must be between 0 and 16384, got -3")
 h2o_check_program(NAME bench_decode_bad_repeats TARGET bench_decode ARGS --repeats two
@@ -161,7 +161,7 @@ foreach(bad
     "unknown_flag@--bogus@unknown option --bogus"
     "positional@story.txt@unexpected argument 'story.txt'"
     "missing_value@--prompt@--prompt needs a value"
-    "zero_budget@--cache,h2o,--heavy,0,--recent,0@--heavy + --recent must be at least 1"
+    "zero_budget@--cache,h2o,--heavy,0,--recent,0@--cache h2o: heavy + recent must be at least 1"
     "negative_heavy@--heavy,-1@--heavy must be between 0 and 1048576, got -1"
     "negative_recent@--recent,-5@--recent must be between 0 and 1048576, got -5"
     "negative_temperature@--temperature,-1@--temperature must be between 0 and 1000, got -1"
@@ -238,10 +238,10 @@ set_tests_properties(generate_tiny_random_stable PROPERTIES FIXTURES_REQUIRED ge
 
 # Bad budgets for them: refused before any file is read.
 foreach(bad
-    "zero_window_budget@--cache,window,--heavy,0,--recent,0@--heavy + --recent must be at least 1 for --cache window"
-    "zero_random_budget@--cache,random,--heavy,0,--recent,0@--heavy + --recent must be at least 1 for --cache random"
-    "zero_tova_budget@--cache,tova,--heavy,0,--recent,0@--heavy + --recent must be at least 1 for --cache tova"
-    "sinks_without_recent@--cache,sinks,--heavy,9,--recent,0@--recent must be at least 1 for --cache sinks (budget --sinks + --recent)"
+    "zero_window_budget@--cache,window,--heavy,0,--recent,0@--cache window: heavy + recent must be at least 1"
+    "zero_random_budget@--cache,random,--heavy,0,--recent,0@--cache random: heavy + recent must be at least 1"
+    "zero_tova_budget@--cache,tova,--heavy,0,--recent,0@--cache tova: heavy + recent must be at least 1"
+    "sinks_without_recent@--cache,sinks,--heavy,9,--recent,0@--cache sinks: attention sinks: recent must be at least 1"
     "unknown_cache_zero_budget@--cache,lru,--heavy,0,--recent,0@unknown cache policy 'lru'"
     "negative_sinks@--cache,sinks,--sinks,-1@--sinks must be between 0 and 1048576, got -1"
     "bad_sinks@--sinks,four@--sinks expects a whole number, got 'four'"
@@ -322,7 +322,7 @@ h2o_check_program(NAME compare_policies_picture_budget_outside_table TARGET comp
   FORBID "h2o" "10% =")
 h2o_check_program(NAME compare_policies_missing_text TARGET compare_policies
   ARGS --text ${CMAKE_CURRENT_BINARY_DIR}/no-such-text.txt REQUIRES "${h2o_stories260k}"
-  EXIT nonzero STREAM stderr EXPECT "compare_policies: error: cannot open text file '")
+  EXIT nonzero STREAM stderr EXPECT "compare_policies: error: text file '" "no-such-text.txt' does not exist")
 h2o_check_program(NAME compare_policies_unwritable_svg TARGET compare_policies
   ARGS --svg ${CMAKE_CURRENT_BINARY_DIR}/no-such-folder/picture.svg REQUIRES "${h2o_stories260k}"
   EXIT nonzero STREAM stderr EXPECT "compare_policies: error: cannot write the picture to '")

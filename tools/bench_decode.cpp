@@ -21,11 +21,11 @@
 #include <string>
 #include <vector>
 
-#include "h2o/cli.hpp"
-#include "h2o/decoder.hpp"
-#include "h2o/format.hpp"
-#include "h2o/h2o_policy.hpp"
-#include "h2o/random.hpp"
+#include "h2o/app/cli.hpp"
+#include "h2o/base/format.hpp"
+#include "h2o/base/random.hpp"
+#include "h2o/model/decoder.hpp"
+#include "h2o/policy/h2o_policy.hpp"
 
 using namespace h2o;
 
@@ -45,8 +45,8 @@ std::vector<std::size_t> parse_lengths(const std::string& text) {
   std::size_t start = 0;
   while (true) {
     const std::size_t comma = text.find(',', start);
-    const std::string item = text.substr(start, comma == std::string::npos ? std::string::npos
-                                                                            : comma - start);
+    const std::string item =
+        text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
     errno = 0;
     char* end = nullptr;
     const long long n = std::strtoll(item.c_str(), &end, 10);
@@ -68,8 +68,8 @@ std::vector<std::size_t> parse_lengths(const std::string& text) {
 // Timing one decode
 
 struct RunTiming {
-  double total_seconds = 0.0;  // all N tokens
-  double tail_seconds = 0.0;   // the last min(N, kTailTokens) tokens
+  double total_seconds = 0.0;     // all N tokens
+  double tail_seconds = 0.0;      // the last min(N, kTailTokens) tokens
   std::size_t live_kv_bytes = 0;  // at the end of the sequence
 };
 
@@ -119,7 +119,7 @@ int run(int argc, const char* const* argv) {
   args.add_option("seed", "N", "1", "seed of the random weights and tokens");
   if (!args.parse(argc, argv)) return 0;
   const std::vector<std::size_t> lengths = parse_lengths(args.text("lengths"));
-  const H2OBudget budget = budget_from_options(args, kMaxLength);
+  const CacheBudget budget = budget_from_options(args, kMaxLength);
   const std::size_t repeats = static_cast<std::size_t>(args.integer("repeats", 1, 100));
   const auto seed = static_cast<std::uint64_t>(args.integer("seed", 0, 1LL << 62));
 

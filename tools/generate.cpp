@@ -10,10 +10,8 @@
 //   bin/generate --cache h2o --heavy 32 --recent 32    the same, keeping 64 tokens per KV head
 //   bin/generate --cache sinks --sinks 4 --recent 60   StreamingLLM: 4 sinks + the last 60
 //
-// --model and --tokenizer default to stories260K.bin and tok512.bin in the folder this project was
-// configured with (CMake option H2O_MODELS_DIR, by default ../shared/models/stories260K next to the
-// project). The model is karpathy/tinyllamas "stories260K" (MIT licence); it is not part of the
-// project: download it from huggingface.co/karpathy/tinyllamas or pass other files.
+// --model and --tokenizer default to the files default_files.hpp names (the one place that knows
+// where the programs' default model lives).
 //
 // "--steps N" counts positions as run.c's "-n N" does: the decoder runs N positions, BOS at
 // position 0 included, and prints the token sampled after each, so up to N tokens are printed
@@ -26,28 +24,21 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "h2o/checkpoint.hpp"
-#include "h2o/cli.hpp"
-#include "h2o/decoder.hpp"
-#include "h2o/format.hpp"
-#include "h2o/policy_factory.hpp"
-#include "h2o/sampler.hpp"
-#include "h2o/sink_window_policy.hpp"
-#include "h2o/tokenizer.hpp"
+#include "h2o/app/cli.hpp"
+#include "h2o/app/default_files.hpp"
+#include "h2o/base/format.hpp"
+#include "h2o/model/checkpoint.hpp"
+#include "h2o/model/decoder.hpp"
+#include "h2o/policy/policy_factory.hpp"
+#include "h2o/text/sampler.hpp"
+#include "h2o/text/tokenizer.hpp"
 
 namespace {
-
-// The environment variable H2O_MODELS_DIR, when set, overrides the folder chosen at build time.
-const std::string kModelsDir =
-    std::getenv("H2O_MODELS_DIR") != nullptr ? std::getenv("H2O_MODELS_DIR") : H2O_MODELS_DIR;
-const std::string kDefaultModel = kModelsDir + "/stories260K/stories260K.bin";
-const std::string kDefaultTokenizer = kModelsDir + "/stories260K/tok512.bin";
 
 // run.c's safe_printf: a piece that is one raw byte (from a <0xHH> token) is printed only when it
 // is a printable ASCII character or whitespace, so control bytes never reach the terminal. As in
@@ -64,19 +55,6 @@ void print_piece(const std::string& piece) {
   std::cout << piece << std::flush;
 }
 
-// Reads a path option; when the user did not give it and the default is missing, says where the
-// default was looked for and where the model comes from.
-std::string input_path(const h2o::ArgParser& args, const std::string& name,
-                       const std::string& default_path) {
-  if (args.given(name)) return args.text(name);
-  const std::string path = default_path;
-  if (!std::filesystem::exists(path)) {
-    throw h2o::UsageError("no --" + name + " given and the default '" + path +
-                          "' does not exist (stories260K: huggingface.co/karpathy/tinyllamas)");
-  }
-  return path;
-}
-
 int generate(int argc, char** argv) {
   // Step 1: read and check every option before touching any file.
   // The summary lists every cache policy from the factory's table, so a new one shows up here.
@@ -89,12 +67,7 @@ int generate(int argc, char** argv) {
     summary += "\n  " + h2o::pad_right(kind.name, 8) + kind.summary;
   }
   h2o::ArgParser args("generate", summary);
-  // The default paths go on a line of their own: they can be long.
-  const std::string indent = "\n" + std::string(26, ' ');
-  args.add_option("model", "PATH", "",
-                  "llama2.c checkpoint (legacy format), by default" + indent + kDefaultModel);
-  args.add_option("tokenizer", "PATH", "",
-                  "llama2.c tokenizer for that model, by default" + indent + kDefaultTokenizer);
+  h2o::add_model_options(args);
   args.add_option("prompt", "TEXT", "", "text to continue (default: none, start from BOS alone)");
   args.add_option("steps", "N", "256", "positions to run, BOS included, as run.c -n (0 = seq_len)");
   args.add_option("temperature", "T", "1.0", "0 = greedy (always the most likely token)");
@@ -103,7 +76,7 @@ int generate(int argc, char** argv) {
   args.add_option("cache", "NAME", "full", "KV-cache policy: " + h2o::policy_names());
   args.add_option("heavy", "N", "64", "h2o heavy hitters; window/random/tova add it to --recent");
   args.add_option("recent", "N", "64", "recent window, tokens per layer and KV head");
-  args.add_option("sinks", "N", std::to_string(h2o::SinkWindowPolicy::kDefaultSinks),
+  args.add_option("sinks", "N", std::to_string(h2o::PolicySettings{}.sinks),
                   "sinks: first tokens always kept; budget sinks + recent");
   args.add_option("evict-seed", "N", "1", "random: seed of the eviction draws");
   args.add_option("scoring", "MODE", "per-head", "h2o, tova: per-head or shared attention scores");
@@ -115,37 +88,31 @@ int generate(int argc, char** argv) {
   const auto top_p = static_cast<float>(args.real("top-p", 0.0, 1.0));
   const auto seed = static_cast<std::uint64_t>(args.integer("seed", 0, 1LL << 62));
   h2o::PolicySettings settings;
-  settings.budget.heavy = static_cast<std::size_t>(args.integer("heavy", 0, max_count));
-  settings.budget.recent = static_cast<std::size_t>(args.integer("recent", 0, max_count));
+  settings.heavy = static_cast<std::size_t>(args.integer("heavy", 0, max_count));
+  settings.recent = static_cast<std::size_t>(args.integer("recent", 0, max_count));
   settings.sinks = static_cast<std::size_t>(args.integer("sinks", 0, max_count));
   settings.seed = static_cast<std::uint64_t>(args.integer("evict-seed", 0, 1LL << 62));
-  // Budget errors in this program's words (the policies name their own fields, not the options).
   const std::string cache = args.text("cache");
-  const auto& kinds = h2o::policy_kinds();
-  const bool known = std::any_of(kinds.begin(), kinds.end(),
-                                 [&](const h2o::PolicyKind& kind) { return kind.name == cache; });
-  if (cache == "sinks" && settings.budget.recent == 0) {
-    throw h2o::UsageError(
-        "--recent must be at least 1 for --cache sinks (budget --sinks + --recent)");
-  }
-  if (known && cache != "full" && cache != "sinks" && settings.budget.total() == 0) {
-    throw h2o::UsageError("--heavy + --recent must be at least 1 for --cache " + cache);
-  }
-  std::unique_ptr<h2o::CachePolicy> policy;
+  // A bad option value is a usage error (exit code 2); the library's message names the rule.
   try {
     settings.scoring = h2o::parse_scoring_mode(args.text("scoring"));
+  } catch (const std::invalid_argument& e) {
+    throw h2o::UsageError(e.what());
+  }
+  if (!h2o::is_policy_name(cache)) throw h2o::UsageError(h2o::unknown_policy_message(cache));
+  std::unique_ptr<h2o::CachePolicy> policy;
+  try {
     policy = h2o::make_policy(cache, settings);
   } catch (const std::invalid_argument& e) {
-    throw h2o::UsageError(e.what());  // a bad option value: usage error, exit code 2
+    throw h2o::UsageError("--cache " + cache + ": " + e.what());
   }
 
   // Step 2: load the model and its tokenizer (each checked completely before use).
-  const std::string model_path = input_path(args, "model", kDefaultModel);
-  const std::string tokenizer_path = input_path(args, "tokenizer", kDefaultTokenizer);
+  const h2o::ModelFiles files = h2o::model_files_from_options(args);
   const auto weights =
-      std::make_shared<const h2o::DecoderWeights>(h2o::load_checkpoint(model_path));
+      std::make_shared<const h2o::DecoderWeights>(h2o::load_checkpoint(files.model));
   const h2o::ModelConfig& config = weights->config;
-  const h2o::Tokenizer tokenizer = h2o::Tokenizer::load(tokenizer_path, config.vocab_size);
+  const h2o::Tokenizer tokenizer = h2o::Tokenizer::load(files.tokenizer, config.vocab_size);
 
   // Step 3: encode the prompt. Every token covers at most max_token_length bytes, so a prompt that
   // long is refused before encoding it (encoding costs grow with the square of its length).

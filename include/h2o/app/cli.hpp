@@ -1,0 +1,72 @@
+// cli.hpp: the small command-line parser every program in this project uses.
+//
+// Options are "--name value" or "--name=value"; flags are "--name". Every program gets --help.
+// Unknown options, missing values and malformed numbers throw UsageError with a one-line message;
+// run_program() prints it as "program: error: ..." and returns exit code 2 (1 for other errors).
+#pragma once
+
+#include <functional>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "h2o/cache/budget.hpp"
+
+namespace h2o {
+
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+class ArgParser {
+ public:
+  ArgParser(std::string program, std::string summary);
+
+  // An option that takes a value; `default_value` is used when it is not given ("" = no default).
+  void add_option(const std::string& name, const std::string& value_name,
+                  const std::string& default_value, const std::string& help);
+  // A boolean flag, false unless given.
+  void add_flag(const std::string& name, const std::string& help);
+
+  // Returns false when --help was asked for (the help text is already printed to stdout).
+  bool parse(int argc, const char* const* argv);
+
+  bool given(const std::string& name) const;  // typed on the command line
+  bool flag(const std::string& name) const;
+  std::string text(const std::string& name) const;
+  // Whole numbers and reals, checked against [min, max]; the message names the option.
+  long long integer(const std::string& name, long long min, long long max) const;
+  double real(const std::string& name, double min, double max) const;
+
+  std::string help() const;
+  const std::string& program() const { return program_; }
+
+ private:
+  struct Option {
+    std::string value_name, default_value, help;
+    bool is_flag = false;
+  };
+  std::string program_, summary_;
+  std::vector<std::string> order_;
+  std::map<std::string, Option> options_;
+  std::map<std::string, std::string> values_;
+};
+
+// The H2O budget options every program with an H2O cache offers: --heavy N and --recent N.
+void add_budget_options(ArgParser& args, long long default_heavy, long long default_recent,
+                        const std::string& unit = "tokens per layer and KV head");
+// Reads them back as a budget: each between 0 and max_each; CacheBudget's own refusal (heavy +
+// recent = 0) comes back as a UsageError naming both options.
+CacheBudget budget_from_options(const ArgParser& args, long long max_each = 1'000'000);
+
+// "10,20,50" -> {10, 20, 50}: whole percentages 1..100, repeats dropped, smallest first, at most
+// max_count of them. A malformed list is a UsageError naming the option.
+std::vector<int> parse_percent_list(const std::string& option, const std::string& text,
+                                    std::size_t max_count = 8);
+
+// Runs body(); turns UsageError into exit 2 and any other exception into exit 1, each with a
+// single line "program: error: message" on stderr. Never lets an exception escape main.
+int run_program(const std::string& program, const std::function<int()>& body);
+
+}  // namespace h2o

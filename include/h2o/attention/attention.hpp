@@ -1,0 +1,41 @@
+// attention.hpp: scaled dot-product attention of one query over a cache of keys and values.
+//
+//   scores  (T,) = K (T, D) @ q (D,) / sqrt(D)       the blog's `query @ keys.T`
+//   weights (T,) = softmax(scores)                    non-negative, sums to 1
+//   output  (D,) = weights (T,) @ V (T, D)            a weighted mix of the value rows
+//
+// Dimension legend: T = tokens in the cache, D = head_dim.
+#pragma once
+
+#include <cstddef>
+
+#include "h2o/base/tensor.hpp"
+
+namespace h2o {
+
+// In-place softmax of x (n,), subtracting the maximum first so exp() never overflows.
+void softmax_inplace(float* x, std::size_t n);
+
+// Softmax of a whole vector; returns a new (n,) vector.
+Vector softmax(const Vector& scores);
+
+// weights (T,) of one query (D,) over keys (T, D).
+Vector attention_weights(const Vector& query, const Matrix& keys);
+
+// output (D,) = weights (T,) @ values (T, D).
+Vector attention_output(const Vector& weights, const Matrix& values);
+
+struct AttentionResult {
+  Vector weights;  // (T,)
+  Vector output;   // (D,)
+};
+
+// Both steps at once, for lessons and tests.
+AttentionResult attend(const Vector& query, const Matrix& keys, const Matrix& values);
+
+// The allocation-free kernel the decoder uses: keys and values are T contiguous rows of D floats.
+//   weights_out (T,)  output_out (D,)
+void attend_into(const float* query, const float* keys, const float* values, std::size_t n_tokens,
+                 std::size_t head_dim, float* weights_out, float* output_out);
+
+}  // namespace h2o

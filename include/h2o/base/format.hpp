@@ -1,0 +1,36 @@
+// format.hpp: small text helpers so every program prints numbers the same way on every run.
+//
+// Dimension legend: N = length of a printed list or vector (any length).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "h2o/base/tensor.hpp"
+
+namespace h2o {
+
+// "1.23" with a fixed number of decimals; -0.00 is printed as 0.00 so output never flickers in
+// sign.
+std::string fixed(double value, int decimals = 2);
+
+// "3.0e-08": for tiny differences, where fixed() would only print zeros.
+std::string scientific(double value, int decimals = 1);
+
+// "[1.20, 1.20, 0.50]"
+std::string format_list(const std::vector<float>& values, int decimals = 2);
+std::string format_list(const Vector& values, int decimals = 2);
+// "[0, 2, 3, 4]"
+std::string format_list(const std::vector<Position>& values);
+std::string format_list(const std::vector<std::size_t>& values);
+// "[The, cat, sat]"
+std::string format_list(const std::vector<std::string>& words);
+
+// Left- or right-align text in a column of the given width (longer text is kept whole).
+std::string pad_right(const std::string& text, std::size_t width);
+std::string pad_left(const std::string& text, std::size_t width);
+
+// A line of `width` copies of `ch`, for section rules in lesson output.
+std::string rule(std::size_t width = 72, char ch = '-');
+
+}  // namespace h2o

@@ -1,0 +1,48 @@
+// checkpoint.hpp: reading and writing llama2.c "legacy" checkpoints (the format run.c reads).
+//
+// Dimension legend: V = vocab, C = dim, F = hidden_dim, L = layers, KV = kv_dim, D = head_dim.
+//
+// File layout (little-endian):
+//   header: 7 int32  dim, hidden_dim, n_layers, n_heads, n_kv_heads, vocab_size, seq_len
+//           (a NEGATIVE vocab_size means "the classifier is stored separately, at the end")
+//   float32 tensors, each row-major [out][in], in the order of DecoderWeights:
+//     token_embedding (V, C), rms_att (L, C), wq (L, C, C), wk (L, KV, C), wv (L, KV, C),
+//     wo (L, C, C), rms_ffn (L, C), w1 (L, F, C), w2 (L, C, F), w3 (L, F, C), rms_final (C,),
+//     two RoPE tables of seq_len * D / 2 floats each (unused: RoPE is recomputed), wcls (V, C) only
+//     when vocab_size was negative.
+//
+// Loading checks everything a damaged or foreign file could get wrong BEFORE allocating: the header
+// fields (ModelConfig::validate), then that the file holds exactly the bytes the header implies. So
+// a corrupted header can never ask for gigabytes. Every problem is a one-line exception naming the
+// file: std::runtime_error for I/O and size problems, std::invalid_argument for bad header values.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "h2o/model/model_config.hpp"
+#include "h2o/model/weights.hpp"
+
+namespace h2o {
+
+constexpr std::size_t kCheckpointHeaderBytes = 7 * sizeof(std::int32_t);
+
+// Largest checkpoint file the loader opens (llama2.c's stories110M is 438 MB): a bigger file is
+// refused before its header is read.
+constexpr std::uint64_t kMaxCheckpointBytes = 8ull << 30;
+
+// The header's 7 raw fields -> a validated config. `source` names the file in error messages.
+ModelConfig config_from_header(const std::int32_t (&header)[7], const std::string& source);
+
+// Reads and checks only the header and the file size (cheap: no weights are read).
+ModelConfig read_checkpoint_config(const std::string& path);
+
+// Reads a whole checkpoint into freshly allocated weights.
+DecoderWeights load_checkpoint(const std::string& path);
+
+// Writes weights in the same format (RoPE tables filled with llama2.c's cos/sin values), so tests
+// and tools can make small checkpoints of their own. Throws std::runtime_error if it cannot write.
+void save_checkpoint(const std::string& path, const DecoderWeights& weights);
+
+}  // namespace h2o

@@ -1,0 +1,56 @@
+// cache_policy.hpp: the one interface through which the decoder lets a policy shape its KV caches.
+//
+// Dimension legend: H = query heads, G = KV heads, S = slot capacity of a layer cache.
+//
+// Per layer and per token the decoder (1) appends the new key/value rows, (2) computes every query
+// head's attention over the live slots (the new token sees itself), then (3) calls
+// after_attention(), where the policy may update per-slot scores and evict. The decoder never
+// knows which policy runs: full, H2O, sliding window, sinks + window, random and TOVA all plug in
+// here (policy_factory.hpp lists them). One policy object serves every layer; whatever it remembers
+// per token lives in the cache's per-slot scores, so it moves with the token's rows.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include "h2o/cache/kv_cache.hpp"
+
+namespace h2o {
+
+// One layer's attention weights for the newest token: H rows, row h starts at data + h * stride,
+// and its first cache.size() entries are the weights over slots [0, size).
+struct StepAttention {
+  const float* data;    // (H, stride)
+  std::size_t n_heads;  // H
+  std::size_t stride;   // >= number of live slots
+  const float* head(std::size_t h) const { return data + h * stride; }
+};
+
+class CachePolicy {
+ public:
+  virtual ~CachePolicy() = default;
+
+  // Short name as typed on a command line: "full", "h2o".
+  virtual std::string name() const = 0;
+  // One line for people: "H2O, heavy 2 + recent 2 = 4 tokens, per-head scores".
+  virtual std::string describe() const = 0;
+
+  // The most tokens a layer cache holds between steps when the sequence may reach max_positions.
+  // The decoder preallocates one slot more, for the incoming token.
+  virtual std::size_t max_tokens(std::size_t max_positions) const = 0;
+
+  // Called once per layer per token, after attention; may update scores and evict slots.
+  virtual void after_attention(LayerKVCache& cache, const StepAttention& attention) = 0;
+};
+
+// Keeps every token: exact attention, memory growing with the sequence.
+class FullCachePolicy final : public CachePolicy {
+ public:
+  std::string name() const override { return "full"; }
+  std::string describe() const override { return "full cache (keeps every token)"; }
+  std::size_t max_tokens(std::size_t max_positions) const override { return max_positions; }
+  void after_attention(LayerKVCache&, const StepAttention&) override {}
+};
+
+}  // namespace h2o

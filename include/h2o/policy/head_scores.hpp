@@ -1,0 +1,30 @@
+// head_scores.hpp: how one step's attention becomes a per-token score for each KV head.
+//
+// Dimension legend: H = query heads, G = KV heads (H is a multiple of G), T = live cache slots.
+//
+// Attention comes per QUERY head, but the cache keeps tokens per KV head, and several query heads
+// may share one KV head (grouped-query attention). Every attention-scoring policy (H2O, TOVA)
+// turns the H rows of weights into one number per slot and KV head the same way:
+//   per-head: KV head g gets the MEAN of its own query group's weights, heads g*H/G .. (g+1)*H/G-1
+//             (with H = G, exactly that head's weights, as in the H2O paper's code);
+//   shared:   every KV head gets the mean over ALL H query heads, so all heads score, and keep,
+//             the same tokens (the handbook's H2OCache).
+#pragma once
+
+#include <string>
+
+#include "h2o/cache/kv_cache.hpp"
+#include "h2o/policy/cache_policy.hpp"
+
+namespace h2o {
+
+enum class ScoringMode { PerHead, Shared };
+
+std::string to_string(ScoringMode mode);                  // "per-head" / "shared"
+ScoringMode parse_scoring_mode(const std::string& text);  // throws std::invalid_argument
+
+// scores(g)[s] += this step's weight of slot s for KV head g, for every KV head and live slot.
+// Throws std::invalid_argument when the query heads are not a multiple of the KV heads.
+void add_step_attention(LayerKVCache& cache, const StepAttention& attention, ScoringMode mode);
+
+}  // namespace h2o

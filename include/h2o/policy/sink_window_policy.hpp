@@ -1,0 +1,49 @@
+// sink_window_policy.hpp: StreamingLLM's cache: the first few tokens ("attention sinks") plus a
+// recent window.
+//
+// Dimension legend: G = KV heads, S = slot capacity of a layer cache.
+//
+// StreamingLLM (Xiao et al., mit-han-lab/streaming-llm) observed that models pour much of their
+// attention onto the first tokens of a sequence whatever those tokens say, and that a plain sliding
+// window breaks down once those tokens slide out. So it keeps them for good:
+//   sinks  = the tokens at positions 0 .. sinks-1 (the sequence's first tokens; 4 by default);
+//   recent = the last `recent` tokens;
+//   budget = sinks + recent tokens per layer and KV head.
+// Once a layer holds more than the budget, the oldest token that is not a sink leaves every KV
+// head. Attention plays no part and the per-slot scores are left at 0. Positions are distinct, so
+// there are no ties to break. With sinks = 0 it is the sliding window (sliding_window_policy.hpp).
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "h2o/policy/cache_policy.hpp"
+
+namespace h2o {
+
+class SinkWindowPolicy final : public CachePolicy {
+ public:
+  static constexpr std::size_t kDefaultSinks = 4;  // StreamingLLM's choice
+
+  // recent must be at least 1: with sinks alone, every new token would be evicted at once
+  // (std::invalid_argument).
+  explicit SinkWindowPolicy(std::size_t sinks, std::size_t recent);
+
+  std::string name() const override { return "sinks"; }
+  // "attention sinks 4 + recent 60 = 64 tokens (StreamingLLM)"
+  std::string describe() const override;
+  std::size_t max_tokens(std::size_t max_positions) const override;
+  // Evicts at most one token per KV head: the oldest non-sink, once over sinks + recent.
+  void after_attention(LayerKVCache& cache, const StepAttention& attention) override;
+
+  std::size_t sinks() const { return sinks_; }
+  std::size_t recent() const { return recent_; }
+  std::size_t budget() const { return sinks_ + recent_; }
+
+ private:
+  std::size_t sinks_, recent_;
+  std::vector<std::size_t> victims_;  // (G,) scratch, sized on first use, reused after
+};
+
+}  // namespace h2o

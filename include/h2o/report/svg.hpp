@@ -1,0 +1,83 @@
+// svg.hpp: the pictures the programs write, as plain SVG text that any web browser shows.
+//
+// Every picture the project makes comes from here, so every one has the same parts: a title, a
+// subtitle saying what was measured, labelled axes with units, a legend, and the exact command
+// that made it (in the SVG's <desc>, announced by a comment at the top) so it can be made again.
+// Output is deterministic: numbers are printed with fixed decimals, nothing depends on the clock,
+// the locale or the machine.
+//
+// Three kinds of picture:
+//   line_chart_svg     one line per series over a shared x axis (linear or log axes)
+//   heatmap_svg        a matrix of values as coloured cells (e.g. attention: query step x key)
+//   occupancy_svg      panels of which positions a cache holds after each step (compare_policies)
+//
+// Dimension legend: R = rows of a heatmap, K = columns; S = steps, P = positions.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "h2o/base/tensor.hpp"
+
+namespace h2o {
+
+// Parts every picture has.
+struct PictureText {
+  std::string title;                  // one line, bold, at the top
+  std::vector<std::string> subtitle;  // lines under the title: what, on which data
+  std::string command;                // the command that made the picture (for <desc>)
+};
+
+// ---------------------------------------------------------------------------- line charts
+struct Series {
+  std::string name;       // legend entry
+  std::vector<double> x;  // (n,)
+  std::vector<double> y;  // (n,) non-finite values break the line there
+  bool dashed = false;
+  bool markers = true;  // a dot on every point
+};
+
+struct LineChart {
+  PictureText text;
+  std::string x_label, y_label;  // with units, e.g. "budget (% of the text's tokens)"
+  bool log_x = false, log_y = false;
+  std::vector<Series> series;
+  double width = 720, height = 440;
+};
+
+std::string line_chart_svg(const LineChart& chart);
+
+// ------------------------------------------------------------------------------- heatmaps
+struct Heatmap {
+  PictureText text;
+  std::string x_label, y_label;  // columns and rows
+  std::string value_label;       // the colour scale's meaning, e.g. "attention weight"
+  Matrix values;                 // (R, K) row r drawn from the top; NaN = no value (white)
+  double max_value = 0;          // colour scale top; 0 = the largest value
+  double width = 720, height = 620;
+};
+
+std::string heatmap_svg(const Heatmap& map);
+
+// -------------------------------------------------------------------------- occupancy grids
+struct OccupancyPanel {
+  std::string title, subtitle;
+  std::vector<std::vector<Position>> kept_per_step;  // (S, kept) positions held after each step
+};
+
+struct OccupancyGrid {
+  PictureText text;
+  std::size_t steps = 0;  // S: step t reads position t, so positions run 0 .. S-1
+  std::vector<OccupancyPanel> panels;
+};
+
+std::string occupancy_svg(const OccupancyGrid& grid);
+
+// Writes `svg` to `path`; throws std::runtime_error naming the path when it cannot.
+void save_svg(const std::string& path, const std::string& svg);
+
+// Text safe inside SVG/XML: & < > " escaped.
+std::string xml_escape(const std::string& text);
+
+}  // namespace h2o

@@ -1,0 +1,217 @@
+#include "h2o/app/cli.hpp"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <iostream>
+#include <new>
+#include <set>
+#include <sstream>
+
+namespace h2o {
+
+namespace {
+// "0", "0.5", "1000": the shortest form, where std::to_string(double) would print "0.000000".
+std::string short_number(double value) {
+  std::ostringstream out;
+  out << value;
+  return out.str();
+}
+}  // namespace
+
+ArgParser::ArgParser(std::string program, std::string summary)
+    : program_(std::move(program)), summary_(std::move(summary)) {
+  add_flag("help", "show this help and exit");
+}
+
+void ArgParser::add_option(const std::string& name, const std::string& value_name,
+                           const std::string& default_value, const std::string& help) {
+  order_.push_back(name);
+  options_[name] = Option{value_name, default_value, help, false};
+}
+
+void ArgParser::add_flag(const std::string& name, const std::string& help) {
+  order_.push_back(name);
+  options_[name] = Option{"", "", help, true};
+}
+
+bool ArgParser::parse(int argc, const char* const* argv) {
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg.rfind("--", 0) != 0 || arg.size() == 2) {
+      throw UsageError("unexpected argument '" + arg + "' (see --help)");
+    }
+    std::string name = arg.substr(2), value;
+    bool has_inline_value = false;
+    if (const auto eq = name.find('='); eq != std::string::npos) {
+      value = name.substr(eq + 1);
+      name = name.substr(0, eq);
+      has_inline_value = true;
+    }
+    const auto it = options_.find(name);
+    if (it == options_.end()) throw UsageError("unknown option --" + name + " (see --help)");
+    if (it->second.is_flag) {
+      if (has_inline_value) throw UsageError("--" + name + " takes no value");
+      values_[name] = "1";
+      continue;
+    }
+    if (!has_inline_value) {
+      if (i + 1 >= argc) throw UsageError("--" + name + " needs a value");
+      value = argv[++i];
+      // "--prompt --steps 3" is a forgotten value, not a prompt; --name=--text still works.
+      if (value.rfind("--", 0) == 0 && options_.count(value.substr(2, value.find('=') - 2)) > 0) {
+        throw UsageError("--" + name + " needs a value (got the option " + value + "; write --" +
+                         name + "=VALUE for a value that starts with --)");
+      }
+    }
+    values_[name] = value;
+  }
+  if (flag("help")) {
+    std::cout << help();
+    return false;
+  }
+  return true;
+}
+
+bool ArgParser::given(const std::string& name) const { return values_.count(name) > 0; }
+
+bool ArgParser::flag(const std::string& name) const { return given(name); }
+
+std::string ArgParser::text(const std::string& name) const {
+  if (const auto it = values_.find(name); it != values_.end()) return it->second;
+  const auto opt = options_.find(name);
+  if (opt == options_.end())
+    throw std::logic_error("ArgParser: option --" + name + " was never added");
+  return opt->second.default_value;
+}
+
+long long ArgParser::integer(const std::string& name, long long min, long long max) const {
+  const std::string value = text(name);
+  errno = 0;
+  char* end = nullptr;
+  const long long number = std::strtoll(value.c_str(), &end, 10);
+  if (value.empty() || *end != '\0' || errno == ERANGE) {
+    throw UsageError("--" + name + " expects a whole number, got '" + value + "'");
+  }
+  if (number < min || number > max) {
+    throw UsageError("--" + name + " must be between " + std::to_string(min) + " and " +
+                     std::to_string(max) + ", got " + value);
+  }
+  return number;
+}
+
+double ArgParser::real(const std::string& name, double min, double max) const {
+  const std::string value = text(name);
+  errno = 0;
+  char* end = nullptr;
+  const double number = std::strtod(value.c_str(), &end);
+  if (value.empty() || *end != '\0' || errno == ERANGE || !std::isfinite(number)) {
+    throw UsageError("--" + name + " expects a number, got '" + value + "'");
+  }
+  if (number < min || number > max) {
+    throw UsageError("--" + name + " must be between " + short_number(min) + " and " +
+                     short_number(max) + ", got " + value);
+  }
+  return number;
+}
+
+std::string ArgParser::help() const {
+  std::string out = "usage: " + program_ + " [options]\n\n" + summary_ + "\n\noptions:\n";
+  std::vector<std::string> names = order_;
+  // --help last, as people expect.
+  names.erase(names.begin());
+  names.push_back("help");
+  for (const auto& name : names) {
+    const Option& opt = options_.at(name);
+    std::string left = "  --" + name + (opt.is_flag ? "" : " " + opt.value_name);
+    if (left.size() < 26)
+      left += std::string(26 - left.size(), ' ');
+    else
+      left += "\n" + std::string(26, ' ');
+    std::string line = left + opt.help;
+    if (!opt.is_flag && !opt.default_value.empty()) {
+      const std::string default_text = "(default: " + opt.default_value + ")";
+      // Keep help within 100 columns: a long default (a path) goes on a line of its own.
+      const std::size_t newline = line.rfind('\n');
+      const std::size_t last_line_width =
+          newline == std::string::npos ? line.size() : line.size() - newline - 1;
+      line += last_line_width + 1 + default_text.size() <= 100
+                  ? " " + default_text
+                  : "\n" + std::string(26, ' ') + default_text;
+    }
+    out += line + "\n";
+  }
+  return out;
+}
+
+void add_budget_options(ArgParser& args, long long default_heavy, long long default_recent,
+                        const std::string& unit) {
+  args.add_option("heavy", "N", std::to_string(default_heavy), "H2O heavy-hitter " + unit);
+  args.add_option("recent", "N", std::to_string(default_recent), "H2O recent-window " + unit);
+}
+
+CacheBudget budget_from_options(const ArgParser& args, long long max_each) {
+  const auto heavy = static_cast<std::size_t>(args.integer("heavy", 0, max_each));
+  const auto recent = static_cast<std::size_t>(args.integer("recent", 0, max_each));
+  try {
+    return CacheBudget(heavy, recent);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError("--heavy " + std::to_string(heavy) + " --recent " + std::to_string(recent) +
+                     ": " + e.what());
+  }
+}
+
+std::vector<int> parse_percent_list(const std::string& option, const std::string& text,
+                                    std::size_t max_count) {
+  std::set<int> percents;
+  std::stringstream list(text);
+  std::string item;
+  while (std::getline(list, item, ',')) {
+    errno = 0;
+    char* end = nullptr;
+    const long value = std::strtol(item.c_str(), &end, 10);
+    if (item.empty() || *end != '\0' || errno == ERANGE || value < 1 || value > 100) {
+      throw UsageError("--" + option +
+                       " expects percentages from 1 to 100 separated by commas, got '" + text +
+                       "'");
+    }
+    percents.insert(static_cast<int>(value));
+  }
+  if (percents.empty() || percents.size() > max_count) {
+    throw UsageError("--" + option + " needs 1 to " + std::to_string(max_count) + " percentages");
+  }
+  return {percents.begin(), percents.end()};
+}
+
+namespace {
+// Errors quote what the user typed; a newline inside it must not break the one-line promise.
+std::string one_line(const std::string& message) {
+  std::string out;
+  for (char ch : message) {
+    if (ch == '\n')
+      out += "\\n";
+    else if (ch == '\r')
+      out += "\\r";
+    else
+      out += ch;
+  }
+  return out;
+}
+}  // namespace
+
+int run_program(const std::string& program, const std::function<int()>& body) {
+  try {
+    return body();
+  } catch (const UsageError& e) {
+    std::cerr << program << ": error: " << one_line(e.what()) << "\n";
+    return 2;
+  } catch (const std::bad_alloc&) {
+    std::cerr << program << ": error: out of memory\n";
+    return 1;
+  } catch (const std::exception& e) {
+    std::cerr << program << ": error: " << one_line(e.what()) << "\n";
+    return 1;
+  }
+}
+
+}  // namespace h2o

@@ -1,0 +1,66 @@
+#include "h2o/base/format.hpp"
+
+#include <cstdio>
+
+namespace h2o {
+
+std::string fixed(double value, int decimals) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%.*f", decimals, value);
+  std::string text(buffer);
+  // A tiny negative number rounds to "-0.00"; print it as "0.00".
+  if (text[0] == '-' && text.find_first_not_of("-0.") == std::string::npos) text.erase(0, 1);
+  return text;
+}
+
+std::string scientific(double value, int decimals) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%.*e", decimals, value);
+  return buffer;
+}
+
+namespace {
+template <class Range, class Format>
+std::string join(const Range& items, Format format_item) {
+  std::string out = "[";
+  bool first = true;
+  for (const auto& item : items) {
+    if (!first) out += ", ";
+    out += format_item(item);
+    first = false;
+  }
+  return out + "]";
+}
+}  // namespace
+
+std::string format_list(const std::vector<float>& values, int decimals) {
+  return join(values, [&](float v) { return fixed(v, decimals); });
+}
+
+std::string format_list(const Vector& values, int decimals) {
+  return join(values, [&](float v) { return fixed(v, decimals); });
+}
+
+std::string format_list(const std::vector<Position>& values) {
+  return join(values, [](Position p) { return std::to_string(p); });
+}
+
+std::string format_list(const std::vector<std::size_t>& values) {
+  return join(values, [](std::size_t v) { return std::to_string(v); });
+}
+
+std::string format_list(const std::vector<std::string>& words) {
+  return join(words, [](const std::string& w) { return w; });
+}
+
+std::string pad_right(const std::string& text, std::size_t width) {
+  return text.size() >= width ? text : text + std::string(width - text.size(), ' ');
+}
+
+std::string pad_left(const std::string& text, std::size_t width) {
+  return text.size() >= width ? text : std::string(width - text.size(), ' ') + text;
+}
+
+std::string rule(std::size_t width, char ch) { return std::string(width, ch); }
+
+}  // namespace h2o

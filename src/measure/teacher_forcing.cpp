@@ -1,0 +1,83 @@
+#include "h2o/measure/teacher_forcing.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+#include <xtensor/xbuilder.hpp>
+
+#include "h2o/text/sampler.hpp"
+
+namespace h2o {
+
+double TeacherForcedRun::mean_nll() const {
+  double sum = 0.0;
+  for (double nll : token_nll) sum += nll;
+  return token_nll.empty() ? 0.0 : sum / static_cast<double>(token_nll.size());
+}
+
+double TeacherForcedRun::perplexity() const { return std::exp(mean_nll()); }
+
+double TeacherForcedRun::agreement() const {
+  return steps() == 0 ? 0.0 : static_cast<double>(agreements) / static_cast<double>(steps());
+}
+
+double TeacherForcedRun::mean_kl() const {
+  return steps() == 0 ? 0.0 : kl_sum / static_cast<double>(steps());
+}
+
+TeacherForcedRun read_with_teacher_forcing(Decoder& decoder, const std::vector<int>& tokens,
+                                           const TeacherForcingOptions& options) {
+  const std::size_t n = tokens.size();
+  if (n < 2) throw std::invalid_argument("teacher forcing needs a text of at least 2 tokens");
+  if (n > decoder.max_positions()) {
+    throw std::invalid_argument("the text has " + std::to_string(n) +
+                                " tokens; the decoder reads at most " +
+                                std::to_string(decoder.max_positions()));
+  }
+  if (decoder.position() != 0) throw std::invalid_argument("teacher forcing needs a fresh decoder");
+  const TeacherForcedRun* reference = options.reference;
+  const bool compare_kl = reference != nullptr && reference->log_probs.shape()[0] > 0;
+  if (reference != nullptr && reference->steps() != n - 1) {
+    throw std::invalid_argument("the reference run read a text of another length");
+  }
+
+  const std::size_t V = decoder.config().vocab_size, steps = n - 1;
+  TeacherForcedRun run;
+  run.token_nll.reserve(steps);
+  run.top1.reserve(steps);
+  if (options.keep_log_probs) run.log_probs = xt::zeros<float>({steps, V});
+  std::vector<double> log_probs(V);  // (V,) this step's log-softmax, in double for the sums
+
+  for (std::size_t t = 0; t < steps; ++t) {
+    const Vector& logits = decoder.forward(tokens[t]);  // (V,)
+    // log softmax, computed stably: subtract the largest logit before exponentiating.
+    const double max_logit = *std::max_element(logits.begin(), logits.end());
+    double sum_exp = 0.0;
+    for (std::size_t v = 0; v < V; ++v) sum_exp += std::exp(logits(v) - max_logit);
+    const double log_sum = max_logit + std::log(sum_exp);
+    for (std::size_t v = 0; v < V; ++v) log_probs[v] = logits(v) - log_sum;
+
+    run.token_nll.push_back(-log_probs[static_cast<std::size_t>(tokens[t + 1])]);
+    run.top1.push_back(sample_argmax(logits.data(), V));
+    if (options.keep_log_probs) {
+      for (std::size_t v = 0; v < V; ++v) run.log_probs(t, v) = static_cast<float>(log_probs[v]);
+    }
+    if (reference != nullptr) {
+      run.agreements += run.top1.back() == reference->top1[t] ? 1 : 0;
+      if (compare_kl) {
+        // KL(p || q) = sum_v p(v) (log p(v) - log q(v)), p = the reference's distribution.
+        double kl = 0.0;
+        for (std::size_t v = 0; v < V; ++v) {
+          const double log_p = reference->log_probs(t, v);
+          kl += std::exp(log_p) * (log_p - log_probs[v]);
+        }
+        run.kl_sum += std::max(0.0, kl);  // rounding can dip a hair below 0 for equal runs
+      }
+    }
+    if (options.after_step) options.after_step(t);
+  }
+  return run;
+}
+
+}  // namespace h2o

@@ -1,0 +1,114 @@
+#include "h2o/policy/policy_factory.hpp"
+
+#include <algorithm>
+#include <functional>
+#include <stdexcept>
+
+#include "h2o/cache/budget.hpp"
+#include "h2o/policy/h2o_policy.hpp"
+#include "h2o/policy/random_eviction_policy.hpp"
+#include "h2o/policy/sink_window_policy.hpp"
+#include "h2o/policy/sliding_window_policy.hpp"
+#include "h2o/policy/tova_policy.hpp"
+
+namespace h2o {
+
+namespace {
+
+using Settings = PolicySettings;
+
+// heavy = recent = half of an equal budget; the odd token goes to the recent window.
+Settings halves(Settings s, std::size_t tokens) {
+  s.heavy = tokens / 2;
+  s.recent = tokens - tokens / 2;
+  return s;
+}
+
+struct PolicyEntry {
+  PolicyKind kind;
+  std::function<std::unique_ptr<CachePolicy>(const Settings&)> make;
+  std::function<Settings(Settings, std::size_t tokens)> split;  // see settings_for_budget
+};
+
+// One row per policy. Adding a policy = one more row here.
+const std::vector<PolicyEntry>& policy_table() {
+  static const std::vector<PolicyEntry> table = {
+      {{"full", "keep every token (exact attention, memory grows with the sequence)"},
+       [](const Settings&) { return std::make_unique<FullCachePolicy>(); },
+       halves},
+      {{"h2o", "Heavy-Hitter Oracle: keep the recent window plus the highest-scoring tokens"},
+       [](const Settings& s) {
+         return std::make_unique<H2OPolicy>(CacheBudget{s.heavy, s.recent}, s.scoring);
+       },
+       halves},
+      {{"window", "sliding window: keep the last heavy + recent tokens (H2O's local baseline)"},
+       [](const Settings& s) {
+         return std::make_unique<SlidingWindowPolicy>(CacheBudget{s.heavy, s.recent});
+       },
+       halves},
+      {{"sinks", "StreamingLLM: keep the first --sinks tokens (attention sinks) + the last recent"},
+       [](const Settings& s) { return std::make_unique<SinkWindowPolicy>(s.sinks, s.recent); },
+       [](Settings s, std::size_t tokens) {
+         s = halves(s, tokens);
+         s.sinks = std::min(s.sinks, s.heavy);  // the sinks come out of the heavy half
+         s.recent = tokens - s.sinks;
+         return s;
+       }},
+      {{"random", "keep heavy + recent tokens, evicting a random one outside the recent window"},
+       [](const Settings& s) {
+         return std::make_unique<RandomEvictionPolicy>(CacheBudget{s.heavy, s.recent}, s.seed);
+       },
+       halves},
+      {{"tova", "TOVA: keep heavy + recent tokens, evicting the one the new query attends least"},
+       [](const Settings& s) {
+         return std::make_unique<TovaPolicy>(CacheBudget{s.heavy, s.recent}, s.scoring);
+       },
+       halves},
+  };
+  return table;
+}
+
+const PolicyEntry& entry_for(const std::string& name) {
+  for (const auto& entry : policy_table()) {
+    if (entry.kind.name == name) return entry;
+  }
+  throw std::invalid_argument(unknown_policy_message(name));
+}
+
+}  // namespace
+
+const std::vector<PolicyKind>& policy_kinds() {
+  static const std::vector<PolicyKind> kinds = [] {
+    std::vector<PolicyKind> out;
+    for (const auto& entry : policy_table()) out.push_back(entry.kind);
+    return out;
+  }();
+  return kinds;
+}
+
+std::string policy_names() {
+  std::string names;
+  for (const auto& kind : policy_kinds()) names += (names.empty() ? "" : ", ") + kind.name;
+  return names;
+}
+
+bool is_policy_name(const std::string& name) {
+  const auto& kinds = policy_kinds();
+  return std::any_of(kinds.begin(), kinds.end(),
+                     [&](const PolicyKind& kind) { return kind.name == name; });
+}
+
+std::string unknown_policy_message(const std::string& name) {
+  return "unknown cache policy '" + name + "' (expected one of: " + policy_names() + ")";
+}
+
+std::unique_ptr<CachePolicy> make_policy(const std::string& name, const PolicySettings& settings) {
+  return entry_for(name).make(settings);
+}
+
+PolicySettings settings_for_budget(const std::string& name, std::size_t tokens,
+                                   PolicySettings base) {
+  return entry_for(name).split(base, tokens);
+}
+
+}  // namespace h2o

@@ -1,0 +1,65 @@
+#include "h2o/policy/random_eviction_policy.hpp"
+
+#include <algorithm>
+#include <functional>
+#include <stdexcept>
+
+namespace h2o {
+
+RandomEvictionPolicy::RandomEvictionPolicy(CacheBudget budget, std::uint64_t seed)
+    : budget_(budget.total()), recent_(budget.recent), seed_(seed), rng_(seed) {}
+
+std::string RandomEvictionPolicy::describe() const {
+  return "random eviction, " + std::to_string(budget_) + " tokens, the last " +
+         std::to_string(recent_) + " protected, seed " + std::to_string(seed_);
+}
+
+std::size_t RandomEvictionPolicy::max_tokens(std::size_t max_positions) const {
+  return std::min(budget_, max_positions);
+}
+
+void RandomEvictionPolicy::after_attention(LayerKVCache& cache, const StepAttention&) {
+  const std::size_t n = cache.size();
+  // A new sequence (its first token, position 0, alone in the cache): restart the draws, so every
+  // run of the same tokens repeats, also after Decoder::reset().
+  if (n == 1 && cache.positions(0)[0] == 0) rng_ = Rng(seed_);
+  if (n <= budget_) return;
+  if (n != budget_ + 1) {
+    throw std::logic_error("RandomEvictionPolicy: cache is more than one token over budget");
+  }
+  const std::size_t n_kv = cache.n_kv_heads();
+  victims_.resize(n_kv);
+  if (newest_.capacity() < cache.capacity()) newest_.reserve(cache.capacity());
+  for (std::size_t g = 0; g < n_kv; ++g) {
+    const Position* positions = cache.positions(g);  // (n,)
+    // The recent window is the `recent` largest positions: protected are the slots at or above
+    // the recent-th largest (positions are distinct).
+    const bool protect_any = recent_ > 0;
+    Position first_recent = 0;
+    if (protect_any) {
+      newest_.assign(positions, positions + n);  // within the reserved capacity: no allocation
+      const auto nth = newest_.begin() + static_cast<std::ptrdiff_t>(recent_ - 1);
+      std::nth_element(newest_.begin(), nth, newest_.end(), std::greater<Position>());
+      first_recent = *nth;
+    }
+    // n - recent >= 1 unprotected slots; pick the k-th of them in slot order.
+    std::uint32_t k = rng_.below(static_cast<std::uint32_t>(n - recent_));
+    std::size_t victim = n;
+    for (std::size_t s = 0; s < n; ++s) {
+      if (protect_any && positions[s] >= first_recent) continue;
+      if (k == 0) {
+        victim = s;
+        break;
+      }
+      --k;
+    }
+    if (victim == n) {
+      throw std::logic_error(
+          "RandomEvictionPolicy: too few unprotected slots (positions must be distinct)");
+    }
+    victims_[g] = victim;
+  }
+  cache.remove_one_per_head(victims_.data());
+}
+
+}  // namespace h2o

@@ -1,0 +1,57 @@
+#include "h2o/policy/sink_window_policy.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <stdexcept>
+
+namespace h2o {
+
+SinkWindowPolicy::SinkWindowPolicy(std::size_t sinks, std::size_t recent)
+    : sinks_(sinks), recent_(recent) {
+  if (recent_ == 0) {
+    throw std::invalid_argument(
+        "attention sinks: recent must be at least 1 (the budget sinks + recent must hold more "
+        "than the sinks)");
+  }
+  if (sinks_ > std::numeric_limits<std::size_t>::max() - recent_) {
+    throw std::invalid_argument("attention sinks: sinks + recent is too large");
+  }
+}
+
+std::string SinkWindowPolicy::describe() const {
+  return "attention sinks " + std::to_string(sinks_) + " + recent " + std::to_string(recent_) +
+         " = " + std::to_string(budget()) + " tokens (StreamingLLM)";
+}
+
+std::size_t SinkWindowPolicy::max_tokens(std::size_t max_positions) const {
+  return std::min(budget(), max_positions);
+}
+
+void SinkWindowPolicy::after_attention(LayerKVCache& cache, const StepAttention&) {
+  const std::size_t n = cache.size();
+  if (n <= budget()) return;
+  if (n != budget() + 1) {
+    throw std::logic_error("SinkWindowPolicy: cache is more than one token over budget");
+  }
+  const std::size_t n_kv = cache.n_kv_heads();
+  const auto first_non_sink = static_cast<Position>(sinks_);
+  victims_.resize(n_kv);
+  for (std::size_t g = 0; g < n_kv; ++g) {
+    const Position* positions = cache.positions(g);  // (n,)
+    // At most `sinks` slots are sinks and n > sinks + recent, so at least recent + 1 are not: the
+    // oldest of them is never one of the last `recent` tokens.
+    std::size_t victim = n;  // none yet
+    for (std::size_t s = 0; s < n; ++s) {
+      if (positions[s] < first_non_sink) continue;
+      if (victim == n || positions[s] < positions[victim]) victim = s;
+    }
+    if (victim == n) {
+      throw std::logic_error(
+          "SinkWindowPolicy: no token outside the sinks (positions must be distinct)");
+    }
+    victims_[g] = victim;
+  }
+  cache.remove_one_per_head(victims_.data());
+}
+
+}  // namespace h2o

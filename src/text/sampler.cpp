@@ -1,0 +1,100 @@
+#include "h2o/text/sampler.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+#include <xtensor/xbuilder.hpp>
+
+#include "h2o/attention/attention.hpp"
+
+namespace h2o {
+
+int sample_argmax(const float* values, std::size_t n) {
+  if (n == 0) throw std::invalid_argument("sample_argmax: no values");
+  std::size_t best = 0;
+  for (std::size_t i = 1; i < n; ++i) {
+    if (values[i] > values[best]) best = i;  // strictly greater: the first maximum wins
+  }
+  return static_cast<int>(best);
+}
+
+int sample_multinomial(const float* probabilities, std::size_t n, float coin) {
+  if (n == 0) throw std::invalid_argument("sample_multinomial: no probabilities");
+  float cdf = 0.0f;
+  for (std::size_t i = 0; i < n; ++i) {
+    cdf += probabilities[i];
+    if (coin < cdf) return static_cast<int>(i);
+  }
+  return static_cast<int>(n - 1);  // the sum fell just short of the coin through rounding
+}
+
+int sample_top_p(const float* probabilities, std::size_t n, float top_p, float coin,
+                 std::vector<ProbabilityIndex>& scratch) {
+  if (n == 0) throw std::invalid_argument("sample_top_p: no probabilities");
+  if (n == 1) return 0;
+  // A token below this cutoff can never be inside the nucleus: even if all n - 1 others were as
+  // small, they could not add up to 1 - top_p. Dropping them makes the sort much shorter.
+  const float cutoff = (1.0f - top_p) / static_cast<float>(n - 1);
+  scratch.clear();
+  for (std::size_t i = 0; i < n; ++i) {
+    if (probabilities[i] >= cutoff) scratch.push_back({probabilities[i], static_cast<int>(i)});
+  }
+  // With a tiny top_p and a nearly flat distribution nothing reaches the cutoff (run.c then reads
+  // outside its array); the nucleus is then just the most likely token.
+  if (scratch.empty()) return sample_argmax(probabilities, n);
+  // Larger probability first; equal probabilities by index, so the order never depends on the
+  // sort algorithm (run.c's qsort leaves ties unspecified).
+  std::sort(
+      scratch.begin(), scratch.end(), [](const ProbabilityIndex& a, const ProbabilityIndex& b) {
+        return a.probability != b.probability ? a.probability > b.probability : a.index < b.index;
+      });
+
+  float cumulative = 0.0f;
+  std::size_t last = scratch.size() - 1;
+  for (std::size_t i = 0; i < scratch.size(); ++i) {
+    cumulative += scratch[i].probability;
+    if (cumulative > top_p) {
+      last = i;
+      break;
+    }
+  }
+  const float r = coin * cumulative;
+  float cdf = 0.0f;
+  for (std::size_t i = 0; i <= last; ++i) {
+    cdf += scratch[i].probability;
+    if (r < cdf) return scratch[i].index;
+  }
+  return scratch[last].index;
+}
+
+Sampler::Sampler(std::size_t vocab_size, float temperature, float top_p, std::uint64_t seed)
+    : vocab_size_(vocab_size), temperature_(temperature), top_p_(top_p), rng_(seed) {
+  if (vocab_size == 0) throw std::invalid_argument("Sampler: the vocabulary is empty");
+  if (!std::isfinite(temperature) || temperature < 0.0f) {
+    throw std::invalid_argument("temperature must be a number >= 0, got " +
+                                std::to_string(temperature));
+  }
+  if (!(top_p >= 0.0f && top_p <= 1.0f)) {  // also refuses NaN
+    throw std::invalid_argument("top-p must be between 0 and 1, got " + std::to_string(top_p));
+  }
+  probabilities_ = xt::zeros<float>({vocab_size});
+  candidates_.reserve(vocab_size);
+}
+
+int Sampler::sample(const Vector& logits) {
+  if (logits.size() != vocab_size_) {
+    throw std::invalid_argument("Sampler: expected " + std::to_string(vocab_size_) +
+                                " logits, got " + std::to_string(logits.size()));
+  }
+  if (temperature_ == 0.0f) return sample_argmax(logits.data(), vocab_size_);
+
+  float* p = probabilities_.data();
+  for (std::size_t i = 0; i < vocab_size_; ++i) p[i] = logits(i) / temperature_;
+  softmax_inplace(p, vocab_size_);
+  const float coin = rng_.uniform();
+  if (top_p_ <= 0.0f || top_p_ >= 1.0f) return sample_multinomial(p, vocab_size_, coin);
+  return sample_top_p(p, vocab_size_, top_p_, coin, candidates_);
+}
+
+}  // namespace h2o
