@@ -1,14 +1,15 @@
 // Lesson 01: choose the heavy hitters and the recent tokens.
 // Mirrors the blog's learn_01_h2o.py ("Choose heavy and recent tokens").
 //
-// H2O keeps a KV cache small by keeping only two kinds of tokens:
-//   recent tokens - the newest `recent` tokens, kept whatever their score;
-//   heavy hitters - among the older tokens, the `heavy` with the largest importance scores.
-// Every other token is evicted. This lesson writes that choice out by hand on the blog's sentence,
-// repeats it on the handbook's worked example, shows the tie-break rule and the two special budgets
-// (heavy = 0 and recent = 0), and checks each answer against the library's h2o::plan_keep.
+// H2O keeps a KV cache small by keeping two kinds of tokens:
+//   recent tokens - the newest recent_size tokens, kept whatever their score;
+//   heavy hitters - among the older tokens, the heavy_size with the largest importance scores.
+// Every other token is evicted. Steps 1-4 write that choice out on the blog's sentence. Steps 5-8
+// run the same rule from the library (h2o::plan_keep, which the later lessons call) on the
+// handbook's worked example, on a tie, and on the two special budgets.
 //
-// Scores are given here; lesson 02 shows where they come from.
+// Scores are given here; lesson 02 shows where they come from. Like the blog's first lessons,
+// which are plain Python, this one uses plain lists (std::vector) and no tensors.
 #include <algorithm>
 #include <cstddef>
 #include <iostream>
@@ -18,157 +19,110 @@
 
 #include "h2o/app/cli.hpp"
 #include "h2o/base/format.hpp"
+#include "h2o/base/rows.hpp"
 #include "h2o/cache/selection.hpp"
 
+using h2o::format_list;
+using h2o::take;
+
 namespace {
-
-// The choice, as slot indices. In this lesson slot i holds the token at position i, so "newest"
-// simply means "largest index".
-struct Choice {
-  std::vector<std::size_t> recent, heavy, kept, evicted;
-};
-
-Choice choose_heavy_and_recent(const std::vector<float>& scores, std::size_t heavy,
-                               std::size_t recent) {
-  const std::size_t n = scores.size();
-  Choice choice;
-
-  // The recent window: the last `recent` tokens (or all of them, if the cache is shorter).
-  const std::size_t first_recent = n > recent ? n - recent : 0;
-  for (std::size_t i = first_recent; i < n; ++i) choice.recent.push_back(i);
-
-  // The older tokens, best first. stable_sort keeps equal scores in position order, so on a tie
-  // the OLDER token comes first and stays (the tie-break rule).
-  std::vector<std::size_t> older(first_recent);
-  std::iota(older.begin(), older.end(), std::size_t{0});
-  std::stable_sort(older.begin(), older.end(),
-                   [&](std::size_t a, std::size_t b) { return scores[a] > scores[b]; });
-  const std::size_t n_heavy = std::min(heavy, older.size());
-  choice.heavy.assign(older.begin(), older.begin() + static_cast<std::ptrdiff_t>(n_heavy));
-  choice.evicted.assign(older.begin() + static_cast<std::ptrdiff_t>(n_heavy), older.end());
-
-  // Back into position order, so the cache reads like the sentence.
-  std::sort(choice.heavy.begin(), choice.heavy.end());
-  std::sort(choice.evicted.begin(), choice.evicted.end());
-  choice.kept = choice.heavy;
-  choice.kept.insert(choice.kept.end(), choice.recent.begin(), choice.recent.end());
-  std::sort(choice.kept.begin(), choice.kept.end());
-  return choice;
-}
-
-// Does the library make the same choice? Positions are 0, 1, 2, ... here, like the slots.
-bool library_agrees(const Choice& mine, const std::vector<float>& scores,
-                    const h2o::CacheBudget& budget) {
-  std::vector<h2o::Position> positions(scores.size());
-  std::iota(positions.begin(), positions.end(), h2o::Position{0});
-  const h2o::KeepPlan plan = h2o::plan_keep(positions, scores, budget);
-  return plan.recent == mine.recent && plan.heavy == mine.heavy && plan.kept == mine.kept &&
-         plan.evicted == mine.evicted;
-}
-
-std::vector<std::string> words_at(const std::vector<std::string>& words,
-                                  const std::vector<std::size_t>& slots) {
-  std::vector<std::string> out;
-  for (std::size_t s : slots) out.push_back(words.at(s));
-  return out;
-}
-
-const char* yes_no(bool ok) { return ok ? "yes" : "no"; }
-
+std::vector<h2o::Position> positions_0_to(std::size_t n);  // small helpers, defined below main
+const char* yes_no(bool yes);
 }  // namespace
 
-int main(int argc, char** argv) {
-  return h2o::run_program("01_heavy_and_recent", [&] {
-    h2o::ArgParser args(
-        "01_heavy_and_recent",
-        "Lesson 01: choose heavy hitters and recent tokens (blog learn_01_h2o.py).\n"
-        "--heavy and --recent change the budget of the blog example (steps 1-4).");
-    h2o::add_budget_options(args, 2, 2, "slots for the blog example");
-    if (!args.parse(argc, argv)) return 0;
-    // A budget of 0 + 0 or a negative count is refused with a clear message.
-    const h2o::CacheBudget budget = h2o::budget_from_options(args);
-
-    std::cout << "Lesson 01: choose heavy and recent tokens (blog: learn_01_h2o.py)\n\n";
-
-    // Step 1: the cache as the blog shows it - five tokens, each with an importance score.
-    const std::vector<std::string> words = {"The", "cat", "sat", "because", "it"};
-    const std::vector<float> scores = {1.78f, 1.58f, 0.91f, 0.51f, 0.22f};
-    std::cout << "Step 1: the cache holds " << words.size() << " tokens\n";
-    std::cout << "  position  word      score\n";
-    for (std::size_t i = 0; i < words.size(); ++i) {
-      std::cout << "  " << h2o::pad_left(std::to_string(i), 8) << "  "
-                << h2o::pad_right(words[i], 8) << h2o::pad_left(h2o::fixed(scores[i]), 5) << "\n";
-    }
-    std::cout << "  budget: " << budget.describe() << "\n";
-    const Choice choice = choose_heavy_and_recent(scores, budget.heavy, budget.recent);
-
-    // Step 2: the newest tokens are protected, whatever their scores: they have not yet had a
-    // chance to collect attention.
-    std::cout << "\nStep 2: the last " << budget.recent << " tokens are always kept\n";
-    std::cout << "  recent " << h2o::format_list(words_at(words, choice.recent)) << "\n";
-
-    // Step 3: among the older tokens, the largest scores win the heavy slots.
-    std::cout << "\nStep 3: among the older tokens, keep the " << budget.heavy
-              << " largest scores\n";
-    std::cout << "  older tokens:";
-    const std::size_t n_older = words.size() - choice.recent.size();
-    for (std::size_t i = 0; i < n_older; ++i) {
-      std::cout << " " << words[i] << " " << h2o::fixed(scores[i]) << (i + 1 < n_older ? "," : "");
-    }
-    std::cout << "\n  heavy " << h2o::format_list(words_at(words, choice.heavy)) << "\n";
-
-    // Step 4: the cache keeps both groups, in sentence order; the rest is evicted.
-    std::cout << "\nStep 4: the cache after eviction\n";
-    std::cout << "  kept cache " << h2o::format_list(words_at(words, choice.kept)) << "\n";
-    std::cout << "  evicted " << h2o::format_list(words_at(words, choice.evicted)) << "\n";
-    std::cout << "  library h2o::plan_keep agrees: "
-              << yes_no(library_agrees(choice, scores, budget)) << "\n";
-
-    // Step 5: the handbook's worked example, by position. Same rule, other numbers.
-    const std::vector<float> handbook_scores = {3.8f, 0.4f, 2.1f, 0.3f, 0.0f};
-    const h2o::CacheBudget handbook_budget = h2o::CacheBudget(2, 2);
-    const Choice handbook = choose_heavy_and_recent(handbook_scores, 2, 2);
-    std::cout << "\nStep 5: the handbook's worked example (" << handbook_budget.describe() << ")\n";
-    std::cout << "  positions [0, 1, 2, 3, 4]  scores " << h2o::format_list(handbook_scores, 1)
-              << "\n";
-    std::cout << "  recent positions " << h2o::format_list(handbook.recent) << "\n";
-    std::cout << "  heavy positions " << h2o::format_list(handbook.heavy) << "\n";
-    std::cout << "  kept positions " << h2o::format_list(handbook.kept) << "\n";
-    std::cout << "  evicted positions " << h2o::format_list(handbook.evicted) << "\n";
-    std::cout << "  library h2o::plan_keep agrees on the handbook example: "
-              << yes_no(library_agrees(handbook, handbook_scores, handbook_budget)) << "\n";
-
-    // Step 6: the tie-break rule. Three older tokens share one score but only two heavy slots
-    // exist; the rule must say who stays, or runs could differ. Ours: the OLDER token stays.
-    const std::vector<float> tied_scores = {0.9f, 0.9f, 0.9f, 0.3f, 0.1f};
-    const Choice tied = choose_heavy_and_recent(tied_scores, 2, 2);
-    std::cout << "\nStep 6: the tie-break rule - on equal scores the older token stays\n";
-    std::cout << "  scores " << h2o::format_list(tied_scores, 1) << ", heavy 2 + recent 2\n";
-    std::cout << "  heavy positions " << h2o::format_list(tied.heavy) << ", evicted positions "
-              << h2o::format_list(tied.evicted) << "\n";
-    std::cout << "  library h2o::plan_keep agrees on the tie: "
-              << yes_no(library_agrees(tied, tied_scores, h2o::CacheBudget(2, 2))) << "\n";
-
-    // Step 7: the two special budgets, on the blog's sentence.
-    std::cout << "\nStep 7: special budgets on the blog's tokens\n";
-    // heavy = 0: no token is kept for its score, only the newest ones - a sliding window.
-    const Choice window = choose_heavy_and_recent(scores, 0, 3);
-    std::cout << "  heavy 0 + recent 3 (a sliding window): kept "
-              << h2o::format_list(words_at(words, window.kept)) << ", library agrees: "
-              << yes_no(library_agrees(window, scores, h2o::CacheBudget(0, 3))) << "\n";
-    // recent = 0: only scores count, so the newest token, with almost no score yet, is evicted
-    // at once - it never gets the chance to become important. That is why the window exists.
-    const Choice top_only = choose_heavy_and_recent(scores, 3, 0);
-    std::cout << "  heavy 3 + recent 0 (top scores only):  kept "
-              << h2o::format_list(words_at(words, top_only.kept)) << ", library agrees: "
-              << yes_no(library_agrees(top_only, scores, h2o::CacheBudget(3, 0))) << "\n";
-    std::cout << "  with recent 0 the newest token '" << words.back() << "' (score "
-              << h2o::fixed(scores.back()) << ") is "
-              << (std::find(top_only.kept.begin(), top_only.kept.end(), words.size() - 1) ==
-                          top_only.kept.end()
-                      ? "evicted before it can collect any attention"
-                      : "kept")
-              << "\n";
+// main's body runs inside `try`: any error ends the lesson with a one-line message (app/cli.hpp).
+int main(int argc, char** argv) try {
+  h2o::ArgParser args("01_heavy_and_recent",
+                      "Lesson 01: choose heavy and recent tokens (blog learn_01_h2o.py).\n"
+                      "--heavy and --recent change the budget of the blog example (steps 1-4).");
+  if (!h2o::add_budget_options(args, 2, 2, "slots for the blog example").parse(argc, argv))
     return 0;
-  });
+  const h2o::CacheBudget budget = h2o::budget_from_options(args);
+  std::cout << "Lesson 01: choose heavy and recent tokens (blog: learn_01_h2o.py)\n\n";
+
+  // Step 1: the blog's cache: five tokens, each with an importance score.
+  const std::vector<std::string> tokens = {"The", "cat", "sat", "because", "it"};
+  const std::vector<float> h2o_scores = {1.78f, 1.58f, 0.91f, 0.51f, 0.22f};
+  // heavy_size = 2
+  // recent_size = 2
+  const std::size_t heavy_size = budget.heavy, recent_size = budget.recent;
+  const std::size_t n = tokens.size();
+  std::cout << "Step 1: the cache holds " << n << " tokens " << format_list(tokens) << "\n"
+            << "        with scores " << format_list(h2o_scores) << "; budget " << budget.describe()
+            << "\n";
+
+  // Step 2: the newest recent_size tokens are always kept: they have not yet had a chance to
+  // collect attention. Slot i holds the token at position i, so "newest" = largest index.
+  const std::size_t first_recent = n > recent_size ? n - recent_size : 0;
+  std::vector<std::size_t> recent_indices;
+  for (std::size_t i = first_recent; i < n; ++i) recent_indices.push_back(i);
+  std::cout << "Step 2: the last " << recent_size << " tokens are always kept: recent "
+            << format_list(take(tokens, recent_indices)) << "\n";
+
+  // Step 3: among the older tokens, the heavy_size largest scores win. stable_sort keeps equal
+  // scores in position order, so on a tie the OLDER token comes first and stays (the tie-break).
+  std::vector<std::size_t> older_indices(first_recent);
+  std::iota(older_indices.begin(), older_indices.end(), std::size_t{0});
+  std::stable_sort(older_indices.begin(), older_indices.end(),
+                   [&](std::size_t a, std::size_t b) { return h2o_scores[a] > h2o_scores[b]; });
+  const auto n_heavy = static_cast<std::ptrdiff_t>(std::min(heavy_size, older_indices.size()));
+  std::vector<std::size_t> heavy_indices(older_indices.begin(), older_indices.begin() + n_heavy);
+  std::vector<std::size_t> evicted_indices(older_indices.begin() + n_heavy, older_indices.end());
+  std::sort(heavy_indices.begin(), heavy_indices.end());  // back into sentence order
+  std::sort(evicted_indices.begin(), evicted_indices.end());
+  std::cout << "Step 3: older tokens by score " << format_list(take(tokens, older_indices))
+            << "; keep the " << heavy_size << " largest: heavy "
+            << format_list(take(tokens, heavy_indices)) << "\n";
+
+  // Step 4: keep_indices = heavy + recent, in sentence order. Every other token is evicted.
+  std::vector<std::size_t> keep_indices = heavy_indices;
+  keep_indices.insert(keep_indices.end(), recent_indices.begin(), recent_indices.end());
+  std::sort(keep_indices.begin(), keep_indices.end());
+  const h2o::KeepPlan plan = h2o::plan_keep(positions_0_to(n), h2o_scores, budget);
+  const bool agrees = plan.kept == keep_indices && plan.evicted == evicted_indices;
+  std::cout << "Step 4: kept cache " << format_list(take(tokens, keep_indices)) << ", evicted "
+            << format_list(take(tokens, evicted_indices)) << "\n        library h2o::plan_keep "
+            << "(used from now on) agrees: " << yes_no(agrees) << "\n";
+
+  // Steps 5-8: the same rule, now from the library, on other caches (slot i = position i):
+  //   the handbook's worked example;
+  //   a tie: three older tokens share one score but there are only two heavy slots, so the rule
+  //     must say who stays, or two runs could differ. Ours: the OLDER token stays;
+  //   the special budgets: heavy = 0 keeps only the newest tokens, a sliding window; recent = 0
+  //     keeps only high scores, so the newest token, with no score yet, is evicted at once: it
+  //     never gets the chance to become important. That is why the recent window exists.
+  struct Example {
+    std::string title;
+    std::vector<float> scores;
+    h2o::CacheBudget budget;
+  };
+  const std::vector<Example> examples = {
+      {"Step 5: the handbook's worked example", {3.8f, 0.4f, 2.1f, 0.3f, 0.0f}, {2, 2}},
+      {"Step 6: a tie - on equal scores the older token stays",
+       {0.9f, 0.9f, 0.9f, 0.3f, 0.1f},
+       {2, 2}},
+      {"Step 7: heavy 0 is a sliding window (the blog's scores)", h2o_scores, {0, 3}},
+      {"Step 8: recent 0 keeps top scores only (the blog's scores)", h2o_scores, {3, 0}}};
+  for (const Example& e : examples) {
+    const h2o::KeepPlan p = h2o::plan_keep(positions_0_to(e.scores.size()), e.scores, e.budget);
+    std::cout << "\n"
+              << e.title << ", " << e.budget.describe() << "\n  scores " << format_list(e.scores)
+              << " -> recent positions " << format_list(p.recent) << ", heavy positions "
+              << format_list(p.heavy) << "\n  kept positions " << format_list(p.kept)
+              << ", evicted positions " << format_list(p.evicted) << "\n";
+  }
+  return 0;
+} catch (...) {
+  return h2o::exit_with_error(argv[0]);
 }
+
+namespace {
+// Positions 0, 1, ..., n - 1: the lesson's caches hold their tokens in sentence order.
+std::vector<h2o::Position> positions_0_to(std::size_t n) {
+  std::vector<h2o::Position> positions(n);
+  std::iota(positions.begin(), positions.end(), h2o::Position{0});
+  return positions;
+}
+
+const char* yes_no(bool yes) { return yes ? "yes" : "no"; }
+}  // namespace

@@ -1,186 +1,220 @@
-// Lesson 07: H2O over real key and value tensors, with several attention heads.
+// Lesson 07: H2O over real key and value tensors, first in one head, then in several.
+// Mirrors the blog's learn_06_h2o_tensor_cache.py ("Remove real K and V rows using H2O").
 //
-// Mirrors the blog's learn_06_h2o_tensor_cache.py. Every head has its own keys, values and
-// attention, so "which tokens matter" can differ from head to head. Two ways to score:
+// Steps 1-2 are the blog's lesson: one attention head, its keys and values as tensors (T, D), and
+// every token goes through the four steps of lesson 04 - append rows (lesson 06), attend (05), add
+// the attention to h2o_scores (02), and over budget keep recent + heavy (01) and drop the other
+// rows of K, V and scores together (03) - now with tensors instead of plain lists.
+// Steps 3-5 add heads. Every head has its own keys, values and attention, so "which tokens
+// matter" can differ from head to head. Two ways to score:
 //   per-head (the H2O paper's official code): each head adds up its OWN attention and keeps its own
 //     heavy hitters, so different heads may keep different tokens;
 //   shared (the handbook's H2OCache): the attention is averaged over heads first, so every head
 //     keeps the same tokens.
-// The keep/evict rule (lesson 01), adding attention to scores (02), moving rows together (03) and
-// attention itself (05) come from the library; the new idea written out here is the scoring mode.
+// The scoring is written out; the cache (a preallocated h2o::LayerKVCache, one row block per
+// head) and lesson 01's rule for the one token to evict (h2o::slot_to_evict) come from the library.
+//
+// Dimension legend: T = tokens in the cache, D = numbers in a key or value (4), H = heads (3).
 #include <iostream>
 #include <string>
 #include <vector>
+#include <xtensor/xbuilder.hpp>
 #include <xtensor/xview.hpp>
 
 #include "h2o/app/cli.hpp"
 #include "h2o/attention/attention.hpp"
 #include "h2o/base/format.hpp"
 #include "h2o/base/random.hpp"
+#include "h2o/base/rows.hpp"
 #include "h2o/cache/kv_cache.hpp"
-#include "h2o/cache/toy_cache.hpp"
-#include "h2o/policy/h2o_policy.hpp"
+#include "h2o/cache/selection.hpp"
 
 using h2o::format_list;
 
 namespace {
 constexpr std::size_t kHeads = 3, kHeadDim = 4;
 
-// The made-up per-head vectors of one token.
-struct TokenVectors {
+struct TokenVectors {   // one token's made-up vectors, a row per head
   h2o::Matrix queries;  // (H, D)
   h2o::Matrix keys;     // (H, D)
   h2o::Matrix values;   // (H, D)
 };
-
-// Head h's queries all point roughly along direction h; token `favourite[h]` gets a key along the
-// same direction in head h, so head h keeps looking back at it. Other keys are small noise.
-TokenVectors make_token(h2o::Rng& rng, std::size_t position,
-                        const std::vector<std::size_t>& favourite) {
-  TokenVectors tv{xt::zeros<float>({kHeads, kHeadDim}), xt::zeros<float>({kHeads, kHeadDim}),
-                  xt::zeros<float>({kHeads, kHeadDim})};
-  for (std::size_t h = 0; h < kHeads; ++h) {
-    for (std::size_t d = 0; d < kHeadDim; ++d) {
-      tv.queries(h, d) = (d == h ? 2.0f : 0.0f) + 0.3f * rng.normal();
-      tv.keys(h, d) = 0.5f * rng.normal();
-      tv.values(h, d) = rng.normal();
-    }
-    if (position == favourite[h]) tv.keys(h, h) += 2.5f;
-  }
-  return tv;
-}
-
-std::string kept_text(const std::vector<h2o::Position>& positions) {
-  return format_list(positions);
-}
+// Small helpers, defined below main.
+std::vector<TokenVectors> make_tokens(std::size_t n, std::uint64_t seed,
+                                      const std::vector<h2o::Position>& favourite);
+void evict_one_per_head(h2o::LayerKVCache& cache, const h2o::CacheBudget& budget, bool shared);
+std::string positions_and_scores(const h2o::LayerKVCache& cache, std::size_t head);
 }  // namespace
 
-int main(int argc, char** argv) {
-  return h2o::run_program("07_h2o_tensor_cache", [&] {
-    h2o::ArgParser args(
-        "07_h2o_tensor_cache",
-        "Lesson 07: H2O over real K/V rows in 3 heads, per-head and shared scoring.");
-    args.add_option("tokens", "N", "12", "how many tokens arrive (1..40)");
-    h2o::add_budget_options(args, 2, 2, "slots per head");
-    args.add_option("seed", "N", "7", "seed for the made-up vectors");
-    if (!args.parse(argc, argv)) return 0;
-    const auto n_tokens = static_cast<std::size_t>(args.integer("tokens", 1, 40));
-    const h2o::CacheBudget budget = h2o::budget_from_options(args);
-    h2o::Rng rng(static_cast<std::uint64_t>(args.integer("seed", 0, 1'000'000'000)));
+int main(int argc, char** argv) try {
+  h2o::ArgParser args(
+      "07_h2o_tensor_cache",
+      "Lesson 07: H2O over real K/V rows: one head, then 3 heads with per-head and\n"
+      "shared scoring (blog learn_06_h2o_tensor_cache.py).");
+  args.add_option("tokens", "N", "12", "how many tokens arrive (1..40)")
+      .add_option("seed", "N", "7", "seed for the made-up vectors");
+  if (!h2o::add_budget_options(args, 2, 2, "slots per head").parse(argc, argv)) return 0;
+  const auto n_tokens = static_cast<std::size_t>(args.integer("tokens", 1, 40));
+  const h2o::CacheBudget budget = h2o::budget_from_options(args);
+  const auto seed = static_cast<std::uint64_t>(args.integer("seed", 0, 1'000'000'000));
+  std::cout << "Lesson 07: H2O over real K and V tensors (blog: learn_06_h2o_tensor_cache.py)\n\n";
 
-    // Step 1: three heads, each with its own favourite old token.
-    const std::vector<std::size_t> favourite = {1, 3, 5};
-    std::cout
-        << "Lesson 07: H2O over real K and V tensors (blog: learn_06_h2o_tensor_cache.py)\n\n";
-    std::cout << "Step 1: " << kHeads << " heads, keys and values of " << kHeadDim
-              << " numbers, budget " << budget.describe() << " per head.\n"
-              << "        Heads 0, 1, 2 keep looking back at their favourite old tokens: positions "
-              << format_list(std::vector<std::size_t>(favourite)) << ".\n\n";
+  // Step 1: made-up vectors. Head h's queries point roughly along direction h, and the key of
+  // position favourite[h] points the same way in head h, so head h keeps looking back at it.
+  const std::vector<h2o::Position> favourite = {1, 3, 5};
+  const std::vector<TokenVectors> tokens = make_tokens(n_tokens, seed, favourite);
+  std::cout << "Step 1: " << n_tokens << " tokens; each has a query, key and value of " << kHeadDim
+            << " numbers in each of " << kHeads << " heads.\n        Heads 0, 1, 2 keep looking "
+            << "back at their favourite old tokens: positions " << format_list(favourite)
+            << ".\n        Budget " << budget.describe() << " per head.\n";
 
-    // Step 2: one blog-style cache per head for each mode (rows appended, then filtered).
-    std::vector<h2o::ToyKVCache> per_head(kHeads, h2o::ToyKVCache(kHeadDim));
-    std::vector<h2o::ToyKVCache> shared(kHeads, h2o::ToyKVCache(kHeadDim));
+  // Step 2: the blog's tensor cache for head 0 alone, every line written out.
+  h2o::Matrix key_cache = h2o::Matrix::from_shape({0, kHeadDim});    // (T, D)
+  h2o::Matrix value_cache = h2o::Matrix::from_shape({0, kHeadDim});  // (T, D)
+  h2o::Vector h2o_scores = h2o::Vector::from_shape({0});             // (T,)
+  std::vector<h2o::Position> positions;                              // (T,)
+  std::cout
+      << "\nStep 2: head 0 alone: append K and V rows, attend, add to h2o_scores, evict rows\n"
+      << "  pos  key_cache  kept positions     h2o_scores\n";
+  for (std::size_t t = 0; t < n_tokens; ++t) {
+    const h2o::Vector query = xt::row(tokens[t].queries, 0), key = xt::row(tokens[t].keys, 0),
+                      value = xt::row(tokens[t].values, 0);  // (D,) each
+    key_cache = h2o::append_row(key_cache, key);        // torch.cat([key_cache, new_key], dim=0)
+    value_cache = h2o::append_row(value_cache, value);  // torch.cat([value_cache, new_value])
+    h2o_scores = h2o::append(h2o_scores, 0.0f);         // a new token starts with score 0
+    positions.push_back(static_cast<h2o::Position>(t));
+    const h2o::AttentionResult attention = h2o::attend(query, key_cache, value_cache);
+    // h2o_scores = h2o_scores + attention.squeeze(0)
+    h2o_scores = h2o_scores + attention.weights;
+    if (positions.size() > budget.total()) {
+      const std::vector<std::size_t> keep_indices =
+          h2o::plan_keep(positions, h2o_scores, budget).kept;
+      // key_cache = key_cache[keep_indices]
+      key_cache = h2o::take(key_cache, keep_indices);
+      // value_cache = value_cache[keep_indices]
+      value_cache = h2o::take(value_cache, keep_indices);
+      // h2o_scores = h2o_scores[keep_indices]
+      h2o_scores = h2o::take(h2o_scores, keep_indices);
+      positions = h2o::take(positions, keep_indices);
+    }
+    const std::string shape = "(" + std::to_string(key_cache.shape()[0]) + ", " +
+                              std::to_string(key_cache.shape()[1]) + ")";
+    std::cout << h2o::pad_left(std::to_string(t), 5) << "  " << h2o::pad_right(shape, 9) << "  "
+              << h2o::pad_right(format_list(positions), 17) << "  " << format_list(h2o_scores)
+              << "\n";
+  }
 
-    // The library's preallocated cache and H2O policy, fed the very same vectors, as a cross-check.
-    h2o::LayerKVCache lib_per_head_cache(kHeads, kHeadDim, budget.total() + 1);
-    h2o::LayerKVCache lib_shared_cache(kHeads, kHeadDim, budget.total() + 1);
-    h2o::H2OPolicy lib_per_head(budget, h2o::ScoringMode::PerHead);
-    h2o::H2OPolicy lib_shared(budget, h2o::ScoringMode::Shared);
-    bool library_agrees = true;
-
-    std::cout
-        << "Step 2: per token: append K and V rows in every head, attend, add to scores, evict\n\n";
-    std::cout
-        << "  pos  per-head: kept positions of head 0, head 1, head 2       | shared: all heads\n";
-    for (std::size_t t = 0; t < n_tokens; ++t) {
-      const TokenVectors tv = make_token(rng, t, favourite);
-      const auto position = static_cast<h2o::Position>(t);
-      const std::string word = "t" + std::to_string(t);
-
-      // Per-head scoring: each head scores and evicts on its own.
+  // Step 3: all heads, two caches: one scored per head, one scored with the mean over heads. Each
+  // cache holds a (T, D) block of keys and of values per head (kv_cache.hpp).
+  h2o::LayerKVCache per_head(kHeads, kHeadDim, budget.total() + 1);
+  h2o::LayerKVCache shared(kHeads, kHeadDim, budget.total() + 1);
+  std::cout << "\nStep 3: " << kHeads << " heads; per token: append K and V rows in every head, "
+            << "attend, add to the scores, evict\n\n  pos  per-head: kept positions of head 0, "
+            << "head 1, head 2       | shared: all heads\n";
+  for (std::size_t t = 0; t < n_tokens; ++t) {
+    for (h2o::LayerKVCache* cache : {&per_head, &shared}) {
+      cache->append(tokens[t].keys.data(), tokens[t].values.data(), static_cast<h2o::Position>(t));
+      const std::size_t n = cache->size();
+      h2o::Matrix attention = xt::zeros<float>({kHeads, n});  // (H, T): head h over its own slots
+      h2o::Vector unused_output = xt::zeros<float>({kHeadDim});
       for (std::size_t h = 0; h < kHeads; ++h) {
-        h2o::ToyKVCache& cache = per_head[h];
-        cache.append(word, position, xt::row(tv.keys, h), xt::row(tv.values, h));
-        const h2o::Vector weights =
-            h2o::attend(xt::row(tv.queries, h), cache.keys(), cache.values()).weights;
-        cache.add_attention(weights);
-        cache.keep(cache.plan(budget).kept);
+        h2o::attend_into(&tokens[t].queries(h, 0), cache->keys(h), cache->values(h), n, kHeadDim,
+                         &attention(h, 0), unused_output.data());
       }
-
-      // Shared scoring: average the heads' attention, then one decision for every head.
-      h2o::Vector mean_weights = xt::zeros<float>({shared[0].size() + 1});  // (T,)
+      const bool mean_over_heads = cache == &shared;
       for (std::size_t h = 0; h < kHeads; ++h) {
-        h2o::ToyKVCache& cache = shared[h];
-        cache.append(word, position, xt::row(tv.keys, h), xt::row(tv.values, h));
-        const h2o::Vector weights =
-            h2o::attend(xt::row(tv.queries, h), cache.keys(), cache.values()).weights;
-        mean_weights += weights / static_cast<float>(kHeads);
-      }
-      for (auto& cache : shared) cache.add_attention(mean_weights);
-      const std::vector<std::size_t> keep = shared[0].plan(budget).kept;
-      for (auto& cache : shared) cache.keep(keep);
-
-      // Library cross-check: same vectors through LayerKVCache + H2OPolicy.
-      for (auto* run : {&lib_per_head, &lib_shared}) {
-        h2o::LayerKVCache& cache = run == &lib_per_head ? lib_per_head_cache : lib_shared_cache;
-        cache.append(tv.keys.data(), tv.values.data(), position);
-        h2o::Matrix attention = xt::zeros<float>({kHeads, cache.size()});  // (H, T)
-        h2o::Vector unused_output = xt::zeros<float>({kHeadDim});
-        for (std::size_t h = 0; h < kHeads; ++h) {
-          h2o::attend_into(&tv.queries(h, 0), cache.keys(h), cache.values(h), cache.size(),
-                           kHeadDim, &attention(h, 0), unused_output.data());
+        for (std::size_t s = 0; s < n; ++s) {
+          // per-head: head h adds its own attention. shared: every head adds the mean over heads
+          // (the shared cache's heads hold the same tokens in the same slots, so columns match).
+          float added = attention(h, s);
+          if (mean_over_heads) added = xt::mean(xt::view(attention, xt::all(), s))();
+          cache->scores(h)[s] += added;
         }
-        run->after_attention(cache, h2o::StepAttention{attention.data(), kHeads, cache.size()});
       }
-      for (std::size_t h = 0; h < kHeads; ++h) {
-        library_agrees = library_agrees &&
-                         lib_per_head_cache.sorted_positions(h) == per_head[h].positions() &&
-                         lib_shared_cache.sorted_positions(h) == shared[h].positions();
-      }
-
-      std::string heads;
-      for (std::size_t h = 0; h < kHeads; ++h)
-        heads += h2o::pad_right(kept_text(per_head[h].positions()), 18);
-      std::cout << "  " << h2o::pad_left(std::to_string(t), 3) << "  " << h2o::pad_right(heads, 56)
-                << "| " << kept_text(shared[0].positions()) << "\n";
+      evict_one_per_head(*cache, budget, mean_over_heads);
     }
-
-    // Step 3: the scores behind the last decisions.
-    std::cout << "\nStep 3: accumulated scores at the end\n";
+    std::string heads;
     for (std::size_t h = 0; h < kHeads; ++h) {
-      std::cout << "  per-head, head " << h << ": positions "
-                << h2o::pad_right(kept_text(per_head[h].positions()), 16) << " scores "
-                << format_list(per_head[h].scores(), 2) << "\n";
+      heads += h2o::pad_right(format_list(per_head.sorted_positions(h)), 18);
     }
-    std::cout << "  shared, every head: positions "
-              << h2o::pad_right(kept_text(shared[0].positions()), 16) << " scores "
-              << format_list(shared[0].scores(), 2) << "\n";
+    std::cout << h2o::pad_left(std::to_string(t), 5) << "  " << h2o::pad_right(heads, 56) << "| "
+              << format_list(shared.sorted_positions(0)) << "\n";
+  }
 
-    // How many heads still hold the token they keep looking back at, in each mode.
-    auto holds = [&](const std::vector<h2o::Position>& kept, std::size_t h) {
-      for (h2o::Position p : kept) {
-        if (p == static_cast<h2o::Position>(favourite[h])) return std::size_t{1};
-      }
-      return std::size_t{0};
-    };
-    std::size_t per_head_keeping = 0, shared_keeping = 0;
-    for (std::size_t h = 0; h < kHeads; ++h) {
-      per_head_keeping += holds(per_head[h].positions(), h);
-      shared_keeping += holds(shared[h].positions(), h);
-    }
-    std::cout << "\nStep 4: what it shows\n";
-    std::cout << "  per-head mode: " << per_head_keeping << " of " << kHeads
-              << " heads still hold their own favourite token.\n";
-    std::cout << "  shared mode:   " << shared_keeping << " of " << kHeads << " heads do";
-    if (shared_keeping < per_head_keeping) {
-      std::cout
-          << ": one list serves every head, so a token that only one\n"
-             "                 head needs loses out when the average over heads is what counts.\n";
-    } else {
-      std::cout << " as well: this budget is large enough for every favourite.\n";
-    }
-    std::cout << "  library LayerKVCache + H2OPolicy kept the same positions at every step: "
-              << (library_agrees ? "yes" : "NO") << "\n";
-    return library_agrees ? 0 : 1;
-  });
+  // Step 4: the scores behind the last decisions.
+  std::cout << "\nStep 4: accumulated scores at the end\n";
+  for (std::size_t h = 0; h < kHeads; ++h) {
+    std::cout << "  per-head, head " << h << ": " << positions_and_scores(per_head, h) << "\n";
+  }
+  std::cout << "  shared, every head: " << positions_and_scores(shared, 0) << "\n";
+
+  // Step 5: how many heads still hold the token they keep looking back at, in each mode.
+  std::size_t per_head_keeping = 0, shared_keeping = 0;
+  for (std::size_t h = 0; h < kHeads; ++h) {
+    const std::vector<h2o::Position> mine = per_head.sorted_positions(h),
+                                     ours = shared.sorted_positions(h);
+    per_head_keeping += std::count(mine.begin(), mine.end(), favourite[h]);
+    shared_keeping += std::count(ours.begin(), ours.end(), favourite[h]);
+  }
+  std::cout
+      << "\nStep 5: what it shows\n  per-head mode: each head is step 2's cache run on its own "
+      << "(head 0 ends with step 2's\n  positions: "
+      << (per_head.sorted_positions(0) == positions ? "yes" : "no") << "); " << per_head_keeping
+      << " of " << kHeads
+      << " heads still hold their own favourite token.\n  shared mode:   " << shared_keeping
+      << " of " << kHeads << " heads do"
+      << (shared_keeping < per_head_keeping
+              ? ": one list serves every head, so a token that only one\n                 head "
+                "needs loses out when the average over heads is what counts.\n"
+              : " as well: this budget is large enough for every favourite.\n");
+  return 0;
+} catch (...) {
+  return h2o::exit_with_error(argv[0]);
 }
+
+namespace {
+std::vector<TokenVectors> make_tokens(std::size_t n, std::uint64_t seed,
+                                      const std::vector<h2o::Position>& favourite) {
+  h2o::Rng rng(seed);
+  std::vector<TokenVectors> tokens;
+  for (std::size_t t = 0; t < n; ++t) {
+    TokenVectors tv{xt::zeros<float>({kHeads, kHeadDim}), xt::zeros<float>({kHeads, kHeadDim}),
+                    xt::zeros<float>({kHeads, kHeadDim})};
+    for (std::size_t h = 0; h < kHeads; ++h) {
+      for (std::size_t d = 0; d < kHeadDim; ++d) {
+        tv.queries(h, d) = (d == h ? 2.0f : 0.0f) + 0.3f * rng.normal();
+        tv.keys(h, d) = 0.5f * rng.normal();
+        tv.values(h, d) = rng.normal();
+      }
+      if (static_cast<h2o::Position>(t) == favourite[h]) tv.keys(h, h) += 2.5f;
+    }
+    tokens.push_back(tv);
+  }
+  return tokens;
+}
+
+// Over budget, every head drops one token, chosen by lesson 01's rule (the lowest score outside
+// the recent window). Shared: head 0 decides for all, since all heads hold the same scores.
+void evict_one_per_head(h2o::LayerKVCache& cache, const h2o::CacheBudget& budget, bool shared) {
+  if (cache.size() <= budget.total()) return;
+  std::vector<std::size_t> victims(cache.n_kv_heads());
+  for (std::size_t h = 0; h < cache.n_kv_heads(); ++h) {
+    const std::size_t decider = shared ? 0 : h;
+    victims[h] = h2o::slot_to_evict(cache.positions(decider), cache.scores(decider), cache.size(),
+                                    budget.recent);
+  }
+  cache.remove_one_per_head(victims.data());
+}
+
+// "positions [0, 1, 10, 11]   scores [2.28, 7.20, 0.29, 0.04]", in position order.
+std::string positions_and_scores(const h2o::LayerKVCache& cache, std::size_t head) {
+  const std::vector<h2o::Position> sorted = cache.sorted_positions(head);
+  std::vector<float> scores;
+  for (h2o::Position p : sorted) {
+    for (std::size_t s = 0; s < cache.size(); ++s) {
+      if (cache.positions(head)[s] == p) scores.push_back(cache.scores(head)[s]);
+    }
+  }
+  return "positions " + h2o::pad_right(format_list(sorted), 16) + " scores " + format_list(scores);
+}
+}  // namespace

@@ -94,7 +94,7 @@ bool ranks_above(std::size_t kept, std::size_t evicted, const RandomCache& cache
 
 TEST_CASE("selection plan_keep reproduces the blog example", "[selection]") {
   // [The, cat, sat, because, it] with scores [1.78, 1.58, 0.91, 0.51, 0.22], heavy 2 + recent 2.
-  const KeepPlan plan = h2o::plan_keep(positions_0_to(5), {1.78f, 1.58f, 0.91f, 0.51f, 0.22f},
+  const KeepPlan plan = h2o::plan_keep(positions_0_to(5), std::vector<float>{1.78f, 1.58f, 0.91f, 0.51f, 0.22f},
                                        h2o::CacheBudget(2, 2));
   CHECK(plan.recent == std::vector<std::size_t>{3, 4});  // because, it
   CHECK(plan.heavy == std::vector<std::size_t>{0, 1});   // The, cat
@@ -104,7 +104,7 @@ TEST_CASE("selection plan_keep reproduces the blog example", "[selection]") {
 
 TEST_CASE("selection plan_keep reproduces the handbook worked example", "[selection]") {
   const KeepPlan plan =
-      h2o::plan_keep(positions_0_to(5), {3.8f, 0.4f, 2.1f, 0.3f, 0.0f}, h2o::CacheBudget(2, 2));
+      h2o::plan_keep(positions_0_to(5), std::vector<float>{3.8f, 0.4f, 2.1f, 0.3f, 0.0f}, h2o::CacheBudget(2, 2));
   CHECK(plan.recent == std::vector<std::size_t>{3, 4});
   CHECK(plan.heavy == std::vector<std::size_t>{0, 2});
   CHECK(plan.kept == std::vector<std::size_t>{0, 2, 3, 4});
@@ -141,7 +141,7 @@ TEST_CASE("selection the tie break keeps the older token", "[selection]") {
   }
   SECTION("only the tied tokens are decided by age") {
     // Positions 1, 2 and 3 tie at 0.9 for the last heavy slot; position 0 wins outright.
-    const KeepPlan plan = h2o::plan_keep(positions_0_to(6), {2.0f, 0.9f, 0.9f, 0.9f, 0.1f, 0.0f},
+    const KeepPlan plan = h2o::plan_keep(positions_0_to(6), std::vector<float>{2.0f, 0.9f, 0.9f, 0.9f, 0.1f, 0.0f},
                                          h2o::CacheBudget(2, 1));
     CHECK(plan.heavy == std::vector<std::size_t>{0, 1});
     CHECK(plan.evicted == std::vector<std::size_t>{2, 3, 4});
@@ -149,7 +149,7 @@ TEST_CASE("selection the tie break keeps the older token", "[selection]") {
   SECTION("plan_keep with shuffled slots still keeps the older of a tie") {
     const std::vector<Position> positions = {7, 3, 9, 1};
     const KeepPlan plan =
-        h2o::plan_keep(positions, {0.5f, 0.5f, 0.0f, 0.5f}, h2o::CacheBudget(1, 1));
+        h2o::plan_keep(positions, std::vector<float>{0.5f, 0.5f, 0.0f, 0.5f}, h2o::CacheBudget(1, 1));
     CHECK(plan.heavy == std::vector<std::size_t>{3});       // position 1
     CHECK(plan.evicted == std::vector<std::size_t>{1, 0});  // positions 3, 7
   }
@@ -162,9 +162,9 @@ TEST_CASE("selection the tie break keeps the older token", "[selection]") {
 }
 
 TEST_CASE("selection mismatched lengths throw", "[selection]") {
-  CHECK_THROWS_AS(h2o::plan_keep(positions_0_to(3), {1.0f, 2.0f}, h2o::CacheBudget(1, 1)),
+  CHECK_THROWS_AS(h2o::plan_keep(positions_0_to(3), std::vector<float>{1.0f, 2.0f}, h2o::CacheBudget(1, 1)),
                   std::invalid_argument);
-  CHECK_THROWS_WITH(h2o::plan_keep(positions_0_to(3), {1.0f, 2.0f}, h2o::CacheBudget(1, 1)),
+  CHECK_THROWS_WITH(h2o::plan_keep(positions_0_to(3), std::vector<float>{1.0f, 2.0f}, h2o::CacheBudget(1, 1)),
                     Catch::Contains("3 positions but 2 scores"));
   std::vector<float> scores = {1.0f, 2.0f};
   CHECK_THROWS_AS(h2o::accumulate_attention(scores, {0.5f, 0.25f, 0.25f}), std::invalid_argument);

@@ -306,9 +306,9 @@ h2o_check_program(NAME compare_policies_real_model TARGET compare_policies
   REQUIRES "${h2o_stories260k}"
   EXPECT "text: 384 tokens (BOS included), 383 predictions per run (teacher forcing)"
          "10% = 38    h2o      H2O, heavy 19 + recent 19 = 38 tokens, per-head scores"
-         "20% = 77" "50% = 192" "budget        policy   kept  perplexity  vs full  top-1 = full"
-         "reference     full      383       3." "h2o        38" "window     38" "sinks      38"
-         "random     38" "tova       38" "  <- best" "At each budget:" "38 tokens:  best "
+         "20% = 77" "50% = 192" "budget     policy  kept  perplexity  vs full  top-1 = full"
+         "reference  full     383       3." "h2o       38" "window    38" "sinks     38"
+         "random    38" "tova      38" "  <- best" "At each budget:" "38 tokens:  best "
          "Kept after the last step at 10% = 38 tokens" "          345-382" "          0-3 349-382"
   FORBID "[holds" "refused")
 h2o_check_program(NAME compare_policies_whole_text_budget TARGET compare_policies

@@ -294,31 +294,22 @@ int compare_policies(int argc, char** argv) {
                "often the most\nlikely next token equals the full cache's, and the KV bytes "
                "held at the end (all layers).\n"
                "'kept' = tokens layer 0 holds per KV head after the last step.\n\n";
-  const h2o::Table table({{"budget", 12, h2o::Align::Left},
-                          {"policy", 6, h2o::Align::Left},
-                          {"kept", 5},
-                          {"perplexity", 10},
-                          {"vs full", 7},
-                          {"top-1 = full", 12},
-                          {"KV bytes", 9}});
-  table.print_header(std::cout);
-  auto print_row = [&](const std::string& budget_text, const Run& run, bool best) {
+  h2o::Table table(
+      {"budget", "policy", "kept", "perplexity", "vs full", "top-1 = full", "KV bytes", ""});
+  auto add_row = [&](const std::string& budget_text, const Run& run, bool best) {
     if (!run.refused.empty()) {
-      std::cout << table.row_text({budget_text, run.policy, "", "", "", "", ""})
-                << "  refused (see above)\n";
+      table.add({budget_text, run.policy, "", "", "", "", "", "refused (see above)"});
       return;
     }
     const double perplexity = run.measured.perplexity();
-    std::cout << table.row_text({budget_text, run.policy, std::to_string(run.kept),
-                                 fixed(perplexity, 3),
-                                 run.budget == 0 ? "-" : change_text(perplexity, full_perplexity),
-                                 fixed(100.0 * run.measured.agreement(), 1) + "%",
-                                 std::to_string(run.live_kv_bytes)})
-              << (best ? "  <- best" : "") << "\n";
+    table.add({budget_text, run.policy, std::to_string(run.kept), fixed(perplexity, 3),
+               run.budget == 0 ? "-" : change_text(perplexity, full_perplexity),
+               fixed(100.0 * run.measured.agreement(), 1) + "%", std::to_string(run.live_kv_bytes),
+               best ? "<- best" : ""});
   };
   Run reference = full;
   reference.measured.agreements = full.measured.steps();  // the reference agrees with itself
-  print_row("reference", reference, false);
+  add_row("reference", reference, false);
   std::vector<std::string> verdicts;
   for (int percent : percents) {
     std::vector<const Run*> rows;
@@ -335,8 +326,8 @@ int compare_policies(int argc, char** argv) {
     for (const Run* run : rows) {
       const std::string budget_text =
           first ? std::to_string(percent) + "% = " + std::to_string(budget) : "";
-      print_row(budget_text, *run,
-                any_measured && run->refused.empty() && run->measured.perplexity() == best);
+      add_row(budget_text, *run,
+              any_measured && run->refused.empty() && run->measured.perplexity() == best);
       first = false;
     }
     // One line per budget, chosen from the numbers.
@@ -366,6 +357,7 @@ int compare_policies(int argc, char** argv) {
       verdicts.push_back(line);
     }
   }
+  table.print(std::cout);
   if (!verdicts.empty()) {
     std::cout << "\nAt each budget:\n";
     for (const std::string& line : verdicts) std::cout << line << "\n";

@@ -24,15 +24,17 @@ ArgParser::ArgParser(std::string program, std::string summary)
   add_flag("help", "show this help and exit");
 }
 
-void ArgParser::add_option(const std::string& name, const std::string& value_name,
-                           const std::string& default_value, const std::string& help) {
+ArgParser& ArgParser::add_option(const std::string& name, const std::string& value_name,
+                                 const std::string& default_value, const std::string& help) {
   order_.push_back(name);
   options_[name] = Option{value_name, default_value, help, false};
+  return *this;
 }
 
-void ArgParser::add_flag(const std::string& name, const std::string& help) {
+ArgParser& ArgParser::add_flag(const std::string& name, const std::string& help) {
   order_.push_back(name);
   options_[name] = Option{"", "", help, true};
+  return *this;
 }
 
 bool ArgParser::parse(int argc, const char* const* argv) {
@@ -144,10 +146,10 @@ std::string ArgParser::help() const {
   return out;
 }
 
-void add_budget_options(ArgParser& args, long long default_heavy, long long default_recent,
-                        const std::string& unit) {
+ArgParser& add_budget_options(ArgParser& args, long long default_heavy, long long default_recent,
+                              const std::string& unit) {
   args.add_option("heavy", "N", std::to_string(default_heavy), "H2O heavy-hitter " + unit);
-  args.add_option("recent", "N", std::to_string(default_recent), "H2O recent-window " + unit);
+  return args.add_option("recent", "N", std::to_string(default_recent), "H2O recent-window " + unit);
 }
 
 CacheBudget budget_from_options(const ArgParser& args, long long max_each) {
@@ -199,9 +201,11 @@ std::string one_line(const std::string& message) {
 }
 }  // namespace
 
-int run_program(const std::string& program, const std::function<int()>& body) {
+namespace {
+// The exception being handled, as one line of stderr; returns the exit code it deserves.
+int report_current_exception(const std::string& program) {
   try {
-    return body();
+    throw;
   } catch (const UsageError& e) {
     std::cerr << program << ": error: " << one_line(e.what()) << "\n";
     return 2;
@@ -211,6 +215,24 @@ int run_program(const std::string& program, const std::function<int()>& body) {
   } catch (const std::exception& e) {
     std::cerr << program << ": error: " << one_line(e.what()) << "\n";
     return 1;
+  } catch (...) {
+    std::cerr << program << ": error: unknown failure\n";
+    return 1;
+  }
+}
+}  // namespace
+
+int exit_with_error(const char* argv0) {
+  const std::string path = argv0 != nullptr ? argv0 : "program";
+  const std::size_t slash = path.find_last_of('/');
+  return report_current_exception(slash == std::string::npos ? path : path.substr(slash + 1));
+}
+
+int run_program(const std::string& program, const std::function<int()>& body) {
+  try {
+    return body();
+  } catch (...) {
+    return report_current_exception(program);
   }
 }
 

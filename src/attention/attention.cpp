@@ -80,4 +80,50 @@ AttentionResult attend(const Vector& query, const Matrix& keys, const Matrix& va
   return result;
 }
 
+namespace {
+// rows (T rows of D numbers each) -> one contiguous (T, D) block, checking every row's length.
+std::vector<float> flatten(const std::vector<std::vector<float>>& rows, std::size_t cols,
+                           const char* what) {
+  std::vector<float> flat;
+  flat.reserve(rows.size() * cols);
+  for (const auto& row : rows) {
+    if (row.size() != cols) {
+      throw std::invalid_argument(std::string(what) + " rows have " + std::to_string(row.size()) +
+                                  " numbers, expected " + std::to_string(cols));
+    }
+    flat.insert(flat.end(), row.begin(), row.end());
+  }
+  return flat;
+}
+}  // namespace
+
+std::vector<float> softmax(const std::vector<float>& scores) {
+  std::vector<float> out = scores;
+  softmax_inplace(out.data(), out.size());
+  return out;
+}
+
+std::vector<float> attention_weights(const std::vector<float>& query,
+                                     const std::vector<std::vector<float>>& keys) {
+  const std::vector<float> flat_keys = flatten(keys, query.size(), "key");  // (T, D)
+  std::vector<float> weights(keys.size()), unused_output(query.size());
+  attend_into(query.data(), flat_keys.data(), flat_keys.data(), keys.size(), query.size(),
+              weights.data(), unused_output.data());
+  return weights;
+}
+
+std::vector<float> attention_output(const std::vector<float>& weights,
+                                    const std::vector<std::vector<float>>& values) {
+  if (values.size() != weights.size()) {
+    throw std::invalid_argument("attention has " + std::to_string(weights.size()) +
+                                " weights but there are " + std::to_string(values.size()) +
+                                " value rows");
+  }
+  const std::size_t cols = values.empty() ? 0 : values.front().size();
+  const std::vector<float> flat_values = flatten(values, cols, "value");  // (T, D)
+  std::vector<float> output(cols);
+  matvec_transposed(output.data(), flat_values.data(), weights.data(), values.size(), cols);
+  return output;
+}
+
 }  // namespace h2o

@@ -49,6 +49,24 @@ std::string format_list(const std::vector<std::size_t>& values) {
   return join(values, [](std::size_t v) { return std::to_string(v); });
 }
 
+std::string format_rows(const Matrix& rows, int decimals) {
+  std::vector<std::string> row_texts;
+  for (std::size_t r = 0; r < rows.shape()[0]; ++r) {
+    std::vector<float> row(&rows(r, 0), &rows(r, 0) + rows.shape()[1]);
+    row_texts.push_back(format_list(row, decimals));
+  }
+  return join(row_texts, [](const std::string& text) { return text; });
+}
+
+std::string format_pairs(const std::vector<std::string>& names, const Vector& values,
+                         int decimals) {
+  std::string out;
+  for (std::size_t i = 0; i < names.size() && i < values.size(); ++i) {
+    out += (i > 0 ? ", " : "") + names[i] + ": " + fixed(values(i), decimals);
+  }
+  return out;
+}
+
 std::string format_list(const std::vector<std::string>& words) {
   return join(words, [](const std::string& w) { return w; });
 }

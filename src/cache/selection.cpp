@@ -43,6 +43,11 @@ KeepPlan plan_keep(const std::vector<Position>& positions, const std::vector<flo
   return plan;
 }
 
+KeepPlan plan_keep(const std::vector<Position>& positions, const Vector& scores,
+                   const CacheBudget& budget) {
+  return plan_keep(positions, std::vector<float>(scores.begin(), scores.end()), budget);
+}
+
 std::size_t slot_to_evict(const Position* positions, const float* scores, std::size_t n,
                           std::size_t recent) {
   if (n <= recent) throw std::logic_error("slot_to_evict: every slot is in the recent window");

@@ -1,58 +1,43 @@
 #include "h2o/cache/toy_cache.hpp"
 
 #include <stdexcept>
-#include <xtensor/xbuilder.hpp>
-#include <xtensor/xview.hpp>
+
+#include "h2o/base/rows.hpp"
 
 namespace h2o {
 
-Matrix take_rows(const Matrix& rows, const std::vector<std::size_t>& indices) {
-  const std::size_t cols = rows.shape()[1];
-  Matrix out = xt::zeros<float>({indices.size(), cols});
-  for (std::size_t r = 0; r < indices.size(); ++r) {
-    if (indices[r] >= rows.shape()[0]) {
-      throw std::out_of_range("take_rows: row " + std::to_string(indices[r]) + " of " +
-                              std::to_string(rows.shape()[0]));
-    }
-    for (std::size_t c = 0; c < cols; ++c) out(r, c) = rows(indices[r], c);
-  }
-  return out;
-}
-
-ToyKVCache::ToyKVCache(std::size_t head_dim)
-    : head_dim_(head_dim),
-      keys_(xt::zeros<float>({std::size_t{0}, head_dim})),
-      values_(xt::zeros<float>({std::size_t{0}, head_dim})) {
-  if (head_dim == 0) throw std::invalid_argument("ToyKVCache: head_dim must be at least 1");
-}
-
-void ToyKVCache::append(const std::string& word, Position position, const Vector& key,
-                        const Vector& value) {
-  if (key.size() != head_dim_ || value.size() != head_dim_) {
+void ToyKVCache::append(const std::string& token, Position position, const Row& key,
+                        const Row& value) {
+  const std::size_t head_dim = key_cache.empty() ? key.size() : key_cache.front().size();
+  if (key.size() != head_dim || value.size() != head_dim || head_dim == 0) {
     throw std::invalid_argument("ToyKVCache::append: key and value need " +
-                                std::to_string(head_dim_) + " numbers each");
+                                std::to_string(head_dim) + " numbers each, got " +
+                                std::to_string(key.size()) + " and " +
+                                std::to_string(value.size()));
   }
-  words_.push_back(word);
-  positions_.push_back(position);
-  scores_.push_back(0.0f);
-  keys_ = xt::concatenate(xt::xtuple(keys_, xt::view(key, xt::newaxis(), xt::all())), 0);
-  values_ = xt::concatenate(xt::xtuple(values_, xt::view(value, xt::newaxis(), xt::all())), 0);
+  tokens.push_back(token);
+  positions.push_back(position);
+  key_cache.push_back(key);
+  value_cache.push_back(value);
+  h2o_scores.push_back(0.0f);
 }
 
-void ToyKVCache::add_attention(const Vector& attention) {
-  accumulate_attention(scores_, std::vector<float>(attention.begin(), attention.end()));
+void ToyKVCache::keep(const std::vector<std::size_t>& keep_indices) {
+  const std::size_t n = positions.size();
+  if (tokens.size() != n || key_cache.size() != n || value_cache.size() != n ||
+      h2o_scores.size() != n) {
+    throw std::logic_error("ToyKVCache::keep: the lists have different lengths");
+  }
+  tokens = take(tokens, keep_indices);
+  positions = take(positions, keep_indices);
+  key_cache = take(key_cache, keep_indices);
+  value_cache = take(value_cache, keep_indices);
+  h2o_scores = take(h2o_scores, keep_indices);
 }
 
-void ToyKVCache::keep(const std::vector<std::size_t>& slots) {
-  keys_ = take_rows(keys_, slots);
-  values_ = take_rows(values_, slots);
-  scores_ = take(scores_, slots);
-  positions_ = take(positions_, slots);
-  words_ = take(words_, slots);
-}
-
-KeepPlan ToyKVCache::plan(const CacheBudget& budget) const {
-  return plan_keep(positions_, scores_, budget);
+std::size_t ToyKVCache::kv_numbers() const {
+  const std::size_t head_dim = key_cache.empty() ? 0 : key_cache.front().size();
+  return 2 * size() * head_dim;
 }
 
 }  // namespace h2o

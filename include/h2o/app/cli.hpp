@@ -24,10 +24,11 @@ class ArgParser {
   ArgParser(std::string program, std::string summary);
 
   // An option that takes a value; `default_value` is used when it is not given ("" = no default).
-  void add_option(const std::string& name, const std::string& value_name,
+  // Both return the parser, so that options can be added in one statement.
+  ArgParser& add_option(const std::string& name, const std::string& value_name,
                   const std::string& default_value, const std::string& help);
   // A boolean flag, false unless given.
-  void add_flag(const std::string& name, const std::string& help);
+  ArgParser& add_flag(const std::string& name, const std::string& help);
 
   // Returns false when --help was asked for (the help text is already printed to stdout).
   bool parse(int argc, const char* const* argv);
@@ -54,7 +55,7 @@ class ArgParser {
 };
 
 // The H2O budget options every program with an H2O cache offers: --heavy N and --recent N.
-void add_budget_options(ArgParser& args, long long default_heavy, long long default_recent,
+ArgParser& add_budget_options(ArgParser& args, long long default_heavy, long long default_recent,
                         const std::string& unit = "tokens per layer and KV head");
 // Reads them back as a budget: each between 0 and max_each; CacheBudget's own refusal (heavy +
 // recent = 0) comes back as a UsageError naming both options.
@@ -65,8 +66,17 @@ CacheBudget budget_from_options(const ArgParser& args, long long max_each = 1'00
 std::vector<int> parse_percent_list(const std::string& option, const std::string& text,
                                     std::size_t max_count = 8);
 
-// Runs body(); turns UsageError into exit 2 and any other exception into exit 1, each with a
-// single line "program: error: message" on stderr. Never lets an exception escape main.
+// For a main written as a function-try-block, as the lessons do:
+//   int main(int argc, char** argv) try { ...the lesson... } catch (...) {
+//     return h2o::exit_with_error(argv[0]);
+//   }
+// Call it only inside a catch block: it prints the exception being handled as one line,
+// "program: error: message" (program = argv[0]'s file name), and returns the exit code: 2 for a
+// UsageError (bad command line), 1 for anything else.
+int exit_with_error(const char* argv0);
+
+// Runs body() with the same rule: UsageError -> exit 2, any other exception -> exit 1, one line
+// on stderr each. Never lets an exception escape main.
 int run_program(const std::string& program, const std::function<int()>& body);
 
 }  // namespace h2o

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstddef>
+#include <vector>
 
 #include "h2o/base/tensor.hpp"
 
@@ -32,6 +33,14 @@ struct AttentionResult {
 
 // Both steps at once, for lessons and tests.
 AttentionResult attend(const Vector& query, const Matrix& keys, const Matrix& values);
+
+// The same on plain lists (lessons 01-04 and the blog's toys, which use no tensors):
+//   query (D,), keys (T rows of D) -> weights (T,);  weights (T,), values (T rows of D) -> (D,).
+std::vector<float> softmax(const std::vector<float>& scores);
+std::vector<float> attention_weights(const std::vector<float>& query,
+                                     const std::vector<std::vector<float>>& keys);
+std::vector<float> attention_output(const std::vector<float>& weights,
+                                    const std::vector<std::vector<float>>& values);
 
 // The allocation-free kernel the decoder uses: keys and values are T contiguous rows of D floats.
 //   weights_out (T,)  output_out (D,)

@@ -23,6 +23,11 @@ std::string format_list(const Vector& values, int decimals = 2);
 // "[0, 2, 3, 4]"
 std::string format_list(const std::vector<Position>& values);
 std::string format_list(const std::vector<std::size_t>& values);
+// "[[0.1, 0.2], [1.0, 0.6]]": a matrix, row by row
+std::string format_rows(const Matrix& rows, int decimals = 2);
+// "The: 0.20, cat: 0.50, sat: 0.30": names (N,) beside values (N,)
+std::string format_pairs(const std::vector<std::string>& names, const Vector& values,
+                         int decimals = 2);
 // "[The, cat, sat]"
 std::string format_list(const std::vector<std::string>& words);
 

@@ -37,6 +37,10 @@ struct KeepPlan {
 KeepPlan plan_keep(const std::vector<Position>& positions, const std::vector<float>& scores,
                    const CacheBudget& budget);
 
+// The same for scores held in a tensor (T,), as lesson 07's h2o_scores.
+KeepPlan plan_keep(const std::vector<Position>& positions, const Vector& scores,
+                   const CacheBudget& budget);
+
 // The one slot to evict when a cache of n slots holds exactly one token too many, without
 // allocating (the decoder's hot path). Same rule as plan_keep: among the slots that are not in the
 // recent window, the lowest score goes; on a tie, the newer of them goes.

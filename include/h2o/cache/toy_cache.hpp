@@ -1,10 +1,12 @@
-// toy_cache.hpp: the blog's simple H2O cache — rows are appended, then filtered with keep indices.
+// toy_cache.hpp: the blog's simple H2O cache: plain lists whose rows are appended, then filtered
+// with keep indices.
 //
-// One row per cached token, and the rows of every array always belong together:
-//   words (T,)  positions (T,)  keys (T, D)  values (T, D)  scores (T,)
-// Eviction is the blog's `key_cache = key_cache[keep_indices]` applied to all five at once, so a
-// token's key, value, score and position can never drift apart. It allocates on every step, which
-// is fine for lessons; the decoder uses the preallocated LayerKVCache instead.
+// One row per cached token, and the rows of every list always belong together:
+//   tokens (T,)  positions (T,)  key_cache (T, D)  value_cache (T, D)  h2o_scores (T,)
+// The names are the blog's. Eviction is the blog's `key_cache = key_cache[keep_indices]` applied to
+// all five lists at once (lesson 03 writes it out), so a token's key, value, score and position
+// can never drift apart. It allocates on every step, which is fine for lessons; the decoder uses
+// the preallocated LayerKVCache (kv_cache.hpp) instead.
 //
 // Dimension legend: T = tokens in the cache, D = numbers in one key or value (head_dim).
 #pragma once
@@ -14,54 +16,29 @@
 #include <vector>
 
 #include "h2o/base/tensor.hpp"
-#include "h2o/cache/selection.hpp"
 
 namespace h2o {
 
-// Rows of a matrix picked by index, in the given order: (len(indices), cols).
-Matrix take_rows(const Matrix& rows, const std::vector<std::size_t>& indices);
+using Row = std::vector<float>;  // (D,) one key or value
 
-template <class T>
-std::vector<T> take(const std::vector<T>& items, const std::vector<std::size_t>& indices) {
-  std::vector<T> out;
-  out.reserve(indices.size());
-  for (std::size_t i : indices) out.push_back(items.at(i));
-  return out;
-}
+struct ToyKVCache {
+  std::vector<std::string> tokens;  // (T,) the token's text, for printing
+  std::vector<Position> positions;  // (T,) where the token stood in the sequence
+  std::vector<Row> key_cache;       // (T, D)
+  std::vector<Row> value_cache;     // (T, D)
+  std::vector<float> h2o_scores;    // (T,) accumulated attention
 
-class ToyKVCache {
- public:
-  explicit ToyKVCache(std::size_t head_dim);
+  // Appends one token; it enters with score 0. Throws std::invalid_argument when the key and
+  // value do not have the D numbers of the rows already cached (or of each other).
+  void append(const std::string& token, Position position, const Row& key, const Row& value);
 
-  // Appends one token: key (D,), value (D,); it enters with score 0.
-  void append(const std::string& word, Position position, const Vector& key, const Vector& value);
+  // Keeps only these rows, in this order, of every list at once (the blog's
+  // `key_cache = key_cache[keep_indices]`, for all five). Throws std::out_of_range for an index
+  // that is not a row, and std::logic_error if the lists were edited to different lengths.
+  void keep(const std::vector<std::size_t>& keep_indices);
 
-  // scores (T,) += attention (T,).
-  void add_attention(const Vector& attention);
-
-  // Keeps only these rows (slot indices), in this order, from every array at once.
-  void keep(const std::vector<std::size_t>& slots);
-
-  // H2O's decision for the current rows (does not change the cache).
-  KeepPlan plan(const CacheBudget& budget) const;
-
-  std::size_t size() const { return positions_.size(); }
-  std::size_t head_dim() const { return head_dim_; }
-  std::size_t kv_numbers() const { return 2 * size() * head_dim_; }  // keys + values
-
-  const std::vector<std::string>& words() const { return words_; }
-  const std::vector<Position>& positions() const { return positions_; }
-  const std::vector<float>& scores() const { return scores_; }
-  const Matrix& keys() const { return keys_; }      // (T, D)
-  const Matrix& values() const { return values_; }  // (T, D)
-
- private:
-  std::size_t head_dim_;
-  std::vector<std::string> words_;   // (T,)
-  std::vector<Position> positions_;  // (T,)
-  std::vector<float> scores_;        // (T,)
-  Matrix keys_;                      // (T, D)
-  Matrix values_;                    // (T, D)
+  std::size_t size() const { return positions.size(); }
+  std::size_t kv_numbers() const;  // numbers held by keys and values: 2 * T * D
 };
 
 }  // namespace h2o
