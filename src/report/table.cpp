@@ -30,8 +30,8 @@ Table::Table(std::vector<std::string> titles, std::size_t indent)
 
 void Table::add(std::vector<std::string> cells) {
   if (cells.size() != titles_.size()) {
-    throw std::invalid_argument("Table: a row of " + std::to_string(cells.size()) +
-                                " cells for " + std::to_string(titles_.size()) + " columns");
+    throw std::invalid_argument("Table: a row of " + std::to_string(cells.size()) + " cells for " +
+                                std::to_string(titles_.size()) + " columns");
   }
   rows_.push_back(std::move(cells));
 }
