@@ -1,0 +1,79 @@
+// attention_stats.hpp: why H2O is allowed to forget - the H2O paper's observations, measured.
+//
+// The paper rests on three facts about trained models, each a number here:
+//   sparsity       most attention weights are tiny: the share of weights below 1% of their row's
+//                  largest (the paper's threshold; it finds over 95% in almost every layer);
+//   heavy hitters  accumulated attention (each token's attention summed over every later step, the
+//                  H2O score of a full cache) is concentrated: the top 1% / 5% / 10% of tokens hold
+//                  most of it, and score against rank follows a power law (a straight line on a
+//                  log-log plot: log score = slope * log rank + c);
+//   stability      the tokens that lead at step t still lead at step 2t, so past attention is a
+//                  fair guess of future attention (the "oracle" in the name).
+// AttentionStatistics collects them from a decoder reading a text with the full cache and its
+// attention recording switched on; the small functions below are the definitions, testable alone.
+//
+// Dimension legend: L = layers, H = query heads, T = tokens read so far (keys), S = steps.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "h2o/base/tensor.hpp"
+#include "h2o/model/decoder.hpp"
+
+namespace h2o {
+
+// How many of the weights (n,) are below `fraction` of the largest of them.
+std::size_t count_below_fraction_of_max(const float* weights, std::size_t n, double fraction);
+
+// The share of the total held by the largest ceil(fraction * n) of scores (n,); 0 for no scores.
+double top_share(std::vector<double> scores, double fraction);
+
+struct PowerLawFit {
+  double slope = 0, intercept = 0;  // log10(score) = slope * log10(rank) + intercept
+  double r2 = 0;                    // 1 = a perfect straight line on the log-log plot
+  std::size_t points = 0;           // positive scores used
+};
+
+// Least squares of log10(score) on log10(rank), ranks 1..n of the scores sorted largest first;
+// scores <= 0 are left out (their logarithm does not exist). Fewer than 2 points: all zeros.
+PowerLawFit fit_power_law(std::vector<double> scores);
+
+// Of the k highest-scoring positions in `before` (ties: the earlier position first), how many are
+// still among the k highest of `after` (which may hold more positions, e.g. later in the text).
+std::size_t top_k_kept(const std::vector<double>& before, const std::vector<double>& after,
+                       std::size_t k);
+
+// The positions of the k highest scores, highest first (ties: the earlier position first).
+std::vector<std::size_t> top_k_positions(const std::vector<double>& scores, std::size_t k);
+
+class AttentionStatistics {
+ public:
+  // For a decoder of this shape reading up to max_steps tokens with the FULL cache (so slot s holds
+  // position s). Scores are snapshotted after each step listed in snapshot_steps (0-based).
+  AttentionStatistics(std::size_t n_layers, std::size_t n_heads, std::size_t max_steps,
+                      std::vector<std::size_t> snapshot_steps, double tiny_fraction = 0.01);
+
+  // After each decoder.forward() (attention recording on): counts tiny weights, adds the mean over
+  // the query heads of this step's attention to every token's accumulated score, and snapshots.
+  void add_step(const Decoder& decoder);
+
+  std::size_t steps() const { return steps_; }
+  std::size_t layers() const { return accumulated_.size(); }
+  double sparsity(std::size_t layer) const;  // share of weights below the threshold
+  double sparsity() const;                   // over every layer
+  // (T,) accumulated attention of every token in a layer, mean over heads, summed over steps.
+  const std::vector<double>& accumulated(std::size_t layer) const { return accumulated_.at(layer); }
+  // The same as it stood after step `step` (one of snapshot_steps).
+  const std::vector<double>& snapshot(std::size_t layer, std::size_t step) const;
+
+ private:
+  double tiny_fraction_;
+  std::size_t n_heads_, steps_ = 0;
+  std::vector<std::size_t> snapshot_steps_;
+  std::vector<std::size_t> tiny_, weights_;                  // (L,) counts
+  std::vector<std::vector<double>> accumulated_;             // (L, T)
+  std::vector<std::vector<std::vector<double>>> snapshots_;  // (L, snapshots, T)
+};
+
+}  // namespace h2o
