@@ -271,10 +271,11 @@ std::string heatmap_svg(const Heatmap& map) {
   }
   if (max_value <= 0) max_value = 1;
   // Colour ~ sqrt(value / max): small weights stay visible next to large ones. 32 levels, so that
-  // neighbouring cells of one level merge into one rectangle and the file stays small.
+  // neighbouring cells of one level merge into one rectangle and the file stays small. Values
+  // below 1% of the maximum (the H2O paper's "tiny" threshold) are left white.
   constexpr int kLevels = 32;
   auto level_of = [&](float v) {
-    if (!std::isfinite(v) || v <= 0) return 0;
+    if (!std::isfinite(v) || v < 0.01 * max_value) return 0;
     return static_cast<int>(std::lround(std::sqrt(std::min(1.0, v / max_value)) * kLevels));
   };
 

@@ -1,0 +1,215 @@
+// Lesson 10: attention is sparse, and heavy hitters exist - why H2O is allowed to forget.
+//
+// Beyond the blog. The H2O paper rests on three observations about trained models; this lesson
+// measures each on a real model reading a long story with the FULL cache:
+//   1. sparsity: most attention weights are tiny. The paper counts weights below 1% of their row's
+//      largest and finds over 95% in almost every layer.
+//   2. heavy hitters: summing each token's attention over all later steps (its H2O score), a few
+//      tokens hold most of it, and score falls with rank like a power law (a straight line on a
+//      log-log plot).
+//   3. stability: the tokens that lead at step t still lead at step 2t, so the attention a token
+//      has collected so far predicts the attention it will get - which is what H2O bets on.
+// The new idea written out here is reading those numbers off the attention; the collector of the
+// raw counts (h2o::AttentionStatistics), the decoder and the pictures come from the library.
+// With --pictures DIR it also draws one head's attention and the rank/score plot of every layer.
+//
+// Dimension legend: L = layers, H = query heads, T = tokens of the text.
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+#include <xtensor/xbuilder.hpp>
+
+#include "h2o/app/cli.hpp"
+#include "h2o/app/default_files.hpp"
+#include "h2o/base/format.hpp"
+#include "h2o/measure/attention_stats.hpp"
+#include "h2o/model/checkpoint.hpp"
+#include "h2o/model/decoder.hpp"
+#include "h2o/report/svg.hpp"
+#include "h2o/report/table.hpp"
+#include "h2o/text/tokenizer.hpp"
+
+using h2o::fixed;
+
+namespace {
+std::string token_text(const h2o::Tokenizer& tokenizer, const std::vector<int>& tokens,
+                       std::size_t p);  // small helpers, defined below main
+std::string percent(double share) { return fixed(100.0 * share, 1) + "%"; }
+}  // namespace
+
+int main(int argc, char** argv) try {
+  h2o::ArgParser args("10_sparse_attention",
+                      "Lesson 10: attention is sparse and heavy hitters exist, measured on a real "
+                      "model.");
+  h2o::add_model_options(args);
+  h2o::add_text_option(args);
+  args.add_option("pictures", "DIR", "", "also write the SVG pictures into this folder");
+  if (!args.parse(argc, argv) || h2o::explain_missing_default_model(args, "10_sparse_attention")) {
+    return 0;
+  }
+  const std::string pictures = args.text("pictures");
+  std::cout << "Lesson 10: attention is sparse and heavy hitters exist (beyond the blog)\n\n";
+
+  // Step 1: the model reads the text with the full cache, its attention recorded at every step.
+  const h2o::ModelFiles files = h2o::model_files_from_options(args);
+  auto weights = std::make_shared<const h2o::DecoderWeights>(h2o::load_checkpoint(files.model));
+  const h2o::ModelConfig& config = weights->config;
+  const h2o::Tokenizer tokenizer = h2o::Tokenizer::load(files.tokenizer, config.vocab_size);
+  const std::vector<int> tokens = tokenizer.encode(h2o::read_text_option(args), true, false);
+  const std::size_t n = tokens.size(), L = config.n_layers, H = config.n_heads;
+  if (n < 16 || n > config.seq_len) {
+    throw std::runtime_error("the text has " + std::to_string(n) +
+                             " tokens; this lesson needs 16 "
+                             "to " +
+                             std::to_string(config.seq_len) + " (the model's seq_len)");
+  }
+  // Stability compares step t with step 2t, at t = n/8, n/4 and n/2 (0-based step indices).
+  const std::vector<std::size_t> early = {n / 8 - 1, n / 4 - 1, n / 2 - 1};
+  std::vector<std::size_t> snapshot_steps = early;
+  for (std::size_t t : early) snapshot_steps.push_back(2 * t + 1);
+  h2o::AttentionStatistics stats(L, H, n, snapshot_steps);
+  h2o::Decoder decoder(weights, std::make_unique<h2o::FullCachePolicy>(), n);
+  decoder.set_record_attention(true);
+  const std::size_t shown = std::min<std::size_t>(n, 192);  // the heatmap: the first steps
+  std::vector<h2o::Matrix> first_rows(L, xt::zeros<float>({shown, shown}));  // (L, steps, keys)
+  for (std::size_t t = 0; t < n; ++t) {
+    decoder.forward(tokens[t]);
+    stats.add_step(decoder);
+    for (std::size_t l = 0; t < shown && l < L; ++l) {  // head 0 of each layer, for the picture
+      for (std::size_t k = 0; k <= t; ++k) first_rows[l](t, k) = decoder.attention(l).weights(0, k);
+    }
+  }
+  std::cout << "Step 1: " << std::filesystem::path(files.model).filename().string() << " ("
+            << config.describe() << ")\n        reads " << n << " tokens of "
+            << std::filesystem::path(args.text("text")).filename().string() << " with the full "
+            << "cache:\n        " << L << " layers x " << H << " heads x " << n
+            << " steps of attention.\n";
+
+  // Step 2: sparsity, and Step 3: concentration, layer by layer. A token's accumulated attention
+  // is the mean over heads of the attention it received, summed over every step: with the full
+  // cache, exactly H2O's shared score. Sorted from the largest down, it is the rank/score curve.
+  h2o::Table table({"layer", "weights < 1% of row max", "top 1% hold", "top 5%", "top 10%",
+                    "power-law slope", "R^2"});
+  std::vector<h2o::PowerLawFit> fits;
+  double best_top10 = 0.0;
+  std::size_t most_concentrated = 0;
+  for (std::size_t l = 0; l < L; ++l) {
+    const std::vector<double>& scores = stats.accumulated(l);
+    fits.push_back(h2o::fit_power_law(scores));
+    const double top10 = h2o::top_share(scores, 0.10);
+    if (top10 > best_top10) best_top10 = top10, most_concentrated = l;
+    table.row(l, percent(stats.sparsity(l)), percent(h2o::top_share(scores, 0.01)),
+              percent(h2o::top_share(scores, 0.05)), percent(top10), fixed(fits.back().slope, 2),
+              fixed(fits.back().r2, 2));
+  }
+  std::cout << "\nStep 2-3: how sparse, and how concentrated on a few tokens, each layer's "
+            << "attention is\n";
+  table.print(std::cout);
+  std::cout << "  all layers: " << percent(stats.sparsity()) << " of the weights are below 1% of "
+            << "their row's largest (the paper: over 95%)\n";
+
+  // Step 4: stability. Of the k = 10 tokens with the most accumulated attention after step t, how
+  // many are still among the 10 leaders after step 2t?
+  const std::size_t k = 10;
+  h2o::Table stable(
+      {"layer", "t=" + std::to_string(early[0] + 1) + " -> " + std::to_string(2 * early[0] + 2),
+       "t=" + std::to_string(early[1] + 1) + " -> " + std::to_string(2 * early[1] + 2),
+       "t=" + std::to_string(early[2] + 1) + " -> " + std::to_string(2 * early[2] + 2)});
+  std::size_t kept = 0, compared = 0;
+  for (std::size_t l = 0; l < L; ++l) {
+    std::vector<std::string> cells = {std::to_string(l)};
+    for (std::size_t t : early) {
+      const std::size_t still =
+          h2o::top_k_kept(stats.snapshot(l, t), stats.snapshot(l, 2 * t + 1), k);
+      kept += still;
+      compared += k;
+      cells.push_back(std::to_string(still) + " of " + std::to_string(k));
+    }
+    stable.add(cells);
+  }
+  std::cout << "\nStep 4: of the " << k << " tokens with the most accumulated attention after "
+            << "t tokens,\n        how many still lead at 2t\n";
+  stable.print(std::cout);
+
+  // Step 5: who the heavy hitters are, in the most concentrated layer.
+  const std::vector<std::size_t> leaders =
+      h2o::top_k_positions(stats.accumulated(most_concentrated), 8);
+  std::string names;
+  for (std::size_t p : leaders) {
+    names += " " + token_text(tokenizer, tokens, p) + "[" + std::to_string(p) +
+             "]=" + fixed(stats.accumulated(most_concentrated)[p], 1);
+  }
+  std::cout << "\nStep 5: the heaviest hitters of layer " << most_concentrated
+            << " (token[position]"
+            << "=accumulated attention; '_' is a space)\n " << names << "\n";
+
+  // Step 6: what the numbers say, in words chosen from them.
+  const double stability = static_cast<double>(kept) / static_cast<double>(compared);
+  double mean_slope = 0.0, mean_r2 = 0.0;
+  for (const h2o::PowerLawFit& fit : fits) mean_slope += fit.slope / L, mean_r2 += fit.r2 / L;
+  std::cout << "\nStep 6: what it shows\n  sparsity: " << percent(stats.sparsity())
+            << (stats.sparsity() >= 0.95 ? " - as sparse as the paper's models"
+                                         : " - sparse, though less than the paper's 95%")
+            << "\n  concentration: the top 10% of tokens hold " << percent(best_top10)
+            << " of layer " << most_concentrated << "'s attention;\n  mean slope "
+            << fixed(mean_slope, 2) << ", mean R^2 " << fixed(mean_r2, 2)
+            << (mean_r2 >= 0.8 ? " (close to a power law)" : " (only roughly a power law)")
+            << "\n  stability: " << percent(stability) << " of the leaders at t still lead at 2t"
+            << (stability >= 0.5 ? ":\n  past attention is a fair guess of future attention.\n"
+                                 : ":\n  leaders change; past attention is a weak guess here.\n");
+
+  // Step 7: the pictures (report/svg.hpp).
+  if (!pictures.empty()) {
+    std::filesystem::create_directories(pictures);
+    const std::string command = "build/bin/10_sparse_attention --pictures " + pictures;
+    h2o::Heatmap map;
+    map.text = {
+        "Attention of one head: query step x key position",
+        {std::filesystem::path(files.model).stem().string() + ", layer " +
+             std::to_string(most_concentrated) + ", head 0, the first " + std::to_string(shown) +
+             " tokens of " + std::filesystem::path(args.text("text")).filename().string(),
+         "vertical lines are heavy hitters: tokens that every later query looks at"},
+        command};
+    map.x_label = "key position (token index)";
+    map.y_label = "query step (token index)";
+    map.value_label = "attention weight";
+    map.values = first_rows[most_concentrated];
+    h2o::save_svg(pictures + "/attention_heatmap.svg", h2o::heatmap_svg(map));
+    h2o::LineChart chart;
+    chart.text = {"Accumulated attention against rank, every layer",
+                  {std::filesystem::path(files.model).stem().string() + " reading " +
+                   std::to_string(n) + " tokens; a straight line is a power law"},
+                  command};
+    chart.x_label = "rank of the token (1 = most attention)";
+    chart.y_label = "accumulated attention (sum of weights)";
+    chart.log_x = chart.log_y = true;
+    for (std::size_t l = 0; l < L; ++l) {
+      std::vector<double> sorted = stats.accumulated(l);
+      std::sort(sorted.rbegin(), sorted.rend());
+      std::vector<double> ranks(sorted.size());
+      for (std::size_t r = 0; r < ranks.size(); ++r) ranks[r] = static_cast<double>(r + 1);
+      chart.series.push_back({"layer " + std::to_string(l), ranks, sorted, false, false});
+    }
+    h2o::save_svg(pictures + "/rank_score.svg", h2o::line_chart_svg(chart));
+    std::cout << "\nPictures written to " << pictures
+              << ": attention_heatmap.svg, rank_score.svg\n";
+  }
+  return 0;
+} catch (...) {
+  return h2o::exit_with_error(argv[0]);
+}
+
+namespace {
+// A token's text: spaces shown as '_', newlines as '/', BOS as <BOS>.
+std::string token_text(const h2o::Tokenizer& tokenizer, const std::vector<int>& tokens,
+                       std::size_t p) {
+  if (p == 0) return "<BOS>";
+  std::string piece = tokenizer.decode_piece(tokens[p - 1], tokens[p]);
+  for (char& ch : piece) ch = ch == ' ' ? '_' : ch == '\n' ? '/' : ch;
+  return piece;
+}
+}  // namespace
