@@ -26,6 +26,10 @@ TEST_CASE("tables size their columns and align numbers right", "[report]") {
   CHECK(counts.text() == "   n  share\n   7  12.5%\n1234  +0.1%\n");
   CHECK_THROWS_AS(counts.add({"1"}), std::invalid_argument);
   CHECK(h2o::Table({"only title"}).text() == "  only title\n");
+  h2o::Table quoted({"policy", "note"});
+  quoted.row("h2o", "heavy, recent");
+  quoted.row("say \"hi\"", "");
+  CHECK(quoted.csv() == "policy,note\nh2o,\"heavy, recent\"\n\"say \"\"hi\"\"\",\n");
 }
 
 TEST_CASE("a line chart is well formed with its title axes legend and command", "[report]") {

@@ -64,4 +64,21 @@ std::string Table::text() const {
 
 void Table::print(std::ostream& out) const { out << text(); }
 
+std::string Table::csv() const {
+  auto cell = [](const std::string& text) {
+    if (text.find_first_of(",\"\n\r") == std::string::npos) return text;
+    std::string quoted = "\"";
+    for (char c : text) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
+    return quoted + "\"";
+  };
+  auto line = [&](const std::vector<std::string>& cells) {
+    std::string out;
+    for (std::size_t c = 0; c < cells.size(); ++c) out += (c > 0 ? "," : "") + cell(cells[c]);
+    return out + "\n";
+  };
+  std::string out = line(titles_);
+  for (const auto& row : rows_) out += line(row);
+  return out;
+}
+
 }  // namespace h2o

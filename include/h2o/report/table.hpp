@@ -34,6 +34,8 @@ class Table {
 
   void print(std::ostream& out) const;
   std::string text() const;  // what print() writes
+  // The same rows as CSV (RFC 4180: a cell with a comma, quote or newline is quoted), titles first.
+  std::string csv() const;
 
   std::size_t rows() const { return rows_.size(); }
 
