@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The first of the README's two commands: installs what is missing, builds, and runs every lesson
-# in order. Extra arguments are passed to lesson 09 (for example --model PATH).
+# in order. Lessons 10 and 11 also draw their pictures, into build/pictures/. Extra arguments go to
+# the lessons that read a real model (09, 10, 11), for example --model PATH --tokenizer PATH.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${H2O_BUILD_DIR:-$root/build}"
@@ -9,9 +10,9 @@ build="${H2O_BUILD_DIR:-$root/build}"
 
 for lesson in $(sed -n 's/^ *h2o_lesson(\([0-9][0-9]_[a-z0-9_]*\)).*/\1/p' "$root/lessons/CMakeLists.txt"); do
   printf '\n==================== lesson %s ====================\n\n' "$lesson"
-  if [ "${lesson%%_*}" = "09" ]; then
-    "$build/bin/$lesson" "$@"
-  else
-    "$build/bin/$lesson"
-  fi
+  number="${lesson%%_*}"
+  args=()
+  if [ "$number" -ge 9 ]; then args+=("$@"); fi
+  if [ "$number" -ge 10 ]; then args+=(--pictures "$build/pictures"); fi
+  "$build/bin/$lesson" "${args[@]+"${args[@]}"}"
 done

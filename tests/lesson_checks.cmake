@@ -101,7 +101,8 @@ h2o_check_program(NAME lesson_09_real_model TARGET 09_real_model
 
 # Every lesson prints the same bytes on every run, within 100 columns.
 foreach(lesson 01_heavy_and_recent 02_score_accumulation 03_evict_rows 04_online_tokens
-               05_attention_qkv 06_kv_cache 07_h2o_tensor_cache 08_full_vs_h2o 09_real_model)
+               05_attention_qkv 06_kv_cache 07_h2o_tensor_cache 08_full_vs_h2o 09_real_model
+               10_sparse_attention 11_how_much_cache)
   h2o_check_stable_output(NAME lesson_${lesson}_stable_and_narrow TARGET ${lesson})
   h2o_check_program(NAME lesson_${lesson}_help TARGET ${lesson} ARGS --help
     EXPECT "usage: ${lesson} [options]" "--help")
