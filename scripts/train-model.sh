@@ -32,7 +32,7 @@ while [ $# -gt 0 ]; do
         --stories) stories="$2" ;;
       esac
       shift 2 ;;
-    -h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
     *) echo "train-model: unknown option '$1' (see --help)" >&2; exit 2 ;;
   esac
 done

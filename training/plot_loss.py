@@ -16,7 +16,7 @@ import sys
 from common import Parser, UsageError, check_writable, run_main
 
 W, H = 720, 440
-LEFT, RIGHT, TOP, BOTTOM = 70, 20, 50, 60
+LEFT, RIGHT, TOP, BOTTOM = 70, 20, 64, 60
 
 
 def read_rows(path):
@@ -54,7 +54,7 @@ def fmt(v):
     return f"{v:.6g}"
 
 
-def draw(rows, command, title="Training loss"):
+def draw(rows, command, title="Training loss of the story model"):
     """The SVG text for rows of (tokens, train loss, held-out loss or None)."""
     xs = [r[0] / 1e6 for r in rows]
     ys = [r[1] for r in rows] + [r[2] for r in rows if r[2] is not None]
@@ -97,19 +97,20 @@ def draw(rows, command, title="Training loss"):
     out.append(f'<text x="18" y="{TOP + ph / 2}" text-anchor="middle" '
                f'transform="rotate(-90 18 {TOP + ph / 2})">cross-entropy loss (nats per token)'
                '</text>')
-    series = [("train (mean since the last point)", "#1f77b4",
+    series = [("train windows (mean since the last point)", "#1f77b4",
                [(r[0] / 1e6, r[1]) for r in rows]),
-              ("held-out", "#d62728", [(r[0] / 1e6, r[2]) for r in rows if r[2] is not None])]
+              ("held-out stories (whole, float32)", "#d62728", [(r[0] / 1e6, r[2]) for r in rows if r[2] is not None])]
     for i, (label, color, pts) in enumerate(series):
         if pts:
             path = " ".join(f"{fmt(px(x))},{fmt(py(y))}" for x, y in pts)
             out.append(f'<polyline points="{path}" fill="none" stroke="{color}" '
                        'stroke-width="2"/>')
-            for x, y in pts if label == "held-out" else []:
+            for x, y in pts if color == "#d62728" else []:
                 out.append(f'<circle cx="{fmt(px(x))}" cy="{fmt(py(y))}" r="3" '
                            f'fill="{color}"/>')
-        ly = TOP + 16 + 18 * i
-        lx = LEFT + pw - 250
+        # The legend sits in one row between the title and the plot, clear of the curves.
+        ly = 48
+        lx = LEFT + 10 + 330 * i
         out.append(f'<line x1="{lx}" y1="{ly - 4}" x2="{lx + 24}" y2="{ly - 4}" '
                    f'stroke="{color}" stroke-width="2"/>')
         out.append(f'<text x="{lx + 30}" y="{ly}">{label}</text>')

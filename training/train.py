@@ -252,11 +252,10 @@ def train(args):
     final_held = rows[-1][3]
     export_legacy(model, args.out)
     write_csv(args.csv, rows)
+    # Drawn from the CSV as written (rounded), so plot_loss.py redraws the same picture.
     command = "/usr/bin/python3 training/train.py " + " ".join(sys.argv[1:])
     with open(args.svg, "w", encoding="utf-8", newline="\n") as f:
-        f.write(plot_loss.draw([(r[1], r[2], r[3]) for r in rows], command,
-                               title=f"Training loss of the story model ({model.n_params()} "
-                                     "parameters)"))
+        f.write(plot_loss.draw(plot_loss.read_rows(args.csv), command))
     print(f"done: {step} steps, {tokens_seen} tokens in {fmt_time(elapsed)}")
     print(f"final (float32, whole stories): train sample loss {final_train:.4f} "
           f"(perplexity {math.exp(final_train):.3f}), held-out loss {final_held:.4f} "
