@@ -1,0 +1,234 @@
+"""A byte-pair-encoding tokenizer in llama2.c's file format (standard library only).
+
+Not a program: train_tokenizer.py, pretokenize.py and the other scripts import it.
+
+File layout (as llama2.c's tokenizer.bin / tok512.bin):
+  uint32 max_token_length, then for each id: float32 score, int32 byte length, the bytes.
+Ids: 0 <unk>, 1 <s> (BOS), 2 </s> (EOS), 3..258 the byte tokens <0x00>..<0xFF>, then one
+piece per character of the training text, then the merged pieces in the order they were
+learned, each scored -rank, so that llama2.c's encoder (merge the best-scored adjacent pair
+until none merges) applies them in the order they were learned.
+
+Encoding here gives exactly the ids of llama2.c's run.c and of the project's C++ Tokenizer:
+a space is prepended to non-empty text, every character becomes its piece (or one byte token
+per UTF-8 byte when the vocabulary lacks it), then the adjacent pair whose concatenation is
+the best-scored piece is merged, leftmost first on ties, until no pair merges.
+
+Speed: no learned piece crosses a chunk boundary (see CHUNK), and no concatenation of two
+pieces across such a boundary is a piece, so encoding chunk by chunk with a cache gives the
+same ids as encoding the whole text at once.
+"""
+
+import re
+import struct
+
+UNK, BOS, EOS = 0, 1, 2
+FIRST_BYTE = 3
+N_SPECIAL = 3 + 256
+
+# A chunk: an optional single space plus a run of letters, or of digits, or of other
+# non-space characters; or one whitespace character alone. Merges happen only inside a chunk.
+# Any concatenation across a chunk boundary has a space that is not in first place, or a
+# newline, or mixes two classes, and no piece does that.
+CHUNK = re.compile(r" ?[A-Za-z]+| ?[0-9]+| ?[^\sA-Za-z0-9]+|\s")
+
+
+def byte_piece(b):
+    return "<0x%02X>" % b
+
+
+class Tokenizer:
+    """Pieces, scores and the llama2.c encode/decode rules."""
+
+    def __init__(self, pieces, scores):
+        if len(pieces) != len(scores):
+            raise ValueError("pieces and scores differ in length")
+        self.pieces = list(pieces)
+        self.scores = [float(s) for s in scores]
+        self.ids = {}
+        for i, p in enumerate(self.pieces):
+            self.ids.setdefault(p, i)  # the smallest id wins on a duplicate, as in C++
+        self._cache = {}
+
+    @property
+    def vocab_size(self):
+        return len(self.pieces)
+
+    # -- encoding ----------------------------------------------------------------------------
+    def _initial(self, text):
+        """One token per character, or byte tokens for characters not in the vocabulary."""
+        out = []
+        for ch in text:
+            i = self.ids.get(ch)
+            if i is not None:
+                out.append(i)
+            else:
+                out.extend(FIRST_BYTE + b for b in ch.encode("utf-8"))
+        return out
+
+    def _merge(self, tokens):
+        """llama2.c's merge loop: best score first, leftmost on ties, until nothing merges."""
+        pieces, scores, ids = self.pieces, self.scores, self.ids
+        while len(tokens) > 1:
+            best_score, best_at, best_id = -1e10, -1, -1
+            for k in range(len(tokens) - 1):
+                j = ids.get(pieces[tokens[k]] + pieces[tokens[k + 1]])
+                if j is not None and scores[j] > best_score:
+                    best_score, best_at, best_id = scores[j], k, j
+            if best_at < 0:
+                break
+            tokens[best_at:best_at + 2] = [best_id]
+        return tokens
+
+    def encode_chunk(self, chunk):
+        ids = self._cache.get(chunk)
+        if ids is None:
+            ids = tuple(self._merge(self._initial(chunk)))
+            if len(self._cache) < 1_000_000:
+                self._cache[chunk] = ids
+        return ids
+
+    def encode(self, text, bos=True, eos=False):
+        """Token ids of text, as the C++ Tokenizer::encode(text, bos, eos) gives them."""
+        out = [BOS] if bos else []
+        if text:
+            for chunk in CHUNK.findall(" " + text):
+                out.extend(self.encode_chunk(chunk))
+        if eos:
+            out.append(EOS)
+        return out
+
+    def encode_slow(self, text, bos=True):
+        """The same as encode(), without chunks or cache: the reference for the tests."""
+        out = [BOS] if bos else []
+        if text:
+            out.extend(self._merge(self._initial(" " + text)))
+        return out
+
+    # -- decoding ----------------------------------------------------------------------------
+    def decode_piece(self, prev, tok):
+        piece = self.pieces[tok]
+        if prev == BOS and piece.startswith(" "):
+            piece = piece[1:]
+        m = re.fullmatch(r"<0x([0-9A-Fa-f]{2})>", piece)
+        if m:
+            return bytes([int(m.group(1), 16)])
+        return piece.encode("utf-8")
+
+    def decode(self, tokens):
+        """Text of tokens; BOS and EOS themselves write nothing."""
+        out = bytearray()
+        prev = None
+        for t in tokens:
+            if t not in (BOS, EOS):
+                out += self.decode_piece(prev, t)
+            prev = t
+        return out.decode("utf-8", errors="replace")
+
+    # -- files -------------------------------------------------------------------------------
+    def save(self, path):
+        data = [p.encode("utf-8") for p in self.pieces]
+        with open(path, "wb") as f:
+            f.write(struct.pack("<I", max(len(d) for d in data)))
+            for d, s in zip(data, self.scores):
+                f.write(struct.pack("<fi", s, len(d)))
+                f.write(d)
+
+    @staticmethod
+    def load(path):
+        with open(path, "rb") as f:
+            blob = f.read()
+        if len(blob) < 4:
+            raise ValueError(f"tokenizer '{path}' is too short")
+        (max_len,) = struct.unpack_from("<I", blob, 0)
+        at, pieces, scores = 4, [], []
+        while at < len(blob):
+            if at + 8 > len(blob):
+                raise ValueError(f"tokenizer '{path}' is truncated")
+            score, n = struct.unpack_from("<fi", blob, at)
+            at += 8
+            if n < 0 or n > max_len or at + n > len(blob):
+                raise ValueError(f"tokenizer '{path}': bad piece length {n}")
+            pieces.append(blob[at:at + n].decode("utf-8"))
+            scores.append(score)
+            at += n
+        return Tokenizer(pieces, scores)
+
+
+# ---------------------------------------------------------------------------------------------
+# Training
+
+
+def count_chunks(texts):
+    """How often each chunk occurs (the dummy-prefix space included, as encoding sees it)."""
+    counts = {}
+    for text in texts:
+        for ch in CHUNK.findall(" " + text):
+            counts[ch] = counts.get(ch, 0) + 1
+    return counts
+
+
+def train(chunk_counts, vocab_size):
+    """Learns merges until the vocabulary has vocab_size pieces; returns a Tokenizer.
+
+    Ties between equally frequent pairs go to the smallest (left piece, right piece) pair, so
+    the result depends only on the counts.
+    """
+    chars = sorted({c for chunk in chunk_counts for c in chunk})
+    pieces = ["<unk>", "<s>", "</s>"] + [byte_piece(b) for b in range(256)] + chars
+    scores = [0.0] * len(pieces)
+    if len(pieces) > vocab_size:
+        raise ValueError(f"vocabulary of {vocab_size} is too small for {len(chars)} characters")
+    known = set(pieces)
+
+    # Each distinct chunk as a list of piece strings, with its count.
+    words = [list(chunk) for chunk in sorted(chunk_counts)]
+    freq = [chunk_counts[chunk] for chunk in sorted(chunk_counts)]
+    pair_count = {}
+    where = {}  # pair -> set of word indices holding it
+    for wi, w in enumerate(words):
+        for a, b in zip(w, w[1:]):
+            pair_count[(a, b)] = pair_count.get((a, b), 0) + freq[wi]
+            where.setdefault((a, b), set()).add(wi)
+
+    rank = 0
+    while len(pieces) < vocab_size and pair_count:
+        top = max(pair_count.values())
+        if top < 2:
+            break
+        best = min(p for p, c in pair_count.items() if c == top)
+        merged = best[0] + best[1]
+        if merged not in known:
+            known.add(merged)
+            pieces.append(merged)
+            scores.append(-float(rank))
+            rank += 1
+        for wi in sorted(where.pop(best, ())):
+            _apply(words, freq, wi, best, merged, pair_count, where)
+        pair_count.pop(best, None)
+    return Tokenizer(pieces, scores)
+
+
+def _apply(words, freq, wi, pair, merged, pair_count, where):
+    """Merges every occurrence of pair in word wi, keeping the pair counts up to date."""
+    w = words[wi]
+    f = freq[wi]
+    for a, b in zip(w, w[1:]):  # forget the word's old pairs
+        pair_count[(a, b)] -= f
+        if pair_count[(a, b)] <= 0:
+            pair_count.pop((a, b), None)
+        s = where.get((a, b))
+        if s is not None and (a, b) != pair:
+            s.discard(wi)
+    out, i = [], 0
+    while i < len(w):
+        if i + 1 < len(w) and w[i] == pair[0] and w[i + 1] == pair[1]:
+            out.append(merged)
+            i += 2
+        else:
+            out.append(w[i])
+            i += 1
+    words[wi] = out
+    for a, b in zip(out, out[1:]):  # count the new ones
+        pair_count[(a, b)] = pair_count.get((a, b), 0) + f
+        where.setdefault((a, b), set()).add(wi)

@@ -1,0 +1,72 @@
+"""Small helpers shared by the training scripts: one-line errors and reading story files.
+
+Not a program.
+"""
+
+import argparse
+import os
+import sys
+
+
+class UsageError(Exception):
+    """A problem with the command line or the input files: reported in one line, exit 2."""
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse, but a bad command line is one line on stderr (through UsageError)."""
+
+    def error(self, message):
+        raise UsageError(message + " (see --help)")
+
+
+def run_main(prog, main, argv):
+    """Runs main(argv); turns UsageError and OSError into one line on stderr and exit 2."""
+    try:
+        return main(argv)
+    except UsageError as e:
+        print(f"{prog}: {e}", file=sys.stderr)
+        return 2
+    except OSError as e:
+        where = f" '{e.filename}'" if e.filename else ""
+        print(f"{prog}: {e.strerror or e}{where}", file=sys.stderr)
+        return 2
+
+
+def read_stories(path):
+    """Stories of a corpus file: separated by one empty line, no empty line inside a story."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except OSError as e:
+        raise UsageError(f"cannot read '{path}': {e.strerror}")
+    stories = [s.strip("\n") for s in text.split("\n\n")]
+    stories = [s for s in stories if s]
+    if not stories:
+        raise UsageError(f"'{path}' holds no story")
+    return stories
+
+
+def check_writable(path):
+    """Fails early, before long work, when the output file cannot be created."""
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise UsageError(f"cannot write '{path}': folder '{folder}' does not exist")
+    if not os.access(folder, os.W_OK) or (os.path.exists(path) and not os.access(path, os.W_OK)):
+        raise UsageError(f"cannot write '{path}': permission denied")
+
+
+def repo_path(*parts):
+    """A path inside the repository, from this file's place in training/."""
+    return os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", *parts)
+
+
+def read_names(path):
+    """The names list (one capitalised word per line), as make_corpus.py checks it."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            names = [ln.strip() for ln in f if ln.strip()]
+    except OSError as e:
+        raise UsageError(f"cannot read names file '{path}': {e.strerror}")
+    if not names:
+        raise UsageError(f"names file '{path}' is empty")
+    return names

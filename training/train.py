@@ -1,0 +1,288 @@
+#!/usr/bin/env python3
+"""Trains the Llama-style model (model.py) on pretokenized stories, on the CPU, and exports
+it as a llama2.c legacy checkpoint, with the loss curve as CSV and SVG.
+
+Training runs in phases of growing context (--schedule): most steps at short windows, which
+are cheap, and the last ones at the full 1024 tokens, where a name introduced at the start
+of a story can be recalled at its end. Each step sees about the same number of tokens. Random
+windows of the token stream (BOS marks the start of each story), as llama2.c trains; in the
+full-length phase windows start at a story's BOS, so whole stories are seen.
+
+Forward passes run under bfloat16 autocast (much faster on CPUs with AMX/AVX512-BF16), with
+float32 master weights, AdamW, warm-up then cosine decay, gradient clipping at 1.
+Evaluation (held-out and a same-size sample of training stories, story by story, full
+context) runs in float32.
+
+Usage:
+  /usr/bin/python3 training/train.py --train build/train/train.u16 \\
+      --heldout build/train/heldout.u16 --tokenizer data/tokenizer.bin \\
+      --out data/model.bin --csv data/loss.csv --svg data/loss.svg [--seed 1] \\
+      [--schedule 128x16:3000,512x8:300,1024x4:100]
+"""
+
+import csv
+import math
+import os
+import sys
+import time
+
+from common import Parser, UsageError, check_writable, read_names, repo_path, run_main
+
+DEFAULT_SCHEDULE = "128x16:3000,512x8:300,1024x4:100"
+
+
+def parse_schedule(text):
+    """'256x16:2400,1024x4:300' -> [(seq_len, batch, steps), ...]."""
+    phases = []
+    try:
+        for part in text.split(","):
+            shape, steps = part.split(":")
+            t, b = shape.split("x")
+            phases.append((int(t), int(b), int(steps)))
+    except ValueError:
+        raise UsageError(f"--schedule must look like 256x16:2400,1024x4:300, got '{text}'")
+    if not phases or any(min(p) < 1 for p in phases):
+        raise UsageError(f"--schedule needs positive numbers, got '{text}'")
+    return phases
+
+
+def parse_args(argv):
+    ap = Parser(description="Train the story model and export it for llama2.c.")
+    ap.add_argument("--train", required=True, help="uint16 token ids (pretokenize.py)")
+    ap.add_argument("--heldout", required=True, help="uint16 token ids of held-out stories")
+    ap.add_argument("--tokenizer", required=True, help="tokenizer (for the vocabulary size)")
+    ap.add_argument("--out", required=True, help="llama2.c checkpoint to write")
+    ap.add_argument("--csv", required=True, help="loss curve CSV to write")
+    ap.add_argument("--svg", required=True, help="loss curve picture to write")
+    ap.add_argument("--names", default=repo_path("data", "names.txt"),
+                    help="names list, for the name recall printed at each evaluation")
+    ap.add_argument("--seed", type=int, default=1, help="random seed (default: 1)")
+    ap.add_argument("--schedule", default=DEFAULT_SCHEDULE,
+                    help=f"phases SEQxBATCH:STEPS (default: {DEFAULT_SCHEDULE})")
+    ap.add_argument("--lr", type=float, default=2e-3, help="peak learning rate (default: 2e-3)")
+    ap.add_argument("--warmup", type=int, default=100, help="warm-up steps (default: 100)")
+    ap.add_argument("--eval-every", type=int, default=500,
+                    help="steps between held-out evaluations (default: 500)")
+    ap.add_argument("--dim", type=int, default=128)
+    ap.add_argument("--hidden-dim", type=int, default=384)
+    ap.add_argument("--layers", type=int, default=4)
+    ap.add_argument("--heads", type=int, default=8)
+    ap.add_argument("--kv-heads", type=int, default=4)
+    ap.add_argument("--seq-len", type=int, default=1024, help="context length (default: 1024)")
+    ap.add_argument("--threads", type=int, default=1, help="CPU threads (default: 1)")
+    ap.add_argument("--no-bf16", action="store_true", help="train in float32 throughout")
+    args = ap.parse_args(argv)
+    args.phases = parse_schedule(args.schedule)
+    if max(p[0] for p in args.phases) > args.seq_len:
+        raise UsageError("a phase is longer than --seq-len")
+    if args.lr <= 0 or args.warmup < 0 or args.eval_every < 1 or args.threads < 1:
+        raise UsageError("--lr, --eval-every and --threads must be positive")
+    return args
+
+
+def lr_at(step, total, peak, warmup):
+    """Linear warm-up, then cosine decay to a tenth of the peak."""
+    if step < warmup:
+        return peak * (step + 1) / warmup
+    frac = (step - warmup) / max(1, total - warmup)
+    return peak * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * min(frac, 1.0))))
+
+
+def load_tokens(path):
+    import numpy as np
+    try:
+        data = np.fromfile(path, dtype="<u2")
+    except OSError as e:
+        raise UsageError(f"cannot read '{path}': {e.strerror}")
+    if data.size < 2 or data[0] != 1:
+        raise UsageError(f"'{path}' is not pretokenized stories (must start with BOS = 1)")
+    return data
+
+
+def split_stories(data):
+    """Token lists of the stories in a BOS-separated stream."""
+    import numpy as np
+    starts = np.flatnonzero(data == 1).tolist() + [data.size]
+    return [data[a:b].astype(int).tolist() for a, b in zip(starts, starts[1:])]
+
+
+class Batches:
+    """Random training windows; deterministic given the seed."""
+
+    def __init__(self, data, seed):
+        import numpy as np
+        self.data = data
+        self.rng = np.random.default_rng(seed)
+        self.bos = np.flatnonzero(data == 1)
+
+    def get(self, seq_len, batch, from_bos):
+        import numpy as np
+        import torch
+        if from_bos:
+            ok = self.bos[self.bos + seq_len + 1 <= self.data.size]
+            starts = self.rng.choice(ok, size=batch)
+        else:
+            starts = self.rng.integers(0, self.data.size - seq_len - 1, size=batch)
+        rows = np.stack([self.data[s:s + seq_len + 1] for s in starts]).astype(np.int64)
+        x = torch.from_numpy(rows)
+        return x[:, :-1], x[:, 1:]
+
+
+def mean_story_loss(model, stories):
+    """Mean next-token loss over whole stories, float32, full context."""
+    import torch
+    import torch.nn.functional as F
+    total, count = 0.0, 0
+    model.eval()
+    with torch.no_grad():
+        for s in stories:
+            x = torch.tensor([s[:model.cfg.seq_len]])
+            logits = model(x)[0].float()
+            total += F.cross_entropy(logits[:-1], x[0, 1:], reduction="sum").item()
+            count += x.shape[1] - 1
+    model.train()
+    return total / count
+
+
+def sample_like(stories, n_tokens):
+    """The first stories holding at least n_tokens tokens."""
+    out, n = [], 0
+    for s in stories:
+        if n >= n_tokens:
+            break
+        out.append(s)
+        n += len(s)
+    return out
+
+
+def fmt_time(seconds):
+    seconds = int(seconds)
+    return f"{seconds // 60}m{seconds % 60:02d}s"
+
+
+def train(args):
+    import torch
+    import bpe
+    from model import Config, Transformer, export_legacy
+    import evaluate
+    import plot_loss
+
+    torch.manual_seed(args.seed)
+    torch.set_num_threads(args.threads)
+    torch.use_deterministic_algorithms(True, warn_only=True)
+
+    try:
+        tok = bpe.Tokenizer.load(args.tokenizer)
+    except (OSError, ValueError, UnicodeDecodeError) as e:
+        raise UsageError(f"cannot load tokenizer '{args.tokenizer}': {e}")
+    vocab = tok.vocab_size
+    name_ids = evaluate.name_token_ids(tok, read_names(args.names))
+    train_data = load_tokens(args.train)
+    held = split_stories(load_tokens(args.heldout))
+    if int(train_data.max()) >= vocab:
+        raise UsageError(f"'{args.train}' holds ids beyond the vocabulary of {vocab}")
+    n_held = sum(map(len, held))
+    # Same-size sample of the training stories, to compare like with like at the end.
+    train_sample = sample_like(split_stories(train_data[:4 * n_held + 4096]), n_held)
+
+    cfg = Config(args.dim, args.hidden_dim, args.layers, args.heads, args.kv_heads, vocab,
+                 args.seq_len)
+    try:
+        model = Transformer(cfg)
+    except ValueError as e:
+        raise UsageError(f"model shape: {e}")
+    decay = [p for p in model.parameters() if p.dim() >= 2]
+    no_decay = [p for p in model.parameters() if p.dim() < 2]
+    opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.1},
+                             {"params": no_decay, "weight_decay": 0.0}],
+                            lr=args.lr, betas=(0.9, 0.95), eps=1e-8)
+    batches = Batches(train_data, args.seed)
+    total_steps = sum(p[2] for p in args.phases)
+    total_tokens = sum(t * b * s for t, b, s in args.phases)
+    print(f"model: {model.n_params()} parameters, {cfg}")
+    print(f"data: {train_data.size} training tokens, {len(held)} held-out stories "
+          f"({n_held} tokens); plan: {total_steps} steps, {total_tokens} tokens")
+
+    rows, step, tokens_seen, run_loss, run_n = [], 0, 0, 0.0, 0
+    start = time.time()
+    tick, tick_tokens = start, 0
+    autocast = not args.no_bf16
+    for seq_len, batch, steps in args.phases:
+        print(f"phase: {steps} steps of {batch} x {seq_len} tokens")
+        for _ in range(steps):
+            lr = lr_at(step, total_steps, args.lr, args.warmup)
+            for g in opt.param_groups:
+                g["lr"] = lr
+            x, y = batches.get(seq_len, batch, from_bos=seq_len >= args.seq_len)
+            with torch.autocast("cpu", dtype=torch.bfloat16, enabled=autocast):
+                logits = model(x)
+            loss = torch.nn.functional.cross_entropy(logits.float().reshape(-1, vocab),
+                                                     y.reshape(-1))
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            opt.step()
+            step += 1
+            tokens_seen += x.numel()
+            tick_tokens += x.numel()
+            run_loss += loss.item()
+            run_n += 1
+            if step % 50 == 0 or step == total_steps:
+                now = time.time()
+                rate = tick_tokens / max(now - tick, 1e-9)
+                left = (total_tokens - tokens_seen) / max(rate, 1e-9)
+                print(f"step {step:5d}/{total_steps}  loss {loss.item():.4f}  lr {lr:.2e}  "
+                      f"{rate:7.0f} tokens/s  elapsed {fmt_time(now - start)}  "
+                      f"left ~{fmt_time(left)} (at this speed)", flush=True)
+                tick, tick_tokens = now, 0
+            if step % args.eval_every == 0 or step == total_steps:
+                model.eval()
+                held_loss, recall = evaluate.evaluate(model, held, name_ids, [64])
+                model.train()
+                rows.append((step, tokens_seen, run_loss / run_n, held_loss, lr,
+                             time.time() - start))
+                print(f"eval  step {step}: train {run_loss / run_n:.4f} (mean since last eval)"
+                      f"  held-out {held_loss:.4f} (perplexity {math.exp(held_loss):.3f}), "
+                      f"name recall at gap > 64: {recall[64][0]}/{recall[64][1]}", flush=True)
+                run_loss, run_n = 0.0, 0
+                tick = time.time()  # evaluation time does not count as training speed
+
+    elapsed = time.time() - start
+    final_train = mean_story_loss(model, train_sample)
+    final_held = rows[-1][3]
+    export_legacy(model, args.out)
+    write_csv(args.csv, rows)
+    # Drawn from the CSV as written (rounded), so plot_loss.py redraws the same picture.
+    command = "/usr/bin/python3 training/train.py " + " ".join(sys.argv[1:])
+    with open(args.svg, "w", encoding="utf-8", newline="\n") as f:
+        f.write(plot_loss.draw(plot_loss.read_rows(args.csv), command))
+    print(f"done: {step} steps, {tokens_seen} tokens in {fmt_time(elapsed)}")
+    print(f"final (float32, whole stories): train sample loss {final_train:.4f} "
+          f"(perplexity {math.exp(final_train):.3f}), held-out loss {final_held:.4f} "
+          f"(perplexity {math.exp(final_held):.3f}), ratio "
+          f"{math.exp(final_held) / math.exp(final_train):.3f}")
+    print(f"wrote {args.out} ({os.path.getsize(args.out)} bytes), {args.csv}, {args.svg}")
+
+
+def write_csv(path, rows):
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f, lineterminator="\n")
+        w.writerow(["step", "tokens", "train_loss", "heldout_loss", "lr", "seconds"])
+        for step, tokens, tl, hl, lr, sec in rows:
+            w.writerow([step, tokens, f"{tl:.5f}", f"{hl:.5f}", f"{lr:.6g}", f"{sec:.1f}"])
+
+
+def main(argv):
+    args = parse_args(argv)
+    for path in (args.out, args.csv, args.svg):
+        check_writable(path)
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        raise UsageError("python3-torch is not installed (apt-get install python3-torch)")
+    train(args)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(run_main("train", main, sys.argv[1:]))
