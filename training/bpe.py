@@ -136,8 +136,8 @@ class Tokenizer:
 
     @staticmethod
     def load(path):
-        with open(path, "rb") as f:
-            blob = f.read()
+        from common import read_input
+        blob = read_input(path, "tokenizer", binary=True)
         if len(blob) < 4:
             raise ValueError(f"tokenizer '{path}' is too short")
         (max_len,) = struct.unpack_from("<I", blob, 0)

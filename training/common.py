@@ -32,13 +32,47 @@ def run_main(prog, main, argv):
         return 2
 
 
+# Largest file each kind of input may be: far above what the pipeline makes, far below what would
+# exhaust memory. A bigger file, or one that is not a regular file (a device such as /dev/zero, a
+# pipe, a folder), is refused before a byte is read.
+LIMITS = {
+    "corpus": 4 << 30,      # training stories (the shipped run's corpus is about 70 MB)
+    "tokens": 4 << 30,      # pretokenized uint16 ids
+    "names": 1 << 20,
+    "model": 2 << 30,       # llama2.c checkpoint
+    "tokenizer": 64 << 20,
+    "ids": 64 << 20,        # token ids as text
+    "csv": 64 << 20,
+}
+
+
+def read_input(path, kind, binary=False):
+    """The whole of an input file, after checking it is a regular file within LIMITS[kind]."""
+    import stat
+    try:
+        info = os.stat(path)
+    except OSError as e:
+        raise UsageError(f"cannot read {kind} file '{path}': {e.strerror}")
+    if not stat.S_ISREG(info.st_mode):
+        raise UsageError(f"{kind} file '{path}' is not a regular file")
+    if info.st_size > LIMITS[kind]:
+        raise UsageError(f"{kind} file '{path}' is {info.st_size} bytes, more than the limit of "
+                         f"{LIMITS[kind]}")
+    try:
+        if binary:
+            with open(path, "rb") as f:
+                return f.read()
+        with open(path, encoding="utf-8") as f:
+            return f.read()
+    except OSError as e:
+        raise UsageError(f"cannot read {kind} file '{path}': {e.strerror}")
+    except UnicodeDecodeError:
+        raise UsageError(f"{kind} file '{path}' is not UTF-8 text")
+
+
 def read_stories(path):
     """Stories of a corpus file: separated by one empty line, no empty line inside a story."""
-    try:
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
-    except OSError as e:
-        raise UsageError(f"cannot read '{path}': {e.strerror}")
+    text = read_input(path, "corpus")
     stories = [s.strip("\n") for s in text.split("\n\n")]
     stories = [s for s in stories if s]
     if not stories:
@@ -62,11 +96,7 @@ def repo_path(*parts):
 
 def read_names(path):
     """The names list (one capitalised word per line), as make_corpus.py checks it."""
-    try:
-        with open(path, encoding="utf-8") as f:
-            names = [ln.strip() for ln in f if ln.strip()]
-    except OSError as e:
-        raise UsageError(f"cannot read names file '{path}': {e.strerror}")
+    names = [ln.strip() for ln in read_input(path, "names").splitlines() if ln.strip()]
     if not names:
         raise UsageError(f"names file '{path}' is empty")
     return names

@@ -26,7 +26,7 @@ import random
 import re
 import sys
 
-from common import Parser, UsageError, run_main
+from common import Parser, UsageError, run_main, read_input
 
 # Above this many text units (words and punctuation marks, close to tokens) since a
 # character's last name mention, the next mention carries the character's cue. Below it the
@@ -718,11 +718,7 @@ def write_story(rng, names):
 
 def read_names(path):
     """Reads the names list: one capitalised single word per line, at least 100, no repeats."""
-    try:
-        with open(path, encoding="utf-8") as f:
-            lines = f.read().splitlines()
-    except OSError as e:
-        raise UsageError(f"cannot read names file '{path}': {e.strerror}")
+    lines = read_input(path, "names").splitlines()
     names = [ln.strip() for ln in lines if ln.strip()]
     for n in names:
         if not re.fullmatch(r"[A-Z][a-z]+", n):

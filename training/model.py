@@ -233,8 +233,8 @@ def export_legacy(model, path):
 
 def load_legacy(path):
     """Reads a llama2.c version-0 checkpoint with a shared classifier into a Transformer."""
-    with open(path, "rb") as f:
-        blob = f.read()
+    from common import read_input
+    blob = read_input(path, "model", binary=True)
     if len(blob) < HEADER.size:
         raise ValueError(f"'{path}' is too short for a llama2.c header")
     dim, hidden, n_layers, n_heads, n_kv, vocab, seq_len = HEADER.unpack_from(blob, 0)

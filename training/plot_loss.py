@@ -10,10 +10,11 @@ Usage:
 """
 
 import csv
+import io
 import math
 import sys
 
-from common import Parser, UsageError, check_writable, run_main
+from common import Parser, UsageError, check_writable, run_main, read_input
 
 W, H = 720, 440
 LEFT, RIGHT, TOP, BOTTOM = 70, 20, 64, 60
@@ -21,11 +22,7 @@ LEFT, RIGHT, TOP, BOTTOM = 70, 20, 64, 60
 
 def read_rows(path):
     """(tokens seen, train loss, held-out loss or None) per row of a loss.csv."""
-    try:
-        with open(path, newline="") as f:
-            rows = list(csv.DictReader(f))
-    except OSError as e:
-        raise UsageError(f"cannot read '{path}': {e.strerror}")
+    rows = list(csv.DictReader(io.StringIO(read_input(path, "csv"), newline="")))
     out = []
     for r in rows:
         try:

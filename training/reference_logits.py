@@ -13,15 +13,11 @@ Usage:
 
 import sys
 
-from common import Parser, UsageError, check_writable, run_main
+from common import Parser, UsageError, check_writable, read_input, run_main
 
 
 def read_ids(path):
-    try:
-        with open(path, encoding="utf-8") as f:
-            words = f.read().split()
-    except OSError as e:
-        raise UsageError(f"cannot read '{path}': {e.strerror}")
+    words = read_input(path, "ids").split()
     try:
         ids = [int(w) for w in words]
     except ValueError:

@@ -26,7 +26,7 @@ import os
 import sys
 import time
 
-from common import Parser, UsageError, check_writable, read_names, repo_path, run_main
+from common import Parser, UsageError, check_writable, read_names, repo_path, run_main, read_input
 
 DEFAULT_SCHEDULE = "128x16:3000,512x8:300,1024x4:100"
 
@@ -90,10 +90,7 @@ def lr_at(step, total, peak, warmup):
 
 def load_tokens(path):
     import numpy as np
-    try:
-        data = np.fromfile(path, dtype="<u2")
-    except OSError as e:
-        raise UsageError(f"cannot read '{path}': {e.strerror}")
+    data = np.frombuffer(read_input(path, "tokens", binary=True), dtype="<u2")
     if data.size < 2 or data[0] != 1:
         raise UsageError(f"'{path}' is not pretokenized stories (must start with BOS = 1)")
     return data

@@ -16,11 +16,10 @@ std::string external_models_dir() {
 }
 
 ModelFiles default_model_files() {
-  const std::string folder = external_models_dir() + "/stories260K";
-  return {folder + "/stories260K.bin", folder + "/tok512.bin"};
+  return {data_dir() + "/model.bin", data_dir() + "/tokenizer.bin"};
 }
 
-std::string default_text_file() { return data_dir() + "/story.txt"; }
+std::string default_text_file() { return data_dir() + "/heldout_story.txt"; }
 
 void add_model_options(ArgParser& args) {
   const ModelFiles defaults = default_model_files();

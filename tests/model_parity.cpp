@@ -1,0 +1,125 @@
+// model_parity.cpp: the C++ side of the checks against the PyTorch code that trained the project's
+// model (training/). CTest runs it around the Python scripts (python_checks.cmake):
+//
+//   h2o_model_parity write-tokens MODEL TOKENIZER TEXT IDS    the text's token ids (BOS first)
+//   h2o_model_parity compare MODEL IDS LOGITS                 decoder logits vs PyTorch's
+//   h2o_model_parity check-export TINY_BIN TINY_F32           loader reads the exporter's floats
+//
+// compare passes when max |C++ - PyTorch| <= 1e-4 * max(1, largest |logit|) over every position
+// and vocabulary entry (float32 sums in another order differ at that scale, no more).
+// check-export passes when every tensor the loader read equals, bit for bit, the floats the
+// Python exporter says it wrote, in file order.
+//
+// Dimension legend: T = tokens, V = vocabulary size.
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "h2o/app/cli.hpp"
+#include "h2o/base/files.hpp"
+#include "h2o/model/checkpoint.hpp"
+#include "h2o/model/decoder.hpp"
+#include "h2o/text/tokenizer.hpp"
+
+namespace {
+
+std::vector<float> read_floats(const std::string& path) {
+  const std::string bytes = h2o::read_text_file(path, "float file '" + path + "'", 1ull << 30);
+  if (bytes.size() % sizeof(float) != 0) {
+    throw std::runtime_error("'" + path + "' is not a whole number of float32 values");
+  }
+  std::vector<float> values(bytes.size() / sizeof(float));
+  std::memcpy(values.data(), bytes.data(), bytes.size());
+  return values;
+}
+
+int write_tokens(const std::string& model, const std::string& tokenizer_path,
+                 const std::string& text, const std::string& out_path) {
+  const h2o::ModelConfig config = h2o::read_checkpoint_config(model);
+  const h2o::Tokenizer tokenizer = h2o::Tokenizer::load(tokenizer_path, config.vocab_size);
+  const std::vector<int> ids =
+      tokenizer.encode(h2o::read_text_file(text, "text '" + text + "'", 1 << 20), true, false);
+  std::ofstream out(out_path);
+  for (int id : ids) out << id << "\n";
+  if (!out) throw std::runtime_error("cannot write '" + out_path + "'");
+  std::cout << ids.size() << " token ids written to " << out_path << "\n";
+  return 0;
+}
+
+int compare(const std::string& model, const std::string& ids_path, const std::string& logits) {
+  auto weights = std::make_shared<const h2o::DecoderWeights>(h2o::load_checkpoint(model));
+  std::ifstream in(ids_path);
+  std::vector<int> ids;
+  for (int id; in >> id;) ids.push_back(id);
+  const std::vector<float> reference = read_floats(logits);  // (T, V)
+  const std::size_t V = weights->config.vocab_size;
+  if (ids.empty() || reference.size() != ids.size() * V) {
+    throw std::runtime_error("the reference holds " + std::to_string(reference.size()) +
+                             " logits for " + std::to_string(ids.size()) + " tokens x " +
+                             std::to_string(V));
+  }
+  h2o::Decoder decoder(weights, std::make_unique<h2o::FullCachePolicy>(), ids.size());
+  double worst = 0.0, scale = 1.0;
+  for (std::size_t t = 0; t < ids.size(); ++t) {
+    const h2o::Vector& ours = decoder.forward(ids[t]);
+    for (std::size_t v = 0; v < V; ++v) {
+      const double theirs = reference[t * V + v];
+      worst = std::max(worst, std::abs(static_cast<double>(ours(v)) - theirs));
+      scale = std::max(scale, std::abs(theirs));
+    }
+  }
+  const bool ok = worst <= 1e-4 * scale;
+  std::cout << "max |C++ - PyTorch| = " << worst << " over " << ids.size() << " positions x " << V
+            << " logits; largest |logit| " << scale << "; relative " << worst / scale
+            << (ok ? " <= 1e-4: ok" : " > 1e-4: MISMATCH") << "\n";
+  return ok ? 0 : 1;
+}
+
+int check_export(const std::string& tiny_bin, const std::string& tiny_f32) {
+  const h2o::DecoderWeights w = h2o::load_checkpoint(tiny_bin);
+  const std::vector<float> expected = read_floats(tiny_f32);
+  // The tensors the loader keeps, in file order (the RoPE tables after them are recomputed).
+  std::vector<float> loaded;
+  auto add = [&](const float* data, std::size_t count) {
+    loaded.insert(loaded.end(), data, data + count);
+  };
+  add(w.token_embedding.data(), w.token_embedding.size());
+  add(w.rms_att.data(), w.rms_att.size());
+  add(w.wq.data(), w.wq.size());
+  add(w.wk.data(), w.wk.size());
+  add(w.wv.data(), w.wv.size());
+  add(w.wo.data(), w.wo.size());
+  add(w.rms_ffn.data(), w.rms_ffn.size());
+  add(w.w1.data(), w.w1.size());
+  add(w.w2.data(), w.w2.size());
+  add(w.w3.data(), w.w3.size());
+  add(w.rms_final.data(), w.rms_final.size());
+  const std::size_t rope = w.config.seq_len * w.config.head_dim();  // cos and sin tables
+  if (expected.size() != loaded.size() + rope + w.wcls.size()) {
+    throw std::runtime_error("the exporter wrote " + std::to_string(expected.size()) +
+                             " floats; the loader's layout expects " +
+                             std::to_string(loaded.size() + rope + w.wcls.size()));
+  }
+  const bool same = std::memcmp(loaded.data(), expected.data(), loaded.size() * sizeof(float)) == 0;
+  std::cout << loaded.size() << " weights loaded from " << tiny_bin << ": "
+            << (same ? "bit for bit the exporter's" : "DIFFERENT from the exporter's") << "\n";
+  return same ? 0 : 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return h2o::run_program("h2o_model_parity", [&] {
+    const std::vector<std::string> a(argv + 1, argv + argc);
+    if (a.size() == 5 && a[0] == "write-tokens") return write_tokens(a[1], a[2], a[3], a[4]);
+    if (a.size() == 4 && a[0] == "compare") return compare(a[1], a[2], a[3]);
+    if (a.size() == 3 && a[0] == "check-export") return check_export(a[1], a[2]);
+    throw h2o::UsageError(
+        "usage: write-tokens MODEL TOKENIZER TEXT IDS | compare MODEL IDS "
+        "LOGITS | check-export TINY_BIN TINY_F32");
+  });
+}

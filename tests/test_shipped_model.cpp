@@ -1,0 +1,86 @@
+// test_shipped_model.cpp: the model, tokenizer and texts the project ships in data/ are what
+// data/README.md says they are, and do what the lessons rely on (see issue: a model of our own).
+#include <catch2/catch.hpp>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "h2o/base/files.hpp"
+#include "h2o/measure/name_recall.hpp"
+#include "h2o/measure/teacher_forcing.hpp"
+#include "h2o/model/checkpoint.hpp"
+#include "h2o/model/decoder.hpp"
+#include "h2o/text/stories.hpp"
+#include "h2o/text/tokenizer.hpp"
+
+namespace {
+std::string data_file(const std::string& name) { return std::string(H2O_DATA_DIR) + "/" + name; }
+std::string read_data(const std::string& name) {
+  return h2o::read_text_file(data_file(name), name, 16u << 20);
+}
+}  // namespace
+
+TEST_CASE("the shipped model has the documented shape", "[shipped]") {
+  const h2o::ModelConfig c = h2o::read_checkpoint_config(data_file("model.bin"));
+  CHECK(c.dim == 128);
+  CHECK(c.hidden_dim == 384);
+  CHECK(c.n_layers == 4);
+  CHECK(c.n_heads == 8);
+  CHECK(c.n_kv_heads == 4);  // grouped-query attention: two query heads share each KV head
+  CHECK(c.vocab_size == 1792);
+  CHECK(c.seq_len == 1024);
+  CHECK(c.shared_classifier);
+}
+
+TEST_CASE("the shipped tokenizer round-trips every held-out story and holds every name whole",
+          "[shipped]") {
+  const h2o::Tokenizer tokenizer = h2o::Tokenizer::load(data_file("tokenizer.bin"), 1792);
+  const std::vector<std::string> stories = h2o::split_stories(read_data("heldout_stories.txt"));
+  REQUIRE(stories.size() == 50);
+  for (const std::string& story : stories) {
+    const std::vector<int> ids = tokenizer.encode(story, true, false);
+    REQUIRE(ids.size() <= 1024);
+    CHECK(tokenizer.decode(ids) == story);
+  }
+  const std::string lesson_story = read_data("heldout_story.txt");
+  const std::vector<int> lesson_ids = tokenizer.encode(lesson_story, true, false);
+  CHECK(tokenizer.decode(lesson_ids) == lesson_story);
+  CHECK(lesson_ids.size() >= 900);
+  CHECK(lesson_ids.size() <= 1024);
+  const std::vector<std::string> names = h2o::read_names(data_file("names.txt"));
+  CHECK(names.size() >= 100);
+  const h2o::NameTokens name_tokens = h2o::names_as_tokens(tokenizer, names);
+  CHECK(name_tokens.split_names == 0);
+  for (const std::string& name : names) {
+    INFO(name);
+    CHECK(tokenizer.encode(name, false, false).size() == 1);  // " Name": one token
+  }
+}
+
+TEST_CASE("the shipped model predicts held-out stories and recalls names from far back",
+          "[shipped]") {
+  auto weights =
+      std::make_shared<const h2o::DecoderWeights>(h2o::load_checkpoint(data_file("model.bin")));
+  const h2o::Tokenizer tokenizer = h2o::Tokenizer::load(data_file("tokenizer.bin"), 1792);
+  const h2o::NameTokens names =
+      h2o::names_as_tokens(tokenizer, h2o::read_names(data_file("names.txt")));
+  const std::vector<std::string> stories = h2o::split_stories(read_data("heldout_stories.txt"));
+  double nll = 0.0;
+  std::size_t steps = 0, counted = 0, correct = 0;
+  for (std::size_t i = 0; i < stories.size(); i += 5) {  // every fifth story: 10 of them
+    const std::vector<int> tokens = tokenizer.encode(stories[i], true, false);
+    h2o::Decoder decoder(weights, std::make_unique<h2o::FullCachePolicy>(), tokens.size());
+    const h2o::TeacherForcedRun run = h2o::read_with_teacher_forcing(decoder, tokens);
+    nll += run.mean_nll() * static_cast<double>(run.steps());
+    steps += run.steps();
+    const h2o::NameRecall recall = h2o::name_recall(tokens, run.top1, names, 64);
+    counted += recall.steps.size();
+    correct += recall.correct;
+  }
+  const double perplexity = std::exp(nll / static_cast<double>(steps));
+  const double recall = static_cast<double>(correct) / static_cast<double>(counted);
+  INFO("perplexity " << perplexity << ", name recall " << recall << " over " << counted);
+  CHECK(perplexity < 1.7);  // data/README.md: 1.632 over all 50 held-out stories
+  CHECK(counted >= 50);
+  CHECK(recall >= 0.9);  // data/README.md: 91.5% over all 50 at N = 64
+}
