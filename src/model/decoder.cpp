@@ -56,6 +56,8 @@ Decoder::Decoder(std::shared_ptr<const DecoderWeights> weights, std::unique_ptr<
   hb_ = xt::zeros<float>({c.hidden_dim});
   hb2_ = xt::zeros<float>({c.hidden_dim});
   logits_ = xt::zeros<float>({c.vocab_size});
+  rope_cos_ = xt::zeros<float>({c.head_dim() / 2});
+  rope_sin_ = xt::zeros<float>({c.head_dim() / 2});
 }
 
 void Decoder::reset() {
@@ -77,8 +79,10 @@ const Vector& Decoder::forward(int token) {
   }
   const std::size_t C = c.dim, F = c.hidden_dim, KV = c.kv_dim(), D = c.head_dim();
   const std::size_t H = c.n_heads, group = c.heads_per_kv_head();
+  const std::size_t stride = att_.shape()[1];
 
   std::copy_n(&w.token_embedding(token, 0), C, x_.data());
+  rope_angles(position_, D, rope_cos_.data(), rope_sin_.data());  // once for every layer
 
   for (std::size_t l = 0; l < c.n_layers; ++l) {
     // Attention block.
@@ -86,16 +90,17 @@ const Vector& Decoder::forward(int token) {
     matvec(q_.data(), &w.wq(l, 0, 0), xb_.data(), C, C);
     matvec(k_.data(), &w.wk(l, 0, 0), xb_.data(), KV, C);
     matvec(v_.data(), &w.wv(l, 0, 0), xb_.data(), KV, C);
-    rope_rotate(q_.data(), C, D, position_);
-    rope_rotate(k_.data(), KV, D, position_);
+    rope_rotate_with(q_.data(), C, D, rope_cos_.data(), rope_sin_.data());
+    rope_rotate_with(k_.data(), KV, D, rope_cos_.data(), rope_sin_.data());
 
     LayerKVCache& cache = caches_[l];
     cache.append(k_.data(), v_.data(), position_);
     const std::size_t live = cache.size();
-    const std::size_t stride = att_.shape()[1];
-    for (std::size_t h = 0; h < H; ++h) {
-      const std::size_t g = h / group;  // query head h reads KV head h / (H / G)
-      attend_into(&q_(h * D), cache.keys(g), cache.values(g), live, D, &att_(h, 0), &xb_(h * D));
+    for (std::size_t g = 0; g < c.n_kv_heads; ++g) {
+      // Query heads g * group .. (g + 1) * group - 1 read KV head g, all in one kernel call.
+      const std::size_t h = g * group;
+      attend_group_into(&q_(h * D), group, cache.keys(g), cache.values(g), live, D, &att_(h, 0),
+                        stride, &xb_(h * D));
     }
     if (record_attention_) {
       AttentionRecord& record = records_[l];

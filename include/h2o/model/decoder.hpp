@@ -84,6 +84,8 @@ class Decoder {
   Vector hb_;      // (F,)
   Vector hb2_;     // (F,)
   Vector logits_;  // (V,)
+  Vector rope_cos_;  // (D / 2,) this position's RoPE rotation, shared by q, k and every layer
+  Vector rope_sin_;  // (D / 2,)
 };
 
 }  // namespace h2o
