@@ -20,29 +20,11 @@
 #include "h2o/app/cli.hpp"
 #include "h2o/base/random.hpp"
 #include "h2o/model/checkpoint.hpp"
+#include "h2o/model/model_config.hpp"
 #include "h2o/model/weights.hpp"
 #include "h2o/text/tokenizer.hpp"
 
 namespace {
-
-// The shapes of llama2.c's story models (its README's table); stories260K is the library's own.
-h2o::ModelConfig shape_named(const std::string& name) {
-  h2o::ModelConfig c = h2o::stories260k_shape();
-  if (name == "260k") return c;
-  c.vocab_size = 32000;
-  c.shared_classifier = true;
-  if (name == "15m") {
-    c.dim = 288, c.hidden_dim = 768, c.n_layers = 6, c.n_heads = 6, c.n_kv_heads = 6;
-    c.seq_len = 256;
-    return c;
-  }
-  if (name == "110m") {
-    c.dim = 768, c.hidden_dim = 2048, c.n_layers = 12, c.n_heads = 12, c.n_kv_heads = 12;
-    c.seq_len = 1024;
-    return c;
-  }
-  throw h2o::UsageError("--shape must be 260k, 15m or 110m, got '" + name + "'");
-}
 
 // <unk>, BOS, EOS, the 256 byte tokens, printable ASCII characters, then made-up words (" " and 2
 // to 7 lowercase letters) until V pieces; later pieces score lower (merge later).
@@ -79,7 +61,12 @@ int run(int argc, char** argv) {
   args.add_option("out", "FOLDER", "", "folder to write model.bin and tok.bin into (required)");
   args.add_option("seed", "N", "1", "seed of the random weights");
   if (!args.parse(argc, argv)) return 0;
-  h2o::ModelConfig config = shape_named(args.text("shape"));
+  h2o::ModelConfig config;
+  try {
+    config = h2o::story_shape(args.text("shape"));
+  } catch (const std::invalid_argument& e) {
+    throw h2o::UsageError(std::string("--shape: ") + e.what());
+  }
   const auto seq_len = static_cast<std::size_t>(
       args.integer("seq-len", 0, static_cast<long long>(h2o::ModelConfig::kMaxSeqLen)));
   if (seq_len > 0) config.seq_len = seq_len;

@@ -42,6 +42,12 @@ class CachePolicy {
 
   // Called once per layer per token, after attention; may update scores and evict slots.
   virtual void after_attention(LayerKVCache& cache, const StepAttention& attention) = 0;
+
+  // True when each decision depends only on the cache and attention it is given, not on the order
+  // of calls across layers: Decoder::forward_batch may then run a chunk of tokens layer by layer
+  // (layer 0 for every token, then layer 1, ...). A policy with state shared by all layers (a
+  // random generator) says false, and forward_batch keeps the token-by-token order for it.
+  virtual bool decisions_independent_of_layer_order() const { return true; }
 };
 
 // Keeps every token: exact attention, memory growing with the sequence.

@@ -38,6 +38,8 @@ class RandomEvictionPolicy final : public CachePolicy {
   std::size_t max_tokens(std::size_t max_positions) const override;
   // Evicts at most one token per KV head: a random one outside the recent window.
   void after_attention(LayerKVCache& cache, const StepAttention& attention) override;
+  // One generator draws for all layers, in the order the decoder calls them.
+  bool decisions_independent_of_layer_order() const override { return false; }
 
   std::size_t budget() const { return budget_; }
   std::size_t recent() const { return recent_; }
