@@ -109,9 +109,9 @@ int generate(int argc, char** argv) {
 
   // Step 2: load the model and its tokenizer (each checked completely before use).
   const h2o::ModelFiles files = h2o::model_files_from_options(args);
-  const auto weights =
-      std::make_shared<const h2o::DecoderWeights>(h2o::load_checkpoint(files.model));
-  const h2o::ModelConfig& config = weights->config;
+  // The checkpoint is used in place (memory-mapped, checked, not copied): a fast start.
+  const auto model = h2o::MappedCheckpoint::open(files.model);
+  const h2o::ModelConfig& config = model->config();
   const h2o::Tokenizer tokenizer = h2o::Tokenizer::load(files.tokenizer, config.vocab_size);
 
   // Step 3: encode the prompt. Every token covers at most max_token_length bytes, so a prompt that
@@ -147,7 +147,7 @@ int generate(int argc, char** argv) {
   }
 
   // Step 5: the decoder, sized for exactly `steps` positions, and the sampler.
-  h2o::Decoder decoder(weights, std::move(policy), steps);
+  h2o::Decoder decoder(model->view(), model, std::move(policy), steps);
   h2o::Sampler sampler(config.vocab_size, temperature, top_p, seed);
   std::cerr << "model: " << config.describe() << "\n";
   std::cerr << "cache: " << decoder.policy().describe() << "\n";

@@ -19,6 +19,7 @@
 // Dimension legend: n = numbers in the array a function works on.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 
@@ -59,5 +60,10 @@ inline float exp_polynomial(float x) {
   std::memcpy(&two_to_n, &bits, sizeof(two_to_n));
   return underflow ? 0.0f : poly * two_to_n;
 }
+
+// Index of the first NaN or infinity in x (n,), or n when every number is finite. Vectorised (it
+// looks at the exponent bits, 8 numbers at a time): checking a 438 MB checkpoint takes a few tens
+// of milliseconds, not the better part of a second.
+std::size_t first_non_finite(const float* x, std::size_t n);
 
 }  // namespace h2o

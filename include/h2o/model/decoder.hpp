@@ -55,6 +55,10 @@ class Decoder {
   // max_positions: how many tokens this decoder may process (0 = the model's seq_len).
   Decoder(std::shared_ptr<const DecoderWeights> weights, std::unique_ptr<CachePolicy> policy,
           std::size_t max_positions = 0);
+  // Weights that live elsewhere (a memory-mapped checkpoint): `owner` keeps them alive as long as
+  // the decoder.
+  Decoder(const WeightView& weights, std::shared_ptr<const void> owner,
+          std::unique_ptr<CachePolicy> policy, std::size_t max_positions = 0);
 
   // Processes `token` at position position() and returns the logits (V,) for the next token.
   // The reference stays valid until the next call. Throws on a bad token id or a full sequence.
@@ -75,7 +79,7 @@ class Decoder {
   std::size_t max_positions() const { return max_positions_; }
   void reset();  // empties every cache; position back to 0
 
-  const ModelConfig& config() const { return weights_->config; }
+  const ModelConfig& config() const { return weights_.config; }
   const CachePolicy& policy() const { return *policy_; }
   const LayerKVCache& cache(std::size_t layer) const { return caches_.at(layer); }
 
@@ -90,7 +94,8 @@ class Decoder {
   const AttentionRecord& attention(std::size_t layer) const { return records_.at(layer); }
 
  private:
-  std::shared_ptr<const DecoderWeights> weights_;
+  WeightView weights_;
+  std::shared_ptr<const void> owner_;  // what keeps weights_ alive
   std::unique_ptr<CachePolicy> policy_;
   std::size_t max_positions_;
   Position position_ = 0;
