@@ -31,6 +31,7 @@
 
 #include "h2o/app/cli.hpp"
 #include "h2o/app/default_files.hpp"
+#include "h2o/attention/linear.hpp"
 #include "h2o/base/format.hpp"
 #include "h2o/model/checkpoint.hpp"
 #include "h2o/model/decoder.hpp"
@@ -39,6 +40,9 @@
 #include "h2o/text/tokenizer.hpp"
 
 namespace {
+
+// More threads than this would only wait for each other on these models.
+constexpr long long kMaxGenerateThreads = 64;
 
 // run.c's safe_printf: a piece that is one raw byte (from a <0xHH> token) is printed only when it
 // is a printable ASCII character or whitespace, so control bytes never reach the terminal. As in
@@ -80,7 +84,12 @@ int generate(int argc, char** argv) {
                   "sinks: first tokens always kept; budget sinks + recent");
   args.add_option("evict-seed", "N", "1", "random: seed of the eviction draws");
   args.add_option("scoring", "MODE", "per-head", "h2o, tova: per-head or shared attention scores");
+  args.add_option("threads", "N", "1",
+                  "threads for the weight matrix products, 1.." +
+                      std::to_string(kMaxGenerateThreads) + " (attention stays on one)");
   if (!args.parse(argc, argv)) return 0;
+  const auto threads =
+      static_cast<std::size_t>(args.integer("threads", 1, kMaxGenerateThreads));
 
   const auto max_count = static_cast<long long>(h2o::ModelConfig::kMaxSeqLen);
   const long long requested_steps = args.integer("steps", 0, max_count);
@@ -106,6 +115,8 @@ int generate(int argc, char** argv) {
   } catch (const std::invalid_argument& e) {
     throw h2o::UsageError("--cache " + cache + ": " + e.what());
   }
+
+  h2o::set_matmul_threads(threads);
 
   // Step 2: load the model and its tokenizer (each checked completely before use).
   const h2o::ModelFiles files = h2o::model_files_from_options(args);
