@@ -71,9 +71,10 @@ struct PolicyCase {
 
 TEST_CASE("forward_batch gives forward's logits and caches for every policy", "[batched]") {
   const std::vector<PolicyCase> cases = {
-      {"full", ScoringMode::PerHead}, {"h2o", ScoringMode::PerHead},   {"h2o", ScoringMode::Shared},
-      {"window", ScoringMode::PerHead}, {"sinks", ScoringMode::PerHead},
-      {"random", ScoringMode::PerHead}, {"tova", ScoringMode::PerHead}, {"tova", ScoringMode::Shared}};
+      {"full", ScoringMode::PerHead},  {"h2o", ScoringMode::PerHead},
+      {"h2o", ScoringMode::Shared},    {"window", ScoringMode::PerHead},
+      {"sinks", ScoringMode::PerHead}, {"random", ScoringMode::PerHead},
+      {"tova", ScoringMode::PerHead},  {"tova", ScoringMode::Shared}};
   const bool grouped = GENERATE(true, false);
   ModelConfig config = grouped ? stories260k_shape() : one_kv_head_per_query_shape();
   config.seq_len = 200;

@@ -2,8 +2,8 @@
 //
 // Checks: exp_polynomial against std::exp over the whole range and at its edges; the fused softmax
 // (scaled_softmax_inplace) against softmax_reference_inplace, and SwiGLU against its reference,
-// within 1e-6 on many random cases; RoPE from precomputed angles equal, bit for bit, to rope_rotate;
-// the grouped attention kernel equal to one attend_into per query.
+// within 1e-6 on many random cases; RoPE from precomputed angles equal, bit for bit, to
+// rope_rotate; the grouped attention kernel equal to one attend_into per query.
 //
 // Dimension legend: n = numbers in a vector, T = cache tokens, D = head_dim, Q = query heads that
 // share one KV head.
@@ -137,12 +137,12 @@ TEST_CASE("grouped attention equals one attend_into per query", "[vector_math]")
     std::vector<float> w(T), out(D);
     attend_into(&queries[j * D], keys.data(), values.data(), T, D, w.data(), out.data());
     for (std::size_t t = 0; t < T; ++t) {
-      worst_weight = std::max(worst_weight, std::abs(static_cast<double>(w[t]) -
-                                                     weights[j * stride + t]));
+      worst_weight =
+          std::max(worst_weight, std::abs(static_cast<double>(w[t]) - weights[j * stride + t]));
     }
     for (std::size_t d = 0; d < D; ++d) {
-      worst_output = std::max(worst_output, std::abs(static_cast<double>(out[d]) -
-                                                     outputs[j * D + d]));
+      worst_output =
+          std::max(worst_output, std::abs(static_cast<double>(out[d]) - outputs[j * D + d]));
     }
   }
   CHECK(worst_weight < 1e-6);

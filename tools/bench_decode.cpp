@@ -192,12 +192,12 @@ EvictionCost measure_eviction(const ModelConfig& c, std::size_t budget, std::siz
 void eviction_section(const ModelConfig& config, const std::vector<std::size_t>& budgets,
                       std::size_t repeats, std::uint64_t seed) {
   std::cout << "H2O scoring + eviction next to attention, one layer cache (" << config.n_heads
-            << " query heads, " << config.n_kv_heads << " KV heads, head size "
-            << config.head_dim() << "), heavy = recent = budget / 2, per token;\n"
+            << " query heads, " << config.n_kv_heads << " KV heads, head size " << config.head_dim()
+            << "), heavy = recent = budget / 2, per token;\n"
             << "median step of 4096 (clock overhead subtracted), median of " << repeats
             << " runs:\n"
-            << pad_left("budget", 8) << pad_left("attention ns", 14)
-            << pad_left("H2O ns", 10) << pad_left("H2O / attention", 17) << "\n"
+            << pad_left("budget", 8) << pad_left("attention ns", 14) << pad_left("H2O ns", 10)
+            << pad_left("H2O / attention", 17) << "\n"
             << rule(49) << "\n";
   for (std::size_t budget : budgets) {
     std::vector<double> attention, policy, share;
@@ -299,8 +299,8 @@ int run(int argc, const char* const* argv) {
   const std::vector<std::string> sections = parse_sections(args.text("sections"));
   const std::vector<std::size_t> lengths = parse_sizes("lengths", "length", args.text("lengths"));
   const std::vector<std::size_t> budgets = parse_sizes("budgets", "budget", args.text("budgets"));
-  const std::vector<std::size_t> prompts = parse_sizes("prompt", "prompt length",
-                                                       args.text("prompt"));
+  const std::vector<std::size_t> prompts =
+      parse_sizes("prompt", "prompt length", args.text("prompt"));
   const CacheBudget budget = budget_from_options(args, kMaxLength);
   const std::size_t repeats = static_cast<std::size_t>(args.integer("repeats", 1, 100));
   const auto seed = static_cast<std::uint64_t>(args.integer("seed", 0, 1LL << 62));
@@ -324,8 +324,7 @@ int run(int argc, const char* const* argv) {
                                        *std::max_element(prompts.begin(), prompts.end()));
   config.seq_len = std::max(config.seq_len, longest);
   std::cout << "model:  random weights, " << config.describe() << "\n"
-            << "matrix products: " << threads << " thread" << (threads == 1 ? "" : "s")
-            << "\n\n";
+            << "matrix products: " << threads << " thread" << (threads == 1 ? "" : "s") << "\n\n";
   if (wants("eviction")) eviction_section(config, budgets, repeats, seed);
   if (!wants("lengths") && !wants("prompt")) return 0;
   const auto weights = std::make_shared<const DecoderWeights>(random_weights(config, seed));

@@ -88,8 +88,7 @@ int generate(int argc, char** argv) {
                   "threads for the weight matrix products, 1.." +
                       std::to_string(kMaxGenerateThreads) + " (attention stays on one)");
   if (!args.parse(argc, argv)) return 0;
-  const auto threads =
-      static_cast<std::size_t>(args.integer("threads", 1, kMaxGenerateThreads));
+  const auto threads = static_cast<std::size_t>(args.integer("threads", 1, kMaxGenerateThreads));
 
   const auto max_count = static_cast<long long>(h2o::ModelConfig::kMaxSeqLen);
   const long long requested_steps = args.integer("steps", 0, max_count);
@@ -173,9 +172,8 @@ int generate(int argc, char** argv) {
   for (std::size_t i = 1; i < forced; ++i) {
     if (prompt_tokens[i] == h2o::Tokenizer::kBos) forced = i;
   }
-  const h2o::Vector* logits =
-      &decoder.forward_batch(std::vector<int>(prompt_tokens.begin(), prompt_tokens.begin() +
-                                                                        static_cast<long>(forced)));
+  const h2o::Vector* logits = &decoder.forward_batch(
+      std::vector<int>(prompt_tokens.begin(), prompt_tokens.begin() + static_cast<long>(forced)));
   for (std::size_t i = 1; i < forced; ++i) {
     print_piece(tokenizer.decode_piece(prompt_tokens[i - 1], prompt_tokens[i]));
   }

@@ -54,128 +54,133 @@ namespace {
 
 // Partial results per lane let the compiler vectorise the reductions below without reordering
 // anything it must not (see vector_math.hpp).
-// GCC/Clang vector types: 4 floats (one SSE register), 4 int32 and 4 int64 (one AVX2 register).
-// The victim search mixes float scores and int64 positions, a mix GCC does not vectorise well on
-// its own, so these loops say what each instruction does; on the baseline build GCC emulates the
-// int64 comparisons (correct, just slower), the AVX2 clone runs them as vpcmpgtq.
-typedef float Floats4 __attribute__((vector_size(16)));
-typedef std::int32_t Ints4 __attribute__((vector_size(16)));
+// GCC/Clang vector types: 8 floats or int32 (one AVX2 register, two SSE ones on the baseline
+// build) and 4 int64 (one AVX2 register). The victim search mixes float scores with int64
+// positions, a mix GCC does not vectorise well on its own, so this loop says what each
+// instruction does; the baseline build emulates the int64 comparisons (correct, slower).
+typedef float Floats8 __attribute__((vector_size(32)));
+typedef std::int32_t Ints8 __attribute__((vector_size(32)));
 typedef std::int64_t Longs4 __attribute__((vector_size(32)));
 
-H2O_INLINE Floats4 load4(const float* p) {
-  Floats4 v;
-  std::memcpy(&v, p, sizeof(v));
-  return v;
-}
-H2O_INLINE Longs4 load4(const Position* p) {
-  Longs4 v;
+template <class Vector, class T>
+H2O_INLINE Vector load_vector(const T* p) {
+  Vector v;
   std::memcpy(&v, p, sizeof(v));
   return v;
 }
 
-// What the two passes below learn, guessing that the recent window is [newest - recent + 1,
-// newest] with newest = positions[n - 1] (the decoder appends the newest token last).
+// The result of one pass over a head's slots. The window guess: the recent window is the slots
+// whose position is >= first_recent = positions[n - 1] - recent + 1. Positions are distinct, so if
+// exactly `recent` slots are that new, they ARE the `recent` newest, whatever else the cache
+// holds: the guess is right exactly when old == n - recent.
 struct WindowPick {
-  std::size_t newer = 0;     // slots whose position is above the guessed newest (0 if right)
-  std::size_t in_range = 0;  // slots inside the guessed window
-  Position position = -1;    // the victim's position (-1: none found)
-  std::size_t slot = 0;      // the victim's slot
+  std::size_t old = 0;   // slots older than the guessed window
+  float lowest = 0.0f;   // the lowest score among them (+inf when there are none)
+  std::size_t slot = 0;  // a slot holding it
+  bool unique = false;   // no other old slot holds `lowest` (else: the tie-break decides)
 };
 
-// Pass 1: (with kAdd) scores += weights * factor, one multiply and one add per slot, the same
-// bits as add_step_attention; the counts that check the guess; the lowest score outside the
-// window. Pass 2: the newest slot outside the window holding that score (the tie-break).
-template <bool kAdd>
-H2O_INLINE WindowPick pick_in_window(const Position* positions, float* scores,
-                                     const float* weights, float factor, std::size_t n,
-                                     std::size_t recent) {
-  const Position newest = positions[n - 1];
-  const Position first_recent = newest - static_cast<Position>(recent) + 1;
+// scores (n,) += each of rows[0..n_rows) (n,) times factor, in that order, one multiply and one
+// add each (the same bits as add_step_attention adding them one by one); and the WindowPick of
+// the result. Each of 8 lanes keeps its own lowest key (an old slot's score; +inf for a recent
+// one), the first slot holding it, and whether a later slot of the lane ties with it. kRows is
+// n_rows when known at compile time (0: read n_rows), so the common group sizes unroll.
+template <std::size_t kRows>
+H2O_INLINE WindowPick add_and_pick(const Position* positions, float* scores,
+                                   const float* const* rows, std::size_t n_rows, float factor,
+                                   std::size_t n, Position first_recent) {
+  const std::size_t rows_count = kRows != 0 ? kRows : n_rows;
   const float inf = std::numeric_limits<float>::infinity();
-  const Longs4 newest4 = {newest, newest, newest, newest};
+  const Floats8 inf8 = {inf, inf, inf, inf, inf, inf, inf, inf};
   const Longs4 first4 = {first_recent, first_recent, first_recent, first_recent};
-  const Floats4 inf4 = {inf, inf, inf, inf};
-  const std::size_t whole = n / 4 * 4;
-
-  Longs4 newer4 = {}, in_range4 = {};  // comparisons give -1 for true: subtracting counts
-  Floats4 lowest4 = inf4;
-  for (std::size_t s = 0; s < whole; s += 4) {
-    Floats4 score = load4(scores + s);
-    if (kAdd) {
-      score += load4(weights + s) * factor;
-      std::memcpy(scores + s, &score, sizeof(score));
+  const Ints8 pick_low = {0, 2, 4, 6, 8, 10, 12, 14};  // the low int32 of each int64 mask
+  const Ints8 eight = {8, 8, 8, 8, 8, 8, 8, 8};
+  Floats8 lowest = inf8;
+  Ints8 slot = {}, ties = {}, index = {0, 1, 2, 3, 4, 5, 6, 7};
+  Longs4 old_count = {};
+  const std::size_t whole = n / 8 * 8;
+  for (std::size_t s = 0; s < whole; s += 8) {
+    Floats8 score = load_vector<Floats8>(scores + s);
+    for (std::size_t r = 0; r < rows_count; ++r) {
+      score += load_vector<Floats8>(rows[r] + s) * factor;
     }
-    const Longs4 p = load4(positions + s);
-    newer4 -= p > newest4;
-    const Longs4 is_recent = p >= first4;
-    in_range4 -= is_recent;
-    const Floats4 key = __builtin_convertvector(is_recent, Ints4) ? inf4 : score;
-    lowest4 = key < lowest4 ? key : lowest4;
+    if (rows_count > 0) std::memcpy(scores + s, &score, sizeof(score));
+    const Longs4 old_low = first4 > load_vector<Longs4>(positions + s);  // -1 where old
+    const Longs4 old_high = first4 > load_vector<Longs4>(positions + s + 4);
+    old_count -= old_low;
+    old_count -= old_high;
+    const Ints8 old = __builtin_shuffle((Ints8)old_low, (Ints8)old_high, pick_low);
+    const Floats8 key = old ? score : inf8;
+    const Ints8 better = key < lowest;
+    const Ints8 equal = key == lowest;
+    ties = better ? Ints8{} : (ties | equal);
+    slot = better ? index : slot;
+    lowest = better ? key : lowest;
+    index += eight;
   }
+  // The last n mod 8 slots go into lanes 0.. by the same rule; then the lanes are merged. All
+  // without branches on the scores (which would be mispredicted half the time).
+  float lane_lowest[8];
+  std::int32_t lane_slot[8], lane_ties[8];
+  std::memcpy(lane_lowest, &lowest, sizeof(lane_lowest));
+  std::memcpy(lane_slot, &slot, sizeof(lane_slot));
+  std::memcpy(lane_ties, &ties, sizeof(lane_ties));
   WindowPick pick;
-  float lowest = inf;
-  for (int j = 0; j < 4; ++j) {
-    pick.newer += static_cast<std::size_t>(newer4[j]);
-    pick.in_range += static_cast<std::size_t>(in_range4[j]);
-    lowest = lowest4[j] < lowest ? lowest4[j] : lowest;
-  }
-  for (std::size_t s = whole; s < n; ++s) {
+  pick.old = static_cast<std::size_t>(old_count[0] + old_count[1] + old_count[2] + old_count[3]);
+  for (std::size_t s = whole, j = 0; s < n; ++s, ++j) {
     float score = scores[s];
-    if (kAdd) {
-      score += weights[s] * factor;
-      scores[s] = score;
-    }
-    const Position p = positions[s];
-    pick.newer += p > newest ? 1 : 0;
-    const bool is_recent = p >= first_recent;
-    pick.in_range += is_recent ? 1 : 0;
-    const float key = is_recent ? inf : score;
-    lowest = key < lowest ? key : lowest;
+    for (std::size_t r = 0; r < rows_count; ++r) score += rows[r][s] * factor;
+    if (rows_count > 0) scores[s] = score;
+    const bool old = positions[s] < first_recent;
+    pick.old += old ? 1 : 0;
+    const float key = old ? score : inf;
+    const bool better = key < lane_lowest[j];
+    lane_ties[j] = better ? 0 : (lane_ties[j] | (key == lane_lowest[j] ? -1 : 0));
+    lane_slot[j] = better ? static_cast<std::int32_t>(s) : lane_slot[j];
+    lane_lowest[j] = better ? key : lane_lowest[j];
   }
-  if (pick.newer != 0 || pick.in_range != recent) return pick;  // the guess was wrong
-
-  const Floats4 lowest_all = {lowest, lowest, lowest, lowest};
-  const Longs4 none = {-1, -1, -1, -1}, step = {4, 4, 4, 4};
-  Longs4 best = none, best_slot = none, slot = {0, 1, 2, 3};
-  for (std::size_t s = 0; s < whole; s += 4) {
-    const Longs4 p = load4(positions + s);
-    const Longs4 holds_lowest = __builtin_convertvector(load4(scores + s) == lowest_all, Longs4);
-    const Longs4 candidate = ((p < first4) & holds_lowest) ? p : none;
-    const Longs4 better = candidate > best;
-    best = better ? candidate : best;
-    best_slot = better ? slot : best_slot;
-    slot += step;
+  float lowest_all = lane_lowest[0];
+  for (int j = 1; j < 8; ++j)
+    lowest_all = lane_lowest[j] < lowest_all ? lane_lowest[j] : lowest_all;
+  int holders = 0, tied = 0;
+  std::int32_t first_slot = 0;
+  for (int j = 7; j >= 0; --j) {  // downwards, so the lowest-numbered holding lane wins
+    const bool holds = lane_lowest[j] == lowest_all;
+    holders += holds ? 1 : 0;
+    tied |= holds ? lane_ties[j] : 0;
+    first_slot = holds ? lane_slot[j] : first_slot;
   }
-  for (int j = 0; j < 4; ++j) {
-    if (best[j] > pick.position) {
-      pick.position = best[j];
-      pick.slot = static_cast<std::size_t>(best_slot[j]);
-    }
-  }
-  for (std::size_t s = whole; s < n; ++s) {
-    const Position p = positions[s];
-    if (p < first_recent && scores[s] == lowest && p > pick.position) {
-      pick.position = p;
-      pick.slot = s;
-    }
-  }
+  pick.lowest = lowest_all;
+  pick.slot = static_cast<std::size_t>(first_slot);
+  pick.unique = holders == 1 && tied == 0 && lowest_all < inf;
   return pick;
 }
 
-// The fast path of slot_to_evict: the victim, or n when the guessed window is wrong or no slot
-// qualifies (then the general path decides).
+// The fast path of slot_to_evict (no rows to add): the victim, or n when the window guess is
+// wrong or the lowest score is tied or missing (the general path then decides).
 H2O_VECTOR_CLONES
 std::size_t victim_in_contiguous_window(const Position* positions, const float* scores,
                                         std::size_t n, std::size_t recent) {
-  const WindowPick pick = pick_in_window<false>(positions, const_cast<float*>(scores), nullptr,
-                                                0.0f, n, recent);
-  return pick.newer == 0 && pick.in_range == recent && pick.position >= 0 ? pick.slot : n;
+  const Position first_recent = positions[n - 1] - static_cast<Position>(recent) + 1;
+  const WindowPick pick =
+      add_and_pick<0>(positions, const_cast<float*>(scores), nullptr, 0, 0.0f, n, first_recent);
+  return pick.old == n - recent && pick.unique ? pick.slot : n;
 }
 
 H2O_VECTOR_CLONES
-WindowPick add_and_pick_in_window(const Position* positions, float* scores, const float* weights,
-                                  float factor, std::size_t n, std::size_t recent) {
-  return pick_in_window<true>(positions, scores, weights, factor, n, recent);
+WindowPick add_rows_and_pick(const Position* positions, float* scores, const float* const* rows,
+                             std::size_t n_rows, float factor, std::size_t n,
+                             Position first_recent) {
+  switch (n_rows) {  // the group sizes of common models, unrolled
+    case 1:
+      return add_and_pick<1>(positions, scores, rows, 1, factor, n, first_recent);
+    case 2:
+      return add_and_pick<2>(positions, scores, rows, 2, factor, n, first_recent);
+    case 4:
+      return add_and_pick<4>(positions, scores, rows, 4, factor, n, first_recent);
+    default:
+      return add_and_pick<0>(positions, scores, rows, n_rows, factor, n, first_recent);
+  }
 }
 
 }  // namespace
@@ -186,10 +191,10 @@ std::size_t slot_to_evict(const Position* positions, const float* scores, std::s
   // The recent window is the `recent` largest positions; positions are distinct, so a slot is
   // recent exactly when fewer than `recent` slots are newer than it. In the decoder one token
   // arrives per step and is appended last, so the window is [newest - recent + 1, newest] with
-  // newest = positions[n - 1]: one vectorised pass checks that guess (no slot newer, exactly
-  // `recent` slots in the range) and finds the lowest score outside it, a second the newest slot
-  // holding that score (the tie-break). Any other cache (gaps, shuffled slots) takes the general
-  // path below, which applies the definition directly: O(n^2), but never in the decoder's loop.
+  // newest = positions[n - 1]: one vectorised pass checks that guess (exactly `recent` slots in
+  // that range) and finds the lowest score outside it and where it is. A tie for the lowest score
+  // (the tie-break rule decides) or any other cache (gaps, shuffled slots) takes the general path
+  // below, which applies the definition directly: O(n^2) at worst, never in the decoder's loop.
   const std::size_t fast = victim_in_contiguous_window(positions, scores, n, recent);
   if (fast < n) return fast;
 
@@ -222,12 +227,15 @@ std::size_t slot_to_evict(const Position* positions, const float* scores, std::s
   return victim;
 }
 
-std::size_t add_row_and_pick_victim(const Position* positions, float* scores, const float* weights,
-                                    float factor, std::size_t n, std::size_t recent) {
+std::size_t add_rows_and_pick_victim(const Position* positions, float* scores,
+                                     const float* const* rows, std::size_t n_rows, float factor,
+                                     std::size_t n, std::size_t recent) {
   if (n <= recent) throw std::logic_error("slot_to_evict: every slot is in the recent window");
-  const WindowPick pick = add_and_pick_in_window(positions, scores, weights, factor, n, recent);
-  if (pick.newer == 0 && pick.in_range == recent && pick.position >= 0) return pick.slot;
-  return slot_to_evict(positions, scores, n, recent);  // scores already hold the row
+  const Position first_recent = positions[n - 1] - static_cast<Position>(recent) + 1;
+  const WindowPick pick =
+      add_rows_and_pick(positions, scores, rows, n_rows, factor, n, first_recent);
+  if (pick.old == n - recent && pick.unique) return pick.slot;
+  return slot_to_evict(positions, scores, n, recent);  // scores already hold the rows
 }
 
 void accumulate_attention(std::vector<float>& scores, const std::vector<float>& attention) {

@@ -207,10 +207,9 @@ std::shared_ptr<const MappedCheckpoint> MappedCheckpoint::open(const std::string
 
   // The tensors in file order, as tensors_before_rope lists them for load_checkpoint.
   const ModelConfig& c = config;
-  const std::size_t V = c.vocab_size, C = c.dim, F = c.hidden_dim, L = c.n_layers,
-                    KV = c.kv_dim();
-  const float* next = reinterpret_cast<const float*>(static_cast<const char*>(base) +
-                                                     kCheckpointHeaderBytes);
+  const std::size_t V = c.vocab_size, C = c.dim, F = c.hidden_dim, L = c.n_layers, KV = c.kv_dim();
+  const float* next =
+      reinterpret_cast<const float*>(static_cast<const char*>(base) + kCheckpointHeaderBytes);
   auto take = [&](const char* name, std::size_t count) {
     const float* data = next;
     check_finite(path, name, data, count);

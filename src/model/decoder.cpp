@@ -138,7 +138,9 @@ const Vector& Decoder::forward(int token) {
   return logits_;
 }
 
-bool Decoder::batch_in_layer_order() const { return policy_->decisions_independent_of_layer_order(); }
+bool Decoder::batch_in_layer_order() const {
+  return policy_->decisions_independent_of_layer_order();
+}
 
 const Vector& Decoder::forward_batch(const std::vector<int>& tokens, Matrix* all_logits) {
   const ModelConfig& c = weights_.config;
@@ -155,8 +157,8 @@ const Vector& Decoder::forward_batch(const std::vector<int>& tokens, Matrix* all
     throw std::length_error("the sequence is full: " + std::to_string(max_positions_) +
                             " positions");
   }
-  if (all_logits != nullptr && (all_logits->shape()[0] != n || all_logits->shape()[1] !=
-                                                                     c.vocab_size)) {
+  if (all_logits != nullptr &&
+      (all_logits->shape()[0] != n || all_logits->shape()[1] != c.vocab_size)) {
     *all_logits = xt::zeros<float>({n, c.vocab_size});
   }
   // A policy that depends on the order of its calls across layers: token by token. So is a
@@ -185,8 +187,7 @@ const Vector& Decoder::forward_batch(const std::vector<int>& tokens, Matrix* all
   }
   for (std::size_t first = 0; first < n; first += kChunkTokens) {
     const std::size_t m = std::min(kChunkTokens, n - first);
-    run_chunk(tokens.data() + first, m,
-              all_logits != nullptr ? &(*all_logits)(first, 0) : nullptr);
+    run_chunk(tokens.data() + first, m, all_logits != nullptr ? &(*all_logits)(first, 0) : nullptr);
   }
   return logits_;
 }

@@ -44,16 +44,15 @@ inline float exp_polynomial(float x) {
   // r = x - n ln2, with ln2 split in two parts so that the subtraction loses nothing.
   const float r = (x - n * 0.693359375f) + n * 2.12194440e-4f;
   const float r2 = r * r;
-  const float poly =
-      ((((((1.9875691500e-4f * r + 1.3981999507e-3f) * r + 8.3334519073e-3f) * r +
-          4.1665795894e-2f) *
-             r +
-         1.6666665459e-1f) *
-            r +
-        5.0000001201e-1f) *
-           r2 +
-       r) +
-      1.0f;
+  const float poly = ((((((1.9875691500e-4f * r + 1.3981999507e-3f) * r + 8.3334519073e-3f) * r +
+                         4.1665795894e-2f) *
+                            r +
+                        1.6666665459e-1f) *
+                           r +
+                       5.0000001201e-1f) *
+                          r2 +
+                      r) +
+                     1.0f;
   // 2^n from its exponent bits.
   const std::int32_t bits = (static_cast<std::int32_t>(n) + 127) << 23;
   float two_to_n;

@@ -104,33 +104,33 @@ class Decoder {
   std::vector<AttentionRecord> records_;  // (L,)
 
   // Scratch buffers, allocated once.
-  Vector x_;       // (C,) residual stream
-  Vector xb_;      // (C,) normalised input, then attention output
-  Vector xb2_;     // (C,)
-  Vector q_;       // (C,)
-  Vector k_;       // (KV,)
-  Vector v_;       // (KV,)
-  Matrix att_;     // (H, S) attention weights of each query head
-  Vector hb_;      // (F,)
-  Vector hb2_;     // (F,)
-  Vector logits_;  // (V,)
+  Vector x_;         // (C,) residual stream
+  Vector xb_;        // (C,) normalised input, then attention output
+  Vector xb2_;       // (C,)
+  Vector q_;         // (C,)
+  Vector k_;         // (KV,)
+  Vector v_;         // (KV,)
+  Matrix att_;       // (H, S) attention weights of each query head
+  Vector hb_;        // (F,)
+  Vector hb2_;       // (F,)
+  Vector logits_;    // (V,)
   Vector rope_cos_;  // (D / 2,) this position's RoPE rotation, shared by q, k and every layer
   Vector rope_sin_;  // (D / 2,)
 
   // forward_batch's buffers for one chunk of m <= kChunkTokens tokens (allocated on first use).
   void run_chunk(const int* tokens, std::size_t m, float* logits_out);
   bool batch_in_layer_order() const;
-  Matrix chunk_x_;     // (m, C) residual stream of each token
-  Matrix chunk_xb_;    // (m, C) normalised input, then feed-forward output
-  Matrix chunk_q_;     // (m, C)
-  Matrix chunk_k_;     // (m, KV)
-  Matrix chunk_v_;     // (m, KV)
-  Matrix chunk_att_;   // (m, C) attention outputs, then Wo's output
-  Matrix chunk_xb2_;   // (m, C)
-  Matrix chunk_hb_;    // (m, F)
-  Matrix chunk_hb2_;   // (m, F)
-  Matrix chunk_cos_;   // (m, D / 2) RoPE rotation of each token's position
-  Matrix chunk_sin_;   // (m, D / 2)
+  Matrix chunk_x_;    // (m, C) residual stream of each token
+  Matrix chunk_xb_;   // (m, C) normalised input, then feed-forward output
+  Matrix chunk_q_;    // (m, C)
+  Matrix chunk_k_;    // (m, KV)
+  Matrix chunk_v_;    // (m, KV)
+  Matrix chunk_att_;  // (m, C) attention outputs, then Wo's output
+  Matrix chunk_xb2_;  // (m, C)
+  Matrix chunk_hb_;   // (m, F)
+  Matrix chunk_hb2_;  // (m, F)
+  Matrix chunk_cos_;  // (m, D / 2) RoPE rotation of each token's position
+  Matrix chunk_sin_;  // (m, D / 2)
 };
 
 }  // namespace h2o

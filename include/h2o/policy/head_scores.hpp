@@ -11,9 +11,8 @@
 //             the same tokens (the handbook's H2OCache).
 #pragma once
 
-#include <string>
-
 #include <cstddef>
+#include <string>
 
 #include "h2o/cache/kv_cache.hpp"
 #include "h2o/policy/cache_policy.hpp"
