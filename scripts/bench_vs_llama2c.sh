@@ -3,7 +3,7 @@
 # stories260K shape and random checkpoints of the stories15M and stories110M shapes that this
 # script writes itself (bin/make_random_model: llama2.c format, made-up tokenizer, no download).
 #
-#   scripts/bench_vs_llama2c.sh --runc PATH/TO/run.c            (run.c is never part of this project)
+#   scripts/bench_vs_llama2c.sh --runc PATH/TO/run.c     (run.c is never part of this project)
 #   scripts/bench_vs_llama2c.sh                                 (this project's figures only)
 #
 # Prints, per shape: decode tok/s (greedy, no prompt) of the project and of run.c built twice
@@ -61,7 +61,10 @@ done
 IFS=',' read -r -a shape_list <<<"$shapes"
 [ ${#shape_list[@]} -ge 1 ] || fail "--shapes is empty"
 for s in "${shape_list[@]}"; do
-  case "$s" in 260k | 15m | 110m) ;; *) fail "--shapes: unknown shape '$s' (260k, 15m or 110m)" ;; esac
+  case "$s" in
+    260k | 15m | 110m) ;;
+    *) fail "--shapes: unknown shape '$s' (260k, 15m or 110m)" ;;
+  esac
 done
 if [ -n "$runc" ]; then
   [ -f "$runc" ] || fail "--runc '$runc' is not a file"
@@ -119,12 +122,20 @@ echo
 # byte or more), so it fits the models' seq_len.
 prompt_text() {
   local n="$1" text=""
-  while [ ${#text} -lt $((n * 3 / 2)) ]; do text+="the little cat sat on a warm mat and looked at the sky "; done
+  while [ ${#text} -lt $((n * 3 / 2)) ]; do
+    text+="the little cat sat on a warm mat and looked at the sky "
+  done
   echo "${text:0:$((n * 3 / 2))}"
 }
 
+# One row of the results table: shape, measure, the project's figure, run.c -O3's and -Ofast's
+# ("" when not measured), a note. The ratios are project / run.c.
 declare -a table_rows=()
-row() { table_rows+=("$1"); }
+row() {
+  local o3="${4:--}" fast="${5:--}" r1="-" r2="-"
+  if [ -n "$4" ]; then r1="$(ratio "$3" "$4")x" r2="$(ratio "$3" "$5")x"; fi
+  table_rows+=("| $1 | $2 | $3 | $o3 | $fast | $r1 | $r2 | $6 |")
+}
 
 for shape in "${shape_list[@]}"; do
   # ----------------------------------------------------------------------------------------------
@@ -136,7 +147,8 @@ for shape in "${shape_list[@]}"; do
     110m) seq=1024 steps=1024 prompt_tokens=512 ;;
   esac
   dir="$work/$shape"
-  if [ ! -f "$dir/model.bin" ] || [ ! -f "$dir/tok.bin" ] || [ "$(cat "$dir/shape" 2>/dev/null)" != "$shape $seq" ]; then
+  if [ ! -f "$dir/model.bin" ] || [ ! -f "$dir/tok.bin" ] ||
+    [ "$(cat "$dir/shape" 2>/dev/null)" != "$shape $seq" ]; then
     "$bin/make_random_model" --shape "$shape" --seq-len "$seq" --out "$dir" >/dev/null
     echo "$shape $seq" >"$dir/shape"
   fi
@@ -165,11 +177,12 @@ for shape in "${shape_list[@]}"; do
   p=$(median <"$work/dec_project") t2=$(median <"$work/dec_threads")
   if [ -n "$runc" ]; then
     o3=$(median <"$work/dec_O3") fast=$(median <"$work/dec_fast")
-    row "| $shape | decode tok/s ($steps positions) | $(fmt "$p") | $(fmt "$o3") | $(fmt "$fast") | $(ratio "$p" "$o3")x | $(ratio "$p" "$fast")x | text identical: $same |"
+    row "$shape" "decode tok/s ($steps positions)" "$(fmt "$p")" "$(fmt "$o3")" "$(fmt "$fast")" \
+      "text identical: $same"
   else
-    row "| $shape | decode tok/s ($steps positions) | $(fmt "$p") | - | - | - | - | |"
+    row "$shape" "decode tok/s ($steps positions)" "$(fmt "$p")" "" "" ""
   fi
-  row "| $shape | decode tok/s, 2 threads | $(fmt "$t2") | - | - | - | - | $(ratio "$t2" "$p")x of 1 thread |"
+  row "$shape" "decode tok/s, 2 threads" "$(fmt "$t2")" "" "" "$(ratio "$t2" "$p")x of 1 thread"
 
   # Prompt: a text of about prompt_tokens tokens; -n / --steps = its length, so every position
   # is a prompt position (run.c's achieved tok/s is then its prompt speed).
@@ -182,7 +195,8 @@ for shape in "${shape_list[@]}"; do
   for ((r = 0; r < repeats; r++)); do
     "$bin/generate" --model "$model" --tokenizer "$tok" --temperature 0 --steps "$n_prompt" \
       --prompt "$text" >/dev/null 2>"$work/err"
-    sed -n 's/^prompt: [0-9]* tokens in batches, \([0-9.]*\) tok\/s/\1/p' "$work/err" >>"$work/pr_project"
+    sed -n 's/^prompt: [0-9]* tokens in batches, \([0-9.]*\) tok\/s/\1/p' "$work/err" \
+      >>"$work/pr_project"
     if [ -n "$runc" ]; then
       "$work/run_O3" "$model" -z "$tok" -t 0 -n "$n_prompt" -i "$text" >/dev/null 2>"$work/err"
       achieved "$work/err" >>"$work/pr_O3"
@@ -193,9 +207,9 @@ for shape in "${shape_list[@]}"; do
   p=$(median <"$work/pr_project")
   if [ -n "$runc" ]; then
     o3=$(median <"$work/pr_O3") fast=$(median <"$work/pr_fast")
-    row "| $shape | prompt tok/s ($n_prompt tokens) | $(fmt "$p") | $(fmt "$o3") | $(fmt "$fast") | $(ratio "$p" "$o3")x | $(ratio "$p" "$fast")x | |"
+    row "$shape" "prompt tok/s ($n_prompt tokens)" "$(fmt "$p")" "$(fmt "$o3")" "$(fmt "$fast")" ""
   else
-    row "| $shape | prompt tok/s ($n_prompt tokens) | $(fmt "$p") | - | - | - | - | |"
+    row "$shape" "prompt tok/s ($n_prompt tokens)" "$(fmt "$p")" "" "" ""
   fi
 
   # Start-up: a whole process that runs one position (load, checks, one forward pass).
@@ -214,15 +228,16 @@ for shape in "${shape_list[@]}"; do
   p=$(median <"$work/st_project")
   if [ -n "$runc" ]; then
     o3=$(median <"$work/st_O3") fast=$(median <"$work/st_fast")
-    row "| $shape | start-up s (one position) | $p | $o3 | $fast | $(ratio "$p" "$o3")x | $(ratio "$p" "$fast")x | lower is better |"
+    row "$shape" "start-up s (one position)" "$p" "$o3" "$fast" "lower is better"
   else
-    row "| $shape | start-up s (one position) | $p | - | - | - | - | lower is better |"
+    row "$shape" "start-up s (one position)" "$p" "" "" "lower is better"
   fi
   echo "   done (load now $(load))"
 done
 
 echo
-echo "| shape | measure | project | run.c -O3 | run.c -Ofast -march=native | project / -O3 | project / fast | note |"
+echo "| shape | measure | project | run.c -O3 | run.c -Ofast -march=native | project / -O3 |" \
+  "project / fast | note |"
 echo "| --- | --- | --- | --- | --- | --- | --- | --- |"
 printf '%s\n' "${table_rows[@]}"
 echo
