@@ -139,3 +139,41 @@ TEST_CASE("forward_batch refuses bad input before processing any token", "[batch
   CHECK(decoder.position() == 10);
   CHECK_THROWS_AS(decoder.forward_batch({1}), std::length_error);
 }
+
+namespace {
+// H2O that claims its decisions depend on the order of layers: forward_batch must then go token
+// by token, and gives forward()'s logits exactly.
+class LayerOrderedPolicy final : public CachePolicy {
+ public:
+  LayerOrderedPolicy() : inner_(make_policy("h2o", settings_for_budget("h2o", 20))) {}
+  std::string name() const override { return "ordered"; }
+  std::string describe() const override { return "h2o in layer order"; }
+  std::size_t max_tokens(std::size_t max_positions) const override {
+    return inner_->max_tokens(max_positions);
+  }
+  void after_attention(LayerKVCache& cache, const StepAttention& attention) override {
+    inner_->after_attention(cache, attention);
+  }
+  bool decisions_independent_of_layer_order() const override { return false; }
+
+ private:
+  std::unique_ptr<CachePolicy> inner_;
+};
+}  // namespace
+
+TEST_CASE("forward_batch keeps the token order for a policy that asks for it", "[batched]") {
+  const auto weights = h2o_test::random_model(100, 8);
+  const std::vector<int> tokens = h2o_test::random_tokens(90, 512, 2);
+  Decoder single(weights, std::make_unique<LayerOrderedPolicy>(), 90);
+  Decoder batched(weights, std::make_unique<LayerOrderedPolicy>(), 90);
+  Matrix expected = xt::zeros<float>({std::size_t{90}, std::size_t{512}});  // (N, V)
+  for (std::size_t i = 0; i < tokens.size(); ++i) {
+    const Vector& logits = single.forward(tokens[i]);
+    std::copy_n(logits.data(), 512, &expected(i, 0));
+  }
+  Matrix all;
+  batched.forward_batch(tokens, &all);
+  REQUIRE(all.shape() == expected.shape());
+  CHECK(std::equal(all.begin(), all.end(), expected.begin()));  // the same path: bit for bit
+  require_same_caches(batched, single);
+}

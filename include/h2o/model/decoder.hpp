@@ -23,11 +23,12 @@
 //   X (m, C) -> RMSNorm -> Q (m, C), K (m, KV), V (m, KV) = X Wq^T, X Wk^T, X Wv^T; RoPE per row
 //   for each token i of the chunk, in order: append K[i], V[i]; attend with Q[i]; policy
 //   X += (attention outputs (m, C)) Wo^T;  X += W2 swiglu(W1 ..., W3 ...) the same way
-// So every policy sees exactly the attention rows it would see token by token and makes the same
-// decisions; logits and cache contents agree with forward() up to the order of float additions
-// inside the products (within 1e-5 relative; tests/test_batched_decoder.cpp). A policy whose
-// decisions depend on the order in which layers call it (random eviction draws from one generator
-// for all layers) makes the batch run token by token instead.
+// So every policy sees each token's attention over the cache as it stood, as token by token, and
+// makes the same decisions; logits, cache contents and scores agree with forward() up to the order
+// of float additions inside the products (within 1e-5 relative; tests/test_batched_decoder.cpp).
+// A policy whose decisions depend on the order in which layers call it
+// (CachePolicy::decisions_independent_of_layer_order() false) gets the chunk token by token
+// instead, and so does a single token (a one-row matrix product is slower than forward()'s).
 #pragma once
 
 #include <cstddef>
