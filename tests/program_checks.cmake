@@ -32,3 +32,21 @@ function(h2o_check_stable_output)
     COMMAND ${CMAKE_COMMAND} -DPROGRAM=$<TARGET_FILE:${P_TARGET}> "-DARGS=${joined_args}"
             -P ${CMAKE_CURRENT_SOURCE_DIR}/check_stable_output.cmake)
 endfunction()
+
+# h2o_check_script(NAME test_name SCRIPT path [ARGS ...] [EXIT ...] [STREAM ...] [EXPECT ...])
+# h2o_check_program for a script of scripts/ rather than a built program.
+function(h2o_check_script)
+  cmake_parse_arguments(P "" "NAME;SCRIPT;EXIT;STREAM" "ARGS;EXPECT" ${ARGN})
+  if(NOT P_EXIT)
+    set(P_EXIT 0)
+  endif()
+  if(NOT P_STREAM)
+    set(P_STREAM stdout)
+  endif()
+  string(REPLACE ";" "@@" joined_args "${P_ARGS}")
+  string(REPLACE ";" "@@" joined_expect "${P_EXPECT}")
+  add_test(NAME ${P_NAME}
+    COMMAND ${CMAKE_COMMAND} -DPROGRAM=${P_SCRIPT} "-DARGS=${joined_args}" -DEXIT=${P_EXIT}
+            -DSTREAM=${P_STREAM} "-DEXPECT=${joined_expect}"
+            -P ${CMAKE_CURRENT_SOURCE_DIR}/check_program.cmake)
+endfunction()

@@ -316,3 +316,57 @@ TEST_CASE("a truncated copy of stories260K is refused") {
   CHECK_THAT(message, Contains("cut.bin") && Contains("is truncated") &&
                           Contains("implies 1056540 bytes, the file has 1055540"));
 }
+
+TEST_CASE("a memory-mapped checkpoint gives the loaded one's logits bit for bit") {
+  const bool shared = GENERATE(true, false);
+  TempDir dir("checkpoint_mapped");
+  const ModelConfig config = tiny_config(shared);
+  save_checkpoint(dir.file("tiny.bin"), random_weights(config, 11));
+  auto loaded = std::make_shared<const DecoderWeights>(load_checkpoint(dir.file("tiny.bin")));
+  const auto mapped = MappedCheckpoint::open(dir.file("tiny.bin"));
+  CHECK(mapped->config().describe() == loaded->config.describe());
+  CHECK(mapped->config().shared_classifier == shared);
+  Decoder a(loaded, std::make_unique<FullCachePolicy>());
+  Decoder b(mapped->view(), mapped, std::make_unique<FullCachePolicy>());
+  for (int token : {1, 5, 39, 0, 7}) {
+    const Vector& la = a.forward(token);
+    const Vector& lb = b.forward(token);
+    CHECK(same_tensor(la.data(), lb.data(), config.vocab_size));
+  }
+}
+
+TEST_CASE("a memory-mapped checkpoint is refused with load_checkpoint's one-line errors") {
+  TempDir dir("checkpoint_mapped_bad");
+  save_checkpoint(dir.file("good.bin"), random_weights(tiny_config(false), 3));
+  const std::vector<char> good = read_bytes(dir.file("good.bin"));
+  std::vector<char> nan_in_wcls = good;  // the last float: the untied classifier's
+  const float inf = std::numeric_limits<float>::infinity();
+  std::memcpy(nan_in_wcls.data() + good.size() - 4, &inf, sizeof(inf));
+  write_bytes(dir.file("inf.bin"), nan_in_wcls);
+  write_bytes(dir.file("cut.bin"), std::vector<char>(good.begin(), good.end() - 4));
+  std::vector<char> longer = good;
+  longer.push_back(0);
+  write_bytes(dir.file("long.bin"), longer);
+  write_bytes(dir.file("empty.bin"), {});
+  const std::int32_t zero_dim[7] = {0, 24, 2, 4, 2, 40, 12};
+  write_bytes(dir.file("zero_dim.bin"), header_bytes(zero_dim));
+  for (const std::string name :
+       {"inf.bin", "cut.bin", "long.bin", "empty.bin", "zero_dim.bin", "missing.bin"}) {
+    INFO(name);
+    const std::string path = dir.file(name);
+    std::string expected, actual;
+    try {
+      load_checkpoint(path);
+    } catch (const std::exception& e) {
+      expected = e.what();
+    }
+    try {
+      MappedCheckpoint::open(path);
+    } catch (const std::exception& e) {
+      actual = e.what();
+    }
+    CHECK_FALSE(expected.empty());
+    CHECK(actual == expected);
+    CHECK(actual.find('\n') == std::string::npos);
+  }
+}

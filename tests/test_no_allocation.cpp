@@ -111,7 +111,9 @@ std::vector<int> random_tokens(std::size_t n, std::size_t vocab) {
 // Runs `warm_up` tokens, then counts operator new calls over the following `measured` tokens.
 std::size_t new_calls_while_decoding(Decoder& decoder, const std::vector<int>& tokens,
                                      std::size_t warm_up, std::size_t measured) {
-  for (std::size_t i = 0; i < warm_up; ++i) decoder.forward(tokens[i]);
+  for (std::size_t i = static_cast<std::size_t>(decoder.position()); i < warm_up; ++i) {
+    decoder.forward(tokens[i]);
+  }
   return count_new_calls([&] {
     for (std::size_t i = warm_up; i < warm_up + measured; ++i) decoder.forward(tokens[i]);
   });
@@ -180,4 +182,21 @@ TEST_CASE("attention recording and filter rows eviction do allocate", "[no_alloc
   Decoder filtering(weights, h2o_test::h2o_policy_in_style(CacheBudget{4, 4}, ScoringMode::PerHead,
                                                            h2o_test::EvictionStyle::FilterRows));
   CHECK(new_calls_while_decoding(filtering, tokens, 12, 10) > 0);
+}
+
+TEST_CASE("decode steps after a batched prompt allocate nothing", "[no_allocation]") {
+  // forward_batch allocates its chunk buffers once; the steps after it are still free of
+  // allocations, and so is a second prompt batch of the same decoder.
+  const std::string name = GENERATE(as<std::string>{}, "full", "h2o", "random");
+  const auto weights = stories_shaped_model(256);
+  const std::vector<int> tokens = random_tokens(256, weights->config.vocab_size);
+  PolicySettings settings;
+  settings.heavy = 8;
+  settings.recent = 8;
+  Decoder decoder(weights, make_policy(name, settings));
+  decoder.forward_batch(std::vector<int>(tokens.begin(), tokens.begin() + 100));
+  CHECK(new_calls_while_decoding(decoder, tokens, 100, 100) == 0);
+  const std::vector<int> more(tokens.begin() + 200, tokens.begin() + 240);
+  CHECK(count_new_calls([&] { decoder.forward_batch(more); }) == 0);
+  CHECK(decoder.position() == 240);
 }

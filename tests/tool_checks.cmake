@@ -26,6 +26,79 @@ h2o_check_program(NAME bench_decode_bad_repeats TARGET bench_decode ARGS --repea
 h2o_check_program(NAME bench_decode_missing_value TARGET bench_decode ARGS --seed
   EXIT nonzero STREAM stderr EXPECT "--seed needs a value")
 
+# bench_decode's other sections and options.
+h2o_check_program(NAME bench_decode_help_sections TARGET bench_decode ARGS --help
+  EXPECT "--sections LIST" "--shape NAME" "--budgets N,N,..." "--prompt N,N,..." "--threads N")
+h2o_check_program(NAME bench_decode_tiny_sections TARGET bench_decode
+  ARGS --sections eviction,prompt --budgets 8,16 --prompt 20,70 --repeats 1
+  EXPECT "H2O / attention" "batched/single" "      8" "     70")
+h2o_check_program(NAME bench_decode_two_threads TARGET bench_decode
+  ARGS --sections prompt --prompt 10 --repeats 1 --threads 2 EXPECT "matrix products: 2 threads")
+foreach(bad
+    "bad_section@--sections,lengths#speed@--sections: unknown section 'speed'"
+    "empty_section@--sections@--sections needs a value"
+    "bad_shape@--shape,7b@--shape: unknown model shape '7b' (expected 260k, 15m or 110m)"
+    "zero_threads@--threads,0@--threads must be between 1 and 64, got 0"
+    "tiny_budget@--budgets,1@--budgets: each budget must be at least 2"
+    "bad_prompt@--prompt,0@--prompt: each prompt length must be between 1 and 16384, got 0")
+  string(REPLACE "@" ";" parts "${bad}")
+  list(GET parts 0 name)
+  list(GET parts 1 flags)
+  list(GET parts 2 message)
+  string(REPLACE "," ";" flags "${flags}")
+  string(REPLACE "#" "," flags "${flags}")
+  h2o_check_program(NAME bench_decode_${name} TARGET bench_decode ARGS ${flags}
+    EXIT nonzero STREAM stderr EXPECT "bench_decode: error: ${message}")
+endforeach()
+
+# make_random_model: help, a tiny real run, one-line errors.
+h2o_check_program(NAME make_random_model_help TARGET make_random_model ARGS --help
+  EXPECT "usage: make_random_model" "--shape NAME" "--seq-len N" "--out FOLDER" "--seed N")
+h2o_check_program(NAME make_random_model_260k TARGET make_random_model
+  ARGS --shape 260k --seq-len 64 --out "${CMAKE_CURRENT_BINARY_DIR}/random_260k"
+  EXPECT "model.bin (dim 64, hidden 172, 5 layers, 8 heads, 4 KV heads, vocab 512, seq_len 64)"
+         "tok.bin")
+h2o_check_program(NAME make_random_model_generates TARGET generate
+  ARGS --model "${CMAKE_CURRENT_BINARY_DIR}/random_260k/model.bin"
+       --tokenizer "${CMAKE_CURRENT_BINARY_DIR}/random_260k/tok.bin" --temperature 0 --steps 64
+       --prompt "the cat sat" --threads 2
+  STREAM stderr EXPECT "positions run: 64" "prompt: " "decode: ")
+set_tests_properties(make_random_model_generates PROPERTIES DEPENDS make_random_model_260k)
+h2o_check_program(NAME make_random_model_bad_shape TARGET make_random_model
+  ARGS --shape 7b --out x EXIT nonzero STREAM stderr
+  EXPECT "make_random_model: error: --shape: unknown model shape '7b'")
+h2o_check_program(NAME make_random_model_no_out TARGET make_random_model
+  ARGS --shape 15m EXIT nonzero STREAM stderr
+  EXPECT "make_random_model: error: --out FOLDER is required")
+h2o_check_program(NAME make_random_model_unwritable TARGET make_random_model
+  ARGS --shape 260k --out /proc/h2o_no_such_folder EXIT nonzero STREAM stderr
+  EXPECT "make_random_model: error: cannot create the folder '/proc/h2o_no_such_folder'")
+
+# scripts/bench_vs_llama2c.sh: help and one-line errors (a real run takes minutes: not a test).
+set(h2o_bench_script "${PROJECT_SOURCE_DIR}/scripts/bench_vs_llama2c.sh")
+h2o_check_script(NAME bench_vs_llama2c_help SCRIPT "${h2o_bench_script}" ARGS --help
+  EXPECT "usage: scripts/bench_vs_llama2c.sh" "--runc FILE" "--shapes LIST" "--repeats N"
+         "--work DIR" "--no-build")
+foreach(bad
+    "unknown@--fast@unknown option --fast"
+    "repeats@--repeats,zero@--repeats must be a whole number from 1 to 50, got 'zero'"
+    "shape@--shapes,260k#7b@--shapes: unknown shape '7b'"
+    "runc@--runc,/no/such/run.c@--runc '/no/such/run.c' is not a file"
+    "missing@--work@--work needs a value")
+  string(REPLACE "@" ";" parts "${bad}")
+  list(GET parts 0 name)
+  list(GET parts 1 flags)
+  list(GET parts 2 message)
+  string(REPLACE "," ";" flags "${flags}")
+  string(REPLACE "#" "," flags "${flags}")
+  h2o_check_script(NAME bench_vs_llama2c_bad_${name} SCRIPT "${h2o_bench_script}" ARGS ${flags}
+    EXIT nonzero STREAM stderr EXPECT "bench_vs_llama2c: error: ${message}")
+endforeach()
+
+# generate --threads: refused outside 1..64.
+h2o_check_program(NAME generate_zero_threads TARGET generate ARGS --threads 0
+  EXIT nonzero STREAM stderr EXPECT "generate: error: --threads must be between 1 and 64, got 0")
+
 # ---------------------------------------------------------------------------------------------
 # generate: byte-for-byte parity with llama2.c run.c on stories260K (skipped where the model folder
 # is absent), then help, reports and one-line errors on synthetic files written by

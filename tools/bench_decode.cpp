@@ -1,9 +1,18 @@
-// bench_decode.cpp: how fast a full KV cache and H2O decode, and how much cache memory each holds.
+// bench_decode.cpp: how fast a full KV cache and H2O decode, how much cache memory each holds,
+// what H2O's bookkeeping costs next to attention, and how fast a prompt goes through in batches.
 //
-// A decoder shaped like stories260K (random weights: speed does not depend on their values) decodes
-// N tokens one at a time, once with the full cache and once with H2O, for several lengths N. The
-// full cache attends over every earlier token, so its time per token grows with N; H2O attends over
-// at most heavy + recent tokens, so once its cache is full its time per token stays flat.
+// Sections (--sections, any of them, in this order):
+//   lengths   a decoder (random weights: speed does not depend on their values) decodes N tokens
+//             one at a time, once with the full cache and once with H2O, for several lengths N.
+//             The full cache attends over every earlier token, so its time per token grows with
+//             N; H2O attends over at most heavy + recent tokens, so once its cache is full its
+//             time per token stays flat.
+//   eviction  one layer's cache at an H2O budget B (heavy = recent = B / 2), one token per step:
+//             the time of attention (all query heads over the cache) next to the time of H2O's
+//             scoring and eviction (after_attention) for the same cache, as a share.
+//   prompt    a prompt of P tokens read token by token (forward) and in batches (forward_batch),
+//             full cache: prompt tokens per second of each.
+// --shape picks the model shape: 260k (default), 15m or 110m (llama2.c's story models).
 //
 // Measuring fairly: both policies run side by side in the same process, alternating (which one
 // goes first swaps every repeat); each figure is the median of the repeats; one warm-up run of each
@@ -22,6 +31,8 @@
 #include <vector>
 
 #include "h2o/app/cli.hpp"
+#include "h2o/attention/attention.hpp"
+#include "h2o/attention/linear.hpp"
 #include "h2o/base/format.hpp"
 #include "h2o/base/random.hpp"
 #include "h2o/model/decoder.hpp"
@@ -40,7 +51,9 @@ constexpr std::size_t kTailTokens = 128;
 // ---------------------------------------------------------------------------------------------
 // Command line
 
-std::vector<std::size_t> parse_lengths(const std::string& text) {
+// "128,256" -> {128, 256}; each 1..kMaxLength. `noun` names one item in error messages.
+std::vector<std::size_t> parse_sizes(const std::string& option, const std::string& noun,
+                                     const std::string& text) {
   std::vector<std::size_t> lengths;
   std::size_t start = 0;
   while (true) {
@@ -51,10 +64,11 @@ std::vector<std::size_t> parse_lengths(const std::string& text) {
     char* end = nullptr;
     const long long n = std::strtoll(item.c_str(), &end, 10);
     if (item.empty() || *end != '\0' || errno == ERANGE) {
-      throw UsageError("--lengths expects whole numbers separated by commas, got '" + text + "'");
+      throw UsageError("--" + option + " expects whole numbers separated by commas, got '" + text +
+                       "'");
     }
     if (n < 1 || n > kMaxLength) {
-      throw UsageError("--lengths: each length must be between 1 and " +
+      throw UsageError("--" + option + ": each " + noun + " must be between 1 and " +
                        std::to_string(kMaxLength) + ", got " + item);
     }
     lengths.push_back(static_cast<std::size_t>(n));
@@ -107,27 +121,215 @@ struct LengthResult {
   std::size_t full_bytes = 0, h2o_bytes = 0;
 };
 
+// ---------------------------------------------------------------------------------------------
+// Section "eviction": H2O's bookkeeping next to attention, one layer, one token per step
+
+struct EvictionCost {
+  std::size_t budget = 0;
+  double attention_ns = 0.0;  // per step: every query head attends over the cache
+  double policy_ns = 0.0;     // per step: H2OPolicy::after_attention (scores and eviction)
+};
+
+// Nanoseconds that reading the clock twice adds to a measured interval (median of many).
+double clock_overhead_ns() {
+  using Clock = std::chrono::steady_clock;
+  std::vector<double> samples(2001);
+  for (double& sample : samples) {
+    const Clock::time_point a = Clock::now();
+    const Clock::time_point b = Clock::now();
+    sample = std::chrono::duration<double, std::nano>(b - a).count();
+  }
+  return median(samples);
+}
+
+// One layer cache of the model's shape at `budget` tokens (heavy = recent = budget / 2): after
+// 2 * budget warm-up steps (so the cache is full and scores are spread), `steps` timed steps of
+// append, attention, after_attention. Random keys, values and queries, cycled from a pool.
+EvictionCost measure_eviction(const ModelConfig& c, std::size_t budget, std::size_t steps,
+                              std::uint64_t seed) {
+  using Clock = std::chrono::steady_clock;
+  const std::size_t H = c.n_heads, G = c.n_kv_heads, D = c.head_dim(), KV = c.kv_dim();
+  const std::size_t group = c.heads_per_kv_head(), pool = 257;
+  Rng rng(seed);
+  std::vector<float> keys(pool * KV), values(pool * KV), queries(pool * H * D);
+  for (float& x : keys) x = rng.normal();
+  for (float& x : values) x = rng.normal();
+  for (float& x : queries) x = rng.normal();
+  LayerKVCache cache(G, D, budget + 1);
+  H2OPolicy policy(CacheBudget{budget / 2, budget - budget / 2});
+  std::vector<float> weights(H * (budget + 1)), outputs(H * D);  // (H, S), (H, D)
+  const std::size_t stride = budget + 1;
+  // Per-step times; their medians ignore the steps another process interrupted.
+  std::vector<double> attention_ns, policy_ns;
+  attention_ns.reserve(steps);
+  policy_ns.reserve(steps);
+  const std::size_t warm_up = 2 * budget;
+  for (std::size_t step = 0; step < warm_up + steps; ++step) {
+    const std::size_t row = step % pool;
+    cache.append(&keys[row * KV], &values[row * KV], static_cast<Position>(step));
+    const Clock::time_point t0 = Clock::now();
+    for (std::size_t g = 0; g < G; ++g) {
+      const std::size_t h = g * group;
+      attend_group_into(&queries[(row * H + h) * D], group, cache.keys(g), cache.values(g),
+                        cache.size(), D, &weights[h * stride], stride, &outputs[h * D]);
+    }
+    const Clock::time_point t1 = Clock::now();
+    policy.after_attention(cache, StepAttention{weights.data(), H, stride});
+    const Clock::time_point t2 = Clock::now();
+    if (step >= warm_up) {
+      attention_ns.push_back(std::chrono::duration<double, std::nano>(t1 - t0).count());
+      policy_ns.push_back(std::chrono::duration<double, std::nano>(t2 - t1).count());
+    }
+  }
+  const double overhead = clock_overhead_ns();
+  EvictionCost cost;
+  cost.budget = budget;
+  cost.attention_ns = std::max(0.0, median(attention_ns) - overhead);
+  cost.policy_ns = std::max(0.0, median(policy_ns) - overhead);
+  return cost;
+}
+
+void eviction_section(const ModelConfig& config, const std::vector<std::size_t>& budgets,
+                      std::size_t repeats, std::uint64_t seed) {
+  std::cout << "H2O scoring + eviction next to attention, one layer cache (" << config.n_heads
+            << " query heads, " << config.n_kv_heads << " KV heads, head size " << config.head_dim()
+            << "), heavy = recent = budget / 2, per token;\n"
+            << "median step of 4096 (clock overhead subtracted), median of " << repeats
+            << " runs:\n"
+            << pad_left("budget", 8) << pad_left("attention ns", 14) << pad_left("H2O ns", 10)
+            << pad_left("H2O / attention", 17) << "\n"
+            << rule(49) << "\n";
+  for (std::size_t budget : budgets) {
+    std::vector<double> attention, policy, share;
+    for (std::size_t r = 0; r < repeats; ++r) {
+      const EvictionCost cost = measure_eviction(config, budget, 4096, seed + r);
+      attention.push_back(cost.attention_ns);
+      policy.push_back(cost.policy_ns);
+      share.push_back(cost.attention_ns > 0.0 ? cost.policy_ns / cost.attention_ns : 0.0);
+    }
+    std::cout << pad_left(std::to_string(budget), 8) << pad_left(fixed(median(attention), 0), 14)
+              << pad_left(fixed(median(policy), 0), 10)
+              << pad_left(fixed(100.0 * median(share), 1) + "%", 17) << "\n";
+  }
+  std::cout << "\n";
+}
+
+// ---------------------------------------------------------------------------------------------
+// Section "prompt": a prompt token by token versus in batches
+
+void prompt_section(const std::shared_ptr<const DecoderWeights>& weights,
+                    const std::vector<std::size_t>& prompt_lengths, std::size_t repeats,
+                    std::uint64_t seed) {
+  using Clock = std::chrono::steady_clock;
+  const ModelConfig& c = weights->config;
+  std::cout << "Prompt processing, full cache: token by token (forward) versus batches of up to "
+            << Decoder::kChunkTokens << " tokens (forward_batch);\nmedian of " << repeats
+            << " runs each, alternating:\n"
+            << pad_left("prompt", 8) << pad_left("single tok/s", 14)
+            << pad_left("batched tok/s", 15) << pad_left("batched/single", 16) << "\n"
+            << rule(53) << "\n";
+  for (std::size_t length : prompt_lengths) {
+    Rng rng(seed + length);
+    std::vector<int> tokens(length);
+    for (int& t : tokens) t = static_cast<int>(rng.below(static_cast<std::uint32_t>(c.vocab_size)));
+    std::vector<double> single, batched;
+    for (std::size_t r = 0; r < repeats + 1; ++r) {  // the first round warms up, not counted
+      for (int turn = 0; turn < 2; ++turn) {
+        const bool batch_turn = (turn == 0) == (r % 2 == 0);
+        Decoder decoder(weights, std::make_unique<FullCachePolicy>(), length);
+        const Clock::time_point start = Clock::now();
+        if (batch_turn) {
+          decoder.forward_batch(tokens);
+        } else {
+          for (int token : tokens) decoder.forward(token);
+        }
+        const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+        if (r > 0) (batch_turn ? batched : single).push_back(seconds);
+      }
+    }
+    const double n = static_cast<double>(length);
+    const double single_speed = n / median(single), batched_speed = n / median(batched);
+    std::cout << pad_left(std::to_string(length), 8) << pad_left(fixed(single_speed, 0), 14)
+              << pad_left(fixed(batched_speed, 0), 15)
+              << pad_left(fixed(batched_speed / single_speed, 2) + "x", 16) << "\n";
+  }
+  std::cout << "\n";
+}
+
+// "lengths,prompt" -> which sections to print; each name at most once, any of kSections.
+std::vector<std::string> parse_sections(const std::string& text) {
+  static const std::vector<std::string> kSections = {"lengths", "eviction", "prompt"};
+  std::vector<std::string> sections;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t comma = text.find(',', start);
+    const std::string item =
+        text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    if (std::find(kSections.begin(), kSections.end(), item) == kSections.end()) {
+      throw UsageError("--sections: unknown section '" + item +
+                       "' (expected lengths, eviction or prompt, separated by commas)");
+    }
+    if (std::find(sections.begin(), sections.end(), item) == sections.end()) {
+      sections.push_back(item);
+    }
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return sections;
+}
+
 int run(int argc, const char* const* argv) {
   // Step 1: read the command line.
   ArgParser args("bench_decode",
-                 "Decode speed and KV-cache memory: full cache versus H2O, on a random decoder\n"
-                 "shaped like stories260K, for several sequence lengths.");
+                 "Decode speed and KV-cache memory (full cache versus H2O), H2O's bookkeeping\n"
+                 "next to attention, and batched prompt speed, on a random decoder of a story\n"
+                 "model's shape. Prints figures, checks nothing.");
+  args.add_option("sections", "LIST", "lengths",
+                  "any of lengths, eviction, prompt (comma-separated), printed in that order");
+  args.add_option("shape", "NAME", "260k", "model shape: 260k, 15m or 110m (random weights)");
   args.add_option("lengths", "N,N,...", "128,256,512,1024,2048,4096",
-                  "lengths to decode (1.." + std::to_string(kMaxLength) + " each)");
+                  "lengths: lengths to decode (1.." + std::to_string(kMaxLength) + " each)");
   add_budget_options(args, 64, 64);
-  args.add_option("repeats", "N", "3", "timed runs per policy and length; the median is shown");
+  args.add_option("budgets", "N,N,...", "64,256,1024", "eviction: H2O budgets to measure");
+  args.add_option("prompt", "N,N,...", "512", "prompt: prompt lengths in tokens");
+  args.add_option("threads", "N", "1", "threads for the weight matrix products (1..64)");
+  args.add_option("repeats", "N", "3", "timed runs per measurement; the median is shown");
   args.add_option("seed", "N", "1", "seed of the random weights and tokens");
   if (!args.parse(argc, argv)) return 0;
-  const std::vector<std::size_t> lengths = parse_lengths(args.text("lengths"));
+  const std::vector<std::string> sections = parse_sections(args.text("sections"));
+  const std::vector<std::size_t> lengths = parse_sizes("lengths", "length", args.text("lengths"));
+  const std::vector<std::size_t> budgets = parse_sizes("budgets", "budget", args.text("budgets"));
+  const std::vector<std::size_t> prompts =
+      parse_sizes("prompt", "prompt length", args.text("prompt"));
   const CacheBudget budget = budget_from_options(args, kMaxLength);
   const std::size_t repeats = static_cast<std::size_t>(args.integer("repeats", 1, 100));
   const auto seed = static_cast<std::uint64_t>(args.integer("seed", 0, 1LL << 62));
+  const auto threads = static_cast<std::size_t>(args.integer("threads", 1, 64));
+  ModelConfig config;
+  try {
+    config = story_shape(args.text("shape"));
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(std::string("--shape: ") + e.what());
+  }
+  for (std::size_t b : budgets) {
+    if (b < 2) throw UsageError("--budgets: each budget must be at least 2 (heavy + recent)");
+  }
+  set_matmul_threads(threads);
+  auto wants = [&](const char* name) {
+    return std::find(sections.begin(), sections.end(), name) != sections.end();
+  };
 
-  // Step 2: a random decoder shaped like stories260K, able to run the longest sequence.
-  const std::size_t longest = *std::max_element(lengths.begin(), lengths.end());
-  ModelConfig config = stories260k_shape();
+  // Step 2: a random decoder of the chosen shape, able to run the longest sequence asked for.
+  const std::size_t longest = std::max(*std::max_element(lengths.begin(), lengths.end()),
+                                       *std::max_element(prompts.begin(), prompts.end()));
   config.seq_len = std::max(config.seq_len, longest);
+  std::cout << "model:  random weights, " << config.describe() << "\n"
+            << "matrix products: " << threads << " thread" << (threads == 1 ? "" : "s") << "\n\n";
+  if (wants("eviction")) eviction_section(config, budgets, repeats, seed);
+  if (!wants("lengths") && !wants("prompt")) return 0;
   const auto weights = std::make_shared<const DecoderWeights>(random_weights(config, seed));
+  if (wants("prompt")) prompt_section(weights, prompts, repeats, seed);
+  if (!wants("lengths")) return 0;
   Rng rng(seed + 1);
   std::vector<int> tokens(longest);  // the same input tokens for both policies
   const auto vocab = static_cast<std::uint32_t>(config.vocab_size);
@@ -135,8 +337,7 @@ int run(int argc, const char* const* argv) {
   auto full_policy = [] { return std::make_unique<FullCachePolicy>(); };
   auto h2o_policy = [&] { return std::make_unique<H2OPolicy>(budget); };
 
-  std::cout << "model:  random weights, " << config.describe() << "\n"
-            << "H2O:    " << budget.describe() << " per layer and KV head\n"
+  std::cout << "H2O:    " << budget.describe() << " per layer and KV head\n"
             << "        per-head scores, overwrite-slot eviction\n"
             << "timing: median of " << repeats << " repeat" << (repeats == 1 ? "" : "s")
             << ", full and H2O alternating; one warm-up run of each not counted\n\n";

@@ -97,6 +97,35 @@ struct Run {
   std::vector<std::vector<Position>> kept_per_step;  // (S, kept) layer 0, KV head 0; if recorded
 };
 
+// A policy that lets another decide and, after each of its calls for layer 0 (the first cache it
+// meets), notes the positions KV head 0 holds: what that cache holds after every step. Layer 0
+// finishes each token before later layers see it, so this records the same lists whether the
+// decoder reads the text token by token or in batches (and lets it use batches).
+class RecordingPolicy final : public h2o::CachePolicy {
+ public:
+  RecordingPolicy(std::unique_ptr<h2o::CachePolicy> inner,
+                  std::vector<std::vector<Position>>* kept_per_step)
+      : inner_(std::move(inner)), kept_per_step_(kept_per_step) {}
+  std::string name() const override { return inner_->name(); }
+  std::string describe() const override { return inner_->describe(); }
+  std::size_t max_tokens(std::size_t max_positions) const override {
+    return inner_->max_tokens(max_positions);
+  }
+  void after_attention(h2o::LayerKVCache& cache, const h2o::StepAttention& attention) override {
+    inner_->after_attention(cache, attention);
+    if (layer0_ == nullptr) layer0_ = &cache;
+    if (&cache == layer0_) kept_per_step_->push_back(cache.sorted_positions(0));
+  }
+  bool decisions_independent_of_layer_order() const override {
+    return inner_->decisions_independent_of_layer_order();
+  }
+
+ private:
+  std::unique_ptr<h2o::CachePolicy> inner_;
+  std::vector<std::vector<Position>>* kept_per_step_;
+  const h2o::LayerKVCache* layer0_ = nullptr;
+};
+
 // Reads the text once with the named policy at `budget` tokens (0: the full cache, the reference
 // of the others). With `record`, keeps the positions layer 0 / KV head 0 still holds after every
 // step (for the picture).
@@ -119,14 +148,10 @@ Run read_text(std::shared_ptr<const h2o::DecoderWeights> weights, const std::vec
     run.description +=
         " [holds " + std::to_string(holds) + " tokens, not " + std::to_string(budget) + "]";
   }
+  if (record) policy = std::make_unique<RecordingPolicy>(std::move(policy), &run.kept_per_step);
   h2o::Decoder decoder(std::move(weights), std::move(policy), tokens.size());
   h2o::TeacherForcingOptions options;
   if (full != nullptr) options.reference = &full->measured;
-  if (record) {
-    options.after_step = [&](std::size_t) {
-      run.kept_per_step.push_back(decoder.cache(0).sorted_positions(0));
-    };
-  }
   run.measured = h2o::read_with_teacher_forcing(decoder, tokens, options);
   run.kept = decoder.cache(0).size();
   run.evicted = decoder.evicted_tokens(0);

@@ -2,14 +2,222 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 
 #include "h2o/attention/linear.hpp"
+#include "h2o/base/vector_math.hpp"
 
 namespace h2o {
 
-void softmax_inplace(float* x, std::size_t n) {
+namespace {
+
+// Reductions keep kLanes independent partial results (a max or a sum per lane) so that, without
+// -ffast-math, the compiler may still run them as vector instructions: it must not reorder float
+// additions, but the lanes ARE the order. 8 = one AVX2 register of floats, two SSE2 registers.
+constexpr std::size_t kLanes = 8;
+
+#define H2O_INLINE inline __attribute__((always_inline))
+
+// Largest number of x (n,), n >= 1.
+H2O_INLINE float max_of(const float* x, std::size_t n) {
+  float lanes[kLanes];
+  for (std::size_t j = 0; j < kLanes; ++j) lanes[j] = x[0];
+  std::size_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    for (std::size_t j = 0; j < kLanes; ++j) lanes[j] = x[i + j] > lanes[j] ? x[i + j] : lanes[j];
+  }
+  float best = lanes[0];
+  for (std::size_t j = 1; j < kLanes; ++j) best = lanes[j] > best ? lanes[j] : best;
+  for (; i < n; ++i) best = x[i] > best ? x[i] : best;
+  return best;
+}
+
+// softmax(scale * x) in place, x (n,), n >= 1: max pass, fused exp-and-sum pass, scale pass.
+H2O_INLINE void softmax_kernel(float* x, std::size_t n, float scale) {
+  const float max_value = max_of(x, n);
+  float lanes[kLanes] = {};
+  std::size_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    for (std::size_t j = 0; j < kLanes; ++j) {
+      const float e = exp_polynomial((x[i + j] - max_value) * scale);
+      x[i + j] = e;
+      lanes[j] += e;
+    }
+  }
+  float sum = 0.0f;
+  for (std::size_t j = 0; j < kLanes; ++j) sum += lanes[j];
+  for (; i < n; ++i) {
+    x[i] = exp_polynomial((x[i] - max_value) * scale);
+    sum += x[i];
+  }
+  const float inverse_sum = 1.0f / sum;
+  for (i = 0; i < n; ++i) x[i] *= inverse_sum;
+}
+
+// q (D,) . k (D,). kD is the head size when known at compile time (0: use d_runtime), so the
+// common sizes compile to a few whole-vector multiplies and one horizontal sum.
+template <std::size_t kD>
+H2O_INLINE float dot(const float* q, const float* k, std::size_t d_runtime) {
+  const std::size_t D = kD != 0 ? kD : d_runtime;
+  float lanes[kLanes] = {};
+  std::size_t d = 0;
+  for (; d + kLanes <= D; d += kLanes) {
+    for (std::size_t j = 0; j < kLanes; ++j) lanes[j] += q[d + j] * k[d + j];
+  }
+  float sum = ((lanes[0] + lanes[4]) + (lanes[2] + lanes[6])) +
+              ((lanes[1] + lanes[5]) + (lanes[3] + lanes[7]));
+  for (; d < D; ++d) sum += q[d] * k[d];
+  return sum;
+}
+
+// attend_group_into for one head size kD (0 = any, read from head_dim).
+template <std::size_t kD>
+H2O_INLINE void group_kernel(const float* queries, std::size_t n_queries, const float* keys,
+                             const float* values, std::size_t n_tokens, std::size_t head_dim,
+                             float* weights, std::size_t stride, float* outputs) {
+  const std::size_t D = kD != 0 ? kD : head_dim;
+  const float scale = 1.0f / std::sqrt(static_cast<float>(D));
+  // 1. Raw scores (Q, T): each key row is loaded once for all Q queries.
+  for (std::size_t t = 0; t < n_tokens; ++t) {
+    const float* key = keys + t * D;
+    for (std::size_t j = 0; j < n_queries; ++j) {
+      weights[j * stride + t] = dot<kD>(queries + j * D, key, D);
+    }
+  }
+  // 2. Weights: softmax of the scaled scores, per query.
+  for (std::size_t j = 0; j < n_queries; ++j) softmax_kernel(weights + j * stride, n_tokens, scale);
+  // 3. Outputs (Q, D) = weights (Q, T) @ values (T, D): each value row loaded once for all Q.
+  for (std::size_t i = 0; i < n_queries * D; ++i) outputs[i] = 0.0f;
+  for (std::size_t t = 0; t < n_tokens; ++t) {
+    const float* value = values + t * D;
+    for (std::size_t j = 0; j < n_queries; ++j) {
+      const float w = weights[j * stride + t];
+      float* out = outputs + j * D;
+      for (std::size_t d = 0; d < D; ++d) out[d] += w * value[d];
+    }
+  }
+}
+
+// Head sizes that are a multiple of 8 get a kernel written with GCC/Clang vector types: 8 floats
+// (one AVX register; two SSE registers on the baseline build), so that every step is a whole-
+// vector instruction. kD / 8 vectors hold one query, key or value row.
+typedef float Floats8 __attribute__((vector_size(32)));
+
+H2O_INLINE Floats8 load8(const float* p) {
+  Floats8 v;
+  std::memcpy(&v, p, sizeof(v));
+  return v;
+}
+
+// r[i] = sum of the 8 numbers of a[i], i = 0..7: three rounds of pairwise adds of shuffled
+// vectors, instead of eight horizontal sums (each one a chain of dependent shuffles and adds).
+H2O_INLINE Floats8 sum_each(const Floats8 (&a)[8]) {
+  typedef std::int32_t Ints8 __attribute__((vector_size(32)));
+  const Ints8 even = {0, 8, 2, 10, 4, 12, 6, 14}, odd = {1, 9, 3, 11, 5, 13, 7, 15};
+  const Ints8 low_pairs = {0, 1, 8, 9, 4, 5, 12, 13}, high_pairs = {2, 3, 10, 11, 6, 7, 14, 15};
+  const Ints8 low_half = {0, 1, 2, 3, 8, 9, 10, 11}, high_half = {4, 5, 6, 7, 12, 13, 14, 15};
+  Floats8 b[4], c[2];
+  for (int i = 0; i < 4; ++i) {
+    b[i] = __builtin_shuffle(a[2 * i], a[2 * i + 1], even) +
+           __builtin_shuffle(a[2 * i], a[2 * i + 1], odd);
+  }
+  for (int i = 0; i < 2; ++i) {
+    c[i] = __builtin_shuffle(b[2 * i], b[2 * i + 1], low_pairs) +
+           __builtin_shuffle(b[2 * i], b[2 * i + 1], high_pairs);
+  }
+  return __builtin_shuffle(c[0], c[1], low_half) + __builtin_shuffle(c[0], c[1], high_half);
+}
+
+template <std::size_t kD>
+H2O_INLINE float dot8(const Floats8 (&q)[kD / 8], const float* k) {
+  Floats8 acc = q[0] * load8(k);
+  for (std::size_t c = 1; c < kD / 8; ++c) acc += q[c] * load8(k + 8 * c);
+  float sum = 0.0f;
+  for (int i = 0; i < 8; ++i) sum += acc[i];
+  return sum;
+}
+
+// attend_group_into for a head size kD that is a multiple of 8, one query at a time.
+template <std::size_t kD>
+H2O_INLINE void group_kernel_vec(const float* queries, std::size_t n_queries, const float* keys,
+                                 const float* values, std::size_t n_tokens, float* weights,
+                                 std::size_t stride, float* outputs) {
+  constexpr std::size_t kChunks = kD / 8;
+  const float scale = 1.0f / std::sqrt(static_cast<float>(kD));
+  for (std::size_t j = 0; j < n_queries; ++j) {
+    Floats8 q[kChunks];
+    for (std::size_t c = 0; c < kChunks; ++c) q[c] = load8(queries + j * kD + 8 * c);
+    float* w = weights + j * stride;
+    // 1. Scores, 8 keys at a time: 8 products of q with a key row, summed in one go.
+    std::size_t t = 0;
+    for (; t + 8 <= n_tokens; t += 8) {
+      Floats8 products[8];
+      for (int i = 0; i < 8; ++i) {
+        const float* key = keys + (t + i) * kD;
+        products[i] = q[0] * load8(key);
+        for (std::size_t c = 1; c < kChunks; ++c) products[i] += q[c] * load8(key + 8 * c);
+      }
+      const Floats8 scores = sum_each(products);
+      std::memcpy(w + t, &scores, sizeof(scores));
+    }
+    for (; t < n_tokens; ++t) w[t] = dot8<kD>(q, keys + t * kD);
+    // 2. Weights.
+    softmax_kernel(w, n_tokens, scale);
+    // 3. Output: the weighted sum of the value rows, kept in registers.
+    Floats8 out[kChunks] = {};
+    for (t = 0; t < n_tokens; ++t) {
+      const float* value = values + t * kD;
+      for (std::size_t c = 0; c < kChunks; ++c) out[c] += w[t] * load8(value + 8 * c);
+    }
+    std::memcpy(outputs + j * kD, out, sizeof(out));
+  }
+}
+
+H2O_VECTOR_CLONES
+void softmax_dispatch(float* x, std::size_t n, float scale) { softmax_kernel(x, n, scale); }
+
+H2O_VECTOR_CLONES
+void group_dispatch(const float* queries, std::size_t n_queries, const float* keys,
+                    const float* values, std::size_t n_tokens, std::size_t head_dim, float* weights,
+                    std::size_t stride, float* outputs) {
+  switch (head_dim) {
+    case 8:
+      return group_kernel_vec<8>(queries, n_queries, keys, values, n_tokens, weights, stride,
+                                 outputs);
+    case 16:
+      return group_kernel_vec<16>(queries, n_queries, keys, values, n_tokens, weights, stride,
+                                  outputs);
+    case 32:
+      return group_kernel_vec<32>(queries, n_queries, keys, values, n_tokens, weights, stride,
+                                  outputs);
+    case 48:
+      return group_kernel_vec<48>(queries, n_queries, keys, values, n_tokens, weights, stride,
+                                  outputs);
+    case 64:
+      return group_kernel_vec<64>(queries, n_queries, keys, values, n_tokens, weights, stride,
+                                  outputs);
+    case 128:
+      return group_kernel_vec<128>(queries, n_queries, keys, values, n_tokens, weights, stride,
+                                   outputs);
+    default:
+      return group_kernel<0>(queries, n_queries, keys, values, n_tokens, head_dim, weights, stride,
+                             outputs);
+  }
+}
+
+}  // namespace
+
+void softmax_inplace(float* x, std::size_t n) { scaled_softmax_inplace(x, n, 1.0f); }
+
+void scaled_softmax_inplace(float* x, std::size_t n, float scale) {
+  if (n == 0) return;
+  softmax_dispatch(x, n, scale);
+}
+
+void softmax_reference_inplace(float* x, std::size_t n) {
   if (n == 0) return;
   const float max_value = *std::max_element(x, x + n);
   float sum = 0.0f;
@@ -26,13 +234,21 @@ Vector softmax(const Vector& scores) {
   return out;
 }
 
+void attend_group_into(const float* queries, std::size_t n_queries, const float* keys,
+                       const float* values, std::size_t n_tokens, std::size_t head_dim,
+                       float* weights_out, std::size_t weights_stride, float* outputs_out) {
+  if (n_queries == 0 || head_dim == 0) return;
+  if (n_tokens == 0) {  // nothing to attend to: a zero output, as an empty weighted sum
+    for (std::size_t i = 0; i < n_queries * head_dim; ++i) outputs_out[i] = 0.0f;
+    return;
+  }
+  group_dispatch(queries, n_queries, keys, values, n_tokens, head_dim, weights_out, weights_stride,
+                 outputs_out);
+}
+
 void attend_into(const float* query, const float* keys, const float* values, std::size_t n_tokens,
                  std::size_t head_dim, float* weights_out, float* output_out) {
-  matvec(weights_out, keys, query, n_tokens, head_dim);  // (T,) = K (T, D) @ q (D,)
-  const float scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
-  for (std::size_t t = 0; t < n_tokens; ++t) weights_out[t] *= scale;
-  softmax_inplace(weights_out, n_tokens);
-  matvec_transposed(output_out, values, weights_out, n_tokens, head_dim);  // (D,) = w @ V
+  attend_group_into(query, 1, keys, values, n_tokens, head_dim, weights_out, n_tokens, output_out);
 }
 
 namespace {

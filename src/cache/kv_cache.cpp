@@ -40,13 +40,23 @@ void LayerKVCache::remove_one_per_head(const std::size_t* slot_per_head) {
       throw std::out_of_range("LayerKVCache: evicting a slot that is not live");
     }
   }
+  // Raw row pointers (no per-element index arithmetic): this runs once per layer and token.
+  const std::size_t D = head_dim_, rows = capacity_ * D;
+  float* keys = keys_.data();
+  float* values = values_.data();
+  Position* positions = positions_.data();
+  float* scores = scores_.data();
   for (std::size_t g = 0; g < n_kv_heads_; ++g) {
     const std::size_t slot = slot_per_head[g];
     if (slot == last) continue;
-    std::copy(&keys_(g, last, 0), &keys_(g, last, 0) + head_dim_, &keys_(g, slot, 0));
-    std::copy(&values_(g, last, 0), &values_(g, last, 0) + head_dim_, &values_(g, slot, 0));
-    positions_(g, slot) = positions_(g, last);
-    scores_(g, slot) = scores_(g, last);
+    float* key_to = keys + g * rows + slot * D;
+    float* value_to = values + g * rows + slot * D;
+    const float* key_from = keys + g * rows + last * D;
+    const float* value_from = values + g * rows + last * D;
+    for (std::size_t d = 0; d < D; ++d) key_to[d] = key_from[d];
+    for (std::size_t d = 0; d < D; ++d) value_to[d] = value_from[d];
+    positions[g * capacity_ + slot] = positions[g * capacity_ + last];
+    scores[g * capacity_ + slot] = scores[g * capacity_ + last];
   }
   --size_;
 }

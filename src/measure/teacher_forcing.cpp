@@ -49,33 +49,52 @@ TeacherForcedRun read_with_teacher_forcing(Decoder& decoder, const std::vector<i
   if (options.keep_log_probs) run.log_probs = xt::zeros<float>({steps, V});
   std::vector<double> log_probs(V);  // (V,) this step's log-softmax, in double for the sums
 
-  for (std::size_t t = 0; t < steps; ++t) {
-    const Vector& logits = decoder.forward(tokens[t]);  // (V,)
-    // log softmax, computed stably: subtract the largest logit before exponentiating.
-    const double max_logit = *std::max_element(logits.begin(), logits.end());
-    double sum_exp = 0.0;
-    for (std::size_t v = 0; v < V; ++v) sum_exp += std::exp(logits(v) - max_logit);
-    const double log_sum = max_logit + std::log(sum_exp);
-    for (std::size_t v = 0; v < V; ++v) log_probs[v] = logits(v) - log_sum;
+  // The text goes through the decoder in slices (forward_batch: matrix products over the slice's
+  // tokens, the same logits as one token at a time), each slice's logits kept for the statistics.
+  // With an after_step callback, which wants to look at the caches after every single step, the
+  // tokens go one at a time instead.
+  const std::size_t slice = options.after_step ? 1 : kTeacherForcingSlice;
+  Matrix slice_logits;  // (slice, V)
+  for (std::size_t first = 0; first < steps; first += slice) {
+    const std::size_t count = std::min(slice, steps - first);
+    if (options.after_step) {
+      const Vector& logits = decoder.forward(tokens[first]);
+      slice_logits = xt::zeros<float>({std::size_t{1}, V});
+      std::copy_n(logits.data(), V, slice_logits.data());
+    } else {
+      decoder.forward_batch(std::vector<int>(tokens.begin() + static_cast<long>(first),
+                                             tokens.begin() + static_cast<long>(first + count)),
+                            &slice_logits);
+    }
+    for (std::size_t i = 0; i < count; ++i) {
+      const std::size_t t = first + i;
+      const float* logits = &slice_logits(i, 0);  // (V,)
+      // log softmax, computed stably: subtract the largest logit before exponentiating.
+      const double max_logit = *std::max_element(logits, logits + V);
+      double sum_exp = 0.0;
+      for (std::size_t v = 0; v < V; ++v) sum_exp += std::exp(logits[v] - max_logit);
+      const double log_sum = max_logit + std::log(sum_exp);
+      for (std::size_t v = 0; v < V; ++v) log_probs[v] = logits[v] - log_sum;
 
-    run.token_nll.push_back(-log_probs[static_cast<std::size_t>(tokens[t + 1])]);
-    run.top1.push_back(sample_argmax(logits.data(), V));
-    if (options.keep_log_probs) {
-      for (std::size_t v = 0; v < V; ++v) run.log_probs(t, v) = static_cast<float>(log_probs[v]);
-    }
-    if (reference != nullptr) {
-      run.agreements += run.top1.back() == reference->top1[t] ? 1 : 0;
-      if (compare_kl) {
-        // KL(p || q) = sum_v p(v) (log p(v) - log q(v)), p = the reference's distribution.
-        double kl = 0.0;
-        for (std::size_t v = 0; v < V; ++v) {
-          const double log_p = reference->log_probs(t, v);
-          kl += std::exp(log_p) * (log_p - log_probs[v]);
-        }
-        run.kl_sum += std::max(0.0, kl);  // rounding can dip a hair below 0 for equal runs
+      run.token_nll.push_back(-log_probs[static_cast<std::size_t>(tokens[t + 1])]);
+      run.top1.push_back(sample_argmax(logits, V));
+      if (options.keep_log_probs) {
+        for (std::size_t v = 0; v < V; ++v) run.log_probs(t, v) = static_cast<float>(log_probs[v]);
       }
+      if (reference != nullptr) {
+        run.agreements += run.top1.back() == reference->top1[t] ? 1 : 0;
+        if (compare_kl) {
+          // KL(p || q) = sum_v p(v) (log p(v) - log q(v)), p = the reference's distribution.
+          double kl = 0.0;
+          for (std::size_t v = 0; v < V; ++v) {
+            const double log_p = reference->log_probs(t, v);
+            kl += std::exp(log_p) * (log_p - log_probs[v]);
+          }
+          run.kl_sum += std::max(0.0, kl);  // rounding can dip a hair below 0 for equal runs
+        }
+      }
+      if (options.after_step) options.after_step(t);
     }
-    if (options.after_step) options.after_step(t);
   }
   return run;
 }

@@ -1,5 +1,11 @@
 #include "h2o/model/checkpoint.hpp"
 
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -9,6 +15,7 @@
 #include <vector>
 
 #include "h2o/base/files.hpp"
+#include "h2o/base/vector_math.hpp"
 
 namespace h2o {
 
@@ -96,19 +103,21 @@ ModelConfig read_header(const std::string& path, std::ifstream& in) {
   return config;
 }
 
+// A NaN or infinity would silently poison every later logit; refuse it here instead.
+void check_finite(const std::string& path, const char* name, const float* data, std::size_t count) {
+  const std::size_t i = first_non_finite(data, count);
+  if (i < count) {
+    throw std::runtime_error(where(path) + ": tensor " + name + " holds a non-finite value (" +
+                             std::to_string(data[i]) + ") at index " + std::to_string(i));
+  }
+}
+
 void read_floats(std::ifstream& in, const std::string& path, const TensorSlot<float*>& slot) {
   const auto bytes = static_cast<std::streamsize>(slot.count * sizeof(float));
   if (!in.read(reinterpret_cast<char*>(slot.data), bytes)) {
     throw std::runtime_error(where(path) + ": could not read tensor " + slot.name);
   }
-  // A NaN or infinity would silently poison every later logit; refuse it here instead.
-  for (std::size_t i = 0; i < slot.count; ++i) {
-    if (!std::isfinite(slot.data[i])) {
-      throw std::runtime_error(where(path) + ": tensor " + slot.name +
-                               " holds a non-finite value (" + std::to_string(slot.data[i]) +
-                               ") at index " + std::to_string(i));
-    }
-  }
+  check_finite(path, slot.name, slot.data, slot.count);
 }
 
 void write_floats(std::ofstream& out, const float* data, std::size_t count) {
@@ -170,6 +179,63 @@ DecoderWeights load_checkpoint(const std::string& path) {
   }
   if (!in) throw std::runtime_error(where(path) + ": read error");
   return weights;
+}
+
+std::shared_ptr<const MappedCheckpoint> MappedCheckpoint::open(const std::string& path) {
+  std::shared_ptr<MappedCheckpoint> mapped(new MappedCheckpoint());
+  ModelConfig config;
+  {
+    std::ifstream in;
+    config = read_header(path, in);  // every check of the header and the file's size
+  }
+  const std::size_t bytes = static_cast<std::size_t>(expected_file_bytes(config));
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw std::runtime_error(where(path) + " cannot be opened for reading");
+  struct stat status {};
+  if (::fstat(fd, &status) != 0 || static_cast<std::uint64_t>(status.st_size) != bytes) {
+    ::close(fd);
+    throw std::runtime_error(where(path) + " changed while it was read");
+  }
+  // MAP_POPULATE reads the whole file in one go (the finite check below touches it all anyway).
+  void* base = ::mmap(nullptr, bytes, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+  ::close(fd);
+  if (base == MAP_FAILED) {
+    throw std::runtime_error(where(path) + " cannot be memory-mapped: " + std::strerror(errno));
+  }
+  mapped->base_ = base;
+  mapped->bytes_ = bytes;
+
+  // The tensors in file order, as tensors_before_rope lists them for load_checkpoint.
+  const ModelConfig& c = config;
+  const std::size_t V = c.vocab_size, C = c.dim, F = c.hidden_dim, L = c.n_layers, KV = c.kv_dim();
+  const float* next =
+      reinterpret_cast<const float*>(static_cast<const char*>(base) + kCheckpointHeaderBytes);
+  auto take = [&](const char* name, std::size_t count) {
+    const float* data = next;
+    check_finite(path, name, data, count);
+    next += count;
+    return data;
+  };
+  WeightView& v = mapped->view_;
+  v.config = c;
+  v.token_embedding = take("token_embedding", V * C);
+  v.rms_att_all = take("rms_att", L * C);
+  v.wq_all = take("wq", L * C * C);
+  v.wk_all = take("wk", L * KV * C);
+  v.wv_all = take("wv", L * KV * C);
+  v.wo_all = take("wo", L * C * C);
+  v.rms_ffn_all = take("rms_ffn", L * C);
+  v.w1_all = take("w1", L * F * C);
+  v.w2_all = take("w2", L * C * F);
+  v.w3_all = take("w3", L * F * C);
+  v.rms_final = take("rms_final", C);
+  next += 2 * rope_table_floats(c);  // the unused RoPE tables (rope.hpp recomputes them)
+  v.classifier = c.shared_classifier ? v.token_embedding : take("wcls", V * C);
+  return mapped;
+}
+
+MappedCheckpoint::~MappedCheckpoint() {
+  if (base_ != nullptr) ::munmap(base_, bytes_);
 }
 
 void save_checkpoint(const std::string& path, const DecoderWeights& weights) {

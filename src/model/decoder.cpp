@@ -15,10 +15,17 @@ namespace h2o {
 
 Decoder::Decoder(std::shared_ptr<const DecoderWeights> weights, std::unique_ptr<CachePolicy> policy,
                  std::size_t max_positions)
-    : weights_(std::move(weights)), policy_(std::move(policy)) {
-  if (!weights_) throw std::invalid_argument("Decoder: no weights");
+    : Decoder(weights ? view_of(*weights) : WeightView{}, weights, std::move(policy),
+              max_positions) {}
+
+Decoder::Decoder(const WeightView& weights, std::shared_ptr<const void> owner,
+                 std::unique_ptr<CachePolicy> policy, std::size_t max_positions)
+    : weights_(weights), owner_(std::move(owner)), policy_(std::move(policy)) {
+  if (!owner_ || weights_.token_embedding == nullptr) {
+    throw std::invalid_argument("Decoder: no weights");
+  }
   if (!policy_) throw std::invalid_argument("Decoder: no cache policy");
-  const ModelConfig& c = weights_->config;
+  const ModelConfig& c = weights_.config;
   c.validate();
   max_positions_ = max_positions == 0 ? c.seq_len : max_positions;
   if (max_positions_ > ModelConfig::kMaxSeqLen) {
@@ -56,6 +63,8 @@ Decoder::Decoder(std::shared_ptr<const DecoderWeights> weights, std::unique_ptr<
   hb_ = xt::zeros<float>({c.hidden_dim});
   hb2_ = xt::zeros<float>({c.hidden_dim});
   logits_ = xt::zeros<float>({c.vocab_size});
+  rope_cos_ = xt::zeros<float>({c.head_dim() / 2});
+  rope_sin_ = xt::zeros<float>({c.head_dim() / 2});
 }
 
 void Decoder::reset() {
@@ -64,8 +73,8 @@ void Decoder::reset() {
 }
 
 const Vector& Decoder::forward(int token) {
-  const ModelConfig& c = weights_->config;
-  const DecoderWeights& w = *weights_;
+  const ModelConfig& c = weights_.config;
+  const WeightView& w = weights_;
   if (token < 0 || static_cast<std::size_t>(token) >= c.vocab_size) {
     throw std::out_of_range("token id " + std::to_string(token) +
                             " is outside the vocabulary (0.." + std::to_string(c.vocab_size - 1) +
@@ -77,25 +86,28 @@ const Vector& Decoder::forward(int token) {
   }
   const std::size_t C = c.dim, F = c.hidden_dim, KV = c.kv_dim(), D = c.head_dim();
   const std::size_t H = c.n_heads, group = c.heads_per_kv_head();
+  const std::size_t stride = att_.shape()[1];
 
-  std::copy_n(&w.token_embedding(token, 0), C, x_.data());
+  std::copy_n(w.embedding(static_cast<std::size_t>(token)), C, x_.data());
+  rope_angles(position_, D, rope_cos_.data(), rope_sin_.data());  // once for every layer
 
   for (std::size_t l = 0; l < c.n_layers; ++l) {
     // Attention block.
-    rmsnorm(xb_.data(), x_.data(), &w.rms_att(l, 0), C);
-    matvec(q_.data(), &w.wq(l, 0, 0), xb_.data(), C, C);
-    matvec(k_.data(), &w.wk(l, 0, 0), xb_.data(), KV, C);
-    matvec(v_.data(), &w.wv(l, 0, 0), xb_.data(), KV, C);
-    rope_rotate(q_.data(), C, D, position_);
-    rope_rotate(k_.data(), KV, D, position_);
+    rmsnorm(xb_.data(), x_.data(), w.rms_att(l), C);
+    matvec(q_.data(), w.wq(l), xb_.data(), C, C);
+    matvec(k_.data(), w.wk(l), xb_.data(), KV, C);
+    matvec(v_.data(), w.wv(l), xb_.data(), KV, C);
+    rope_rotate_with(q_.data(), C, D, rope_cos_.data(), rope_sin_.data());
+    rope_rotate_with(k_.data(), KV, D, rope_cos_.data(), rope_sin_.data());
 
     LayerKVCache& cache = caches_[l];
     cache.append(k_.data(), v_.data(), position_);
     const std::size_t live = cache.size();
-    const std::size_t stride = att_.shape()[1];
-    for (std::size_t h = 0; h < H; ++h) {
-      const std::size_t g = h / group;  // query head h reads KV head h / (H / G)
-      attend_into(&q_(h * D), cache.keys(g), cache.values(g), live, D, &att_(h, 0), &xb_(h * D));
+    for (std::size_t g = 0; g < c.n_kv_heads; ++g) {
+      // Query heads g * group .. (g + 1) * group - 1 read KV head g, all in one kernel call.
+      const std::size_t h = g * group;
+      attend_group_into(&q_(h * D), group, cache.keys(g), cache.values(g), live, D, &att_(h, 0),
+                        stride, &xb_(h * D));
     }
     if (record_attention_) {
       AttentionRecord& record = records_[l];
@@ -108,22 +120,151 @@ const Vector& Decoder::forward(int token) {
     }
     policy_->after_attention(cache, StepAttention{att_.data(), H, stride});
 
-    matvec(xb2_.data(), &w.wo(l, 0, 0), xb_.data(), C, C);
+    matvec(xb2_.data(), w.wo(l), xb_.data(), C, C);
     for (std::size_t i = 0; i < C; ++i) x_(i) += xb2_(i);
 
     // Feed-forward block.
-    rmsnorm(xb_.data(), x_.data(), &w.rms_ffn(l, 0), C);
-    matvec(hb_.data(), &w.w1(l, 0, 0), xb_.data(), F, C);
-    matvec(hb2_.data(), &w.w3(l, 0, 0), xb_.data(), F, C);
+    rmsnorm(xb_.data(), x_.data(), w.rms_ffn(l), C);
+    matvec(hb_.data(), w.w1(l), xb_.data(), F, C);
+    matvec(hb2_.data(), w.w3(l), xb_.data(), F, C);
     swiglu_inplace(hb_.data(), hb2_.data(), F);
-    matvec(xb_.data(), &w.w2(l, 0, 0), hb_.data(), C, F);
+    matvec(xb_.data(), w.w2(l), hb_.data(), C, F);
     for (std::size_t i = 0; i < C; ++i) x_(i) += xb_(i);
   }
 
-  rmsnorm(x_.data(), x_.data(), w.rms_final.data(), C);
-  matvec(logits_.data(), w.classifier().data(), x_.data(), c.vocab_size, C);
+  rmsnorm(x_.data(), x_.data(), w.rms_final, C);
+  matvec(logits_.data(), w.classifier, x_.data(), c.vocab_size, C);
   ++position_;
   return logits_;
+}
+
+bool Decoder::batch_in_layer_order() const {
+  return policy_->decisions_independent_of_layer_order();
+}
+
+const Vector& Decoder::forward_batch(const std::vector<int>& tokens, Matrix* all_logits) {
+  const ModelConfig& c = weights_.config;
+  const std::size_t n = tokens.size();
+  if (n == 0) throw std::invalid_argument("forward_batch: no tokens");
+  for (int token : tokens) {
+    if (token < 0 || static_cast<std::size_t>(token) >= c.vocab_size) {
+      throw std::out_of_range("token id " + std::to_string(token) +
+                              " is outside the vocabulary (0.." + std::to_string(c.vocab_size - 1) +
+                              ")");
+    }
+  }
+  if (static_cast<std::size_t>(position_) + n > max_positions_) {
+    throw std::length_error("the sequence is full: " + std::to_string(max_positions_) +
+                            " positions");
+  }
+  if (all_logits != nullptr &&
+      (all_logits->shape()[0] != n || all_logits->shape()[1] != c.vocab_size)) {
+    *all_logits = xt::zeros<float>({n, c.vocab_size});
+  }
+  // A policy that depends on the order of its calls across layers: token by token. So is a
+  // single token: a matrix-matrix product of one row costs more than the matrix-vector one (BLAS
+  // repacks the whole weight matrix for it).
+  if (!batch_in_layer_order() || n == 1) {
+    for (std::size_t i = 0; i < n; ++i) {
+      const Vector& logits = forward(tokens[i]);
+      if (all_logits != nullptr) std::copy_n(logits.data(), c.vocab_size, &(*all_logits)(i, 0));
+    }
+    return logits_;
+  }
+  if (chunk_x_.size() == 0) {
+    const std::size_t m = kChunkTokens, half = c.head_dim() / 2;
+    chunk_x_ = xt::zeros<float>({m, c.dim});
+    chunk_xb_ = xt::zeros<float>({m, c.dim});
+    chunk_q_ = xt::zeros<float>({m, c.dim});
+    chunk_k_ = xt::zeros<float>({m, c.kv_dim()});
+    chunk_v_ = xt::zeros<float>({m, c.kv_dim()});
+    chunk_att_ = xt::zeros<float>({m, c.dim});
+    chunk_xb2_ = xt::zeros<float>({m, c.dim});
+    chunk_hb_ = xt::zeros<float>({m, c.hidden_dim});
+    chunk_hb2_ = xt::zeros<float>({m, c.hidden_dim});
+    chunk_cos_ = xt::zeros<float>({m, half});
+    chunk_sin_ = xt::zeros<float>({m, half});
+  }
+  for (std::size_t first = 0; first < n; first += kChunkTokens) {
+    const std::size_t m = std::min(kChunkTokens, n - first);
+    run_chunk(tokens.data() + first, m, all_logits != nullptr ? &(*all_logits)(first, 0) : nullptr);
+  }
+  return logits_;
+}
+
+void Decoder::run_chunk(const int* tokens, std::size_t m, float* logits_out) {
+  const ModelConfig& c = weights_.config;
+  const WeightView& w = weights_;
+  const std::size_t C = c.dim, F = c.hidden_dim, KV = c.kv_dim(), D = c.head_dim();
+  const std::size_t H = c.n_heads, group = c.heads_per_kv_head();
+  const std::size_t stride = att_.shape()[1];
+
+  for (std::size_t i = 0; i < m; ++i) {
+    std::copy_n(w.embedding(static_cast<std::size_t>(tokens[i])), C, &chunk_x_(i, 0));
+    rope_angles(position_ + static_cast<Position>(i), D, &chunk_cos_(i, 0), &chunk_sin_(i, 0));
+  }
+
+  for (std::size_t l = 0; l < c.n_layers; ++l) {
+    // Attention block: the three projections for the whole chunk, one product each.
+    for (std::size_t i = 0; i < m; ++i) rmsnorm(&chunk_xb_(i, 0), &chunk_x_(i, 0), w.rms_att(l), C);
+    matmul_transposed(chunk_q_.data(), chunk_xb_.data(), w.wq(l), m, C, C);
+    matmul_transposed(chunk_k_.data(), chunk_xb_.data(), w.wk(l), m, KV, C);
+    matmul_transposed(chunk_v_.data(), chunk_xb_.data(), w.wv(l), m, KV, C);
+    for (std::size_t i = 0; i < m; ++i) {
+      rope_rotate_with(&chunk_q_(i, 0), C, D, &chunk_cos_(i, 0), &chunk_sin_(i, 0));
+      rope_rotate_with(&chunk_k_(i, 0), KV, D, &chunk_cos_(i, 0), &chunk_sin_(i, 0));
+    }
+
+    // Token by token, as forward() does: the policy sees each token's attention over the cache as
+    // the previous token left it.
+    LayerKVCache& cache = caches_[l];
+    for (std::size_t i = 0; i < m; ++i) {
+      const Position position = position_ + static_cast<Position>(i);
+      cache.append(&chunk_k_(i, 0), &chunk_v_(i, 0), position);
+      const std::size_t live = cache.size();
+      for (std::size_t g = 0; g < c.n_kv_heads; ++g) {
+        const std::size_t h = g * group;
+        attend_group_into(&chunk_q_(i, h * D), group, cache.keys(g), cache.values(g), live, D,
+                          &att_(h, 0), stride, &chunk_att_(i, h * D));
+      }
+      if (record_attention_) {
+        AttentionRecord& record = records_[l];
+        record.positions.assign(c.n_kv_heads, {});
+        for (std::size_t g = 0; g < c.n_kv_heads; ++g) {
+          record.positions[g].assign(cache.positions(g), cache.positions(g) + live);
+        }
+        record.weights = xt::zeros<float>({H, live});
+        for (std::size_t h = 0; h < H; ++h) std::copy_n(&att_(h, 0), live, &record.weights(h, 0));
+      }
+      policy_->after_attention(cache, StepAttention{att_.data(), H, stride});
+    }
+
+    matmul_transposed(chunk_xb2_.data(), chunk_att_.data(), w.wo(l), m, C, C);
+    for (std::size_t i = 0; i < m * C; ++i) chunk_x_.data()[i] += chunk_xb2_.data()[i];
+
+    // Feed-forward block, for the whole chunk.
+    for (std::size_t i = 0; i < m; ++i) rmsnorm(&chunk_xb_(i, 0), &chunk_x_(i, 0), w.rms_ffn(l), C);
+    matmul_transposed(chunk_hb_.data(), chunk_xb_.data(), w.w1(l), m, F, C);
+    matmul_transposed(chunk_hb2_.data(), chunk_xb_.data(), w.w3(l), m, F, C);
+    swiglu_inplace(chunk_hb_.data(), chunk_hb2_.data(), m * F);
+    matmul_transposed(chunk_xb_.data(), chunk_hb_.data(), w.w2(l), m, C, F);
+    for (std::size_t i = 0; i < m * C; ++i) chunk_x_.data()[i] += chunk_xb_.data()[i];
+  }
+
+  // Logits: every row's when asked for, else only the last token's (all a prompt needs).
+  const std::size_t V = c.vocab_size;
+  if (logits_out != nullptr) {
+    for (std::size_t i = 0; i < m; ++i) {
+      rmsnorm(&chunk_x_(i, 0), &chunk_x_(i, 0), w.rms_final, C);
+    }
+    matmul_transposed(logits_out, chunk_x_.data(), w.classifier, m, V, C);
+    std::copy_n(logits_out + (m - 1) * V, V, logits_.data());
+  } else {
+    float* last = &chunk_x_(m - 1, 0);
+    rmsnorm(last, last, w.rms_final, C);
+    matvec(logits_.data(), w.classifier, last, V, C);
+  }
+  position_ += static_cast<Position>(m);
 }
 
 std::size_t Decoder::live_kv_bytes() const {

@@ -76,4 +76,37 @@ ModelConfig stories260k_shape() {
   return config;
 }
 
+ModelConfig stories15m_shape() {
+  ModelConfig config;
+  config.dim = 288;
+  config.hidden_dim = 768;
+  config.n_layers = 6;
+  config.n_heads = 6;
+  config.n_kv_heads = 6;
+  config.vocab_size = 32000;
+  config.seq_len = 256;
+  config.shared_classifier = true;
+  return config;
+}
+
+ModelConfig stories110m_shape() {
+  ModelConfig config;
+  config.dim = 768;
+  config.hidden_dim = 2048;
+  config.n_layers = 12;
+  config.n_heads = 12;
+  config.n_kv_heads = 12;
+  config.vocab_size = 32000;
+  config.seq_len = 1024;
+  config.shared_classifier = true;
+  return config;
+}
+
+ModelConfig story_shape(const std::string& name) {
+  if (name == "260k") return stories260k_shape();
+  if (name == "15m") return stories15m_shape();
+  if (name == "110m") return stories110m_shape();
+  throw std::invalid_argument("unknown model shape '" + name + "' (expected 260k, 15m or 110m)");
+}
+
 }  // namespace h2o

@@ -28,6 +28,24 @@ DecoderWeights allocate_weights(const ModelConfig& config) {
   return w;
 }
 
+WeightView view_of(const DecoderWeights& w) {
+  WeightView view;
+  view.config = w.config;
+  view.token_embedding = w.token_embedding.data();
+  view.rms_att_all = w.rms_att.data();
+  view.wq_all = w.wq.data();
+  view.wk_all = w.wk.data();
+  view.wv_all = w.wv.data();
+  view.wo_all = w.wo.data();
+  view.rms_ffn_all = w.rms_ffn.data();
+  view.w1_all = w.w1.data();
+  view.w2_all = w.w2.data();
+  view.w3_all = w.w3.data();
+  view.rms_final = w.rms_final.data();
+  view.classifier = w.classifier().data();
+  return view;
+}
+
 namespace {
 template <class Container>
 void fill_normal(Container& tensor, Rng& rng, float stddev) {

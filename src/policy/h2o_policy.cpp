@@ -16,24 +16,21 @@ std::size_t H2OPolicy::max_tokens(std::size_t max_positions) const {
 }
 
 void H2OPolicy::after_attention(LayerKVCache& cache, const StepAttention& attention) {
-  const std::size_t n_kv = cache.n_kv_heads();
   const std::size_t n = cache.size();
 
-  // 1. Add this step's attention to every live slot's score.
-  add_step_attention(cache, attention, mode_);
-
-  // 2. Over budget: evict. The decoder adds one token per step, so one token per head goes.
-  if (n <= budget_.total()) return;
+  // Within budget: add this step's attention to every live slot's score; nothing goes.
+  if (n <= budget_.total()) {
+    add_step_attention(cache, attention, mode_);
+    return;
+  }
+  // Over budget: the decoder adds one token per step, so one token per head goes. Adding the
+  // attention and finding each head's lowest-scoring older slot happen in one pass per head.
   if (n != budget_.total() + 1) {
+    add_step_attention(cache, attention, mode_);  // (its shape check comes first, as always)
     throw std::logic_error("H2OPolicy: cache is more than one token over budget");
   }
-  victims_.resize(n_kv);
-  for (std::size_t g = 0; g < n_kv; ++g) {
-    // Shared mode: every head holds identical positions and scores, so head 0 decides for all.
-    victims_[g] = mode_ == ScoringMode::Shared && g > 0
-                      ? victims_[0]
-                      : slot_to_evict(cache.positions(g), cache.scores(g), n, budget_.recent);
-  }
+  victims_.resize(cache.n_kv_heads());
+  add_step_attention_and_pick_victims(cache, attention, mode_, budget_.recent, victims_.data());
   cache.remove_one_per_head(victims_.data());
 }
 

@@ -7,7 +7,7 @@
 namespace h2o {
 
 RandomEvictionPolicy::RandomEvictionPolicy(CacheBudget budget, std::uint64_t seed)
-    : budget_(budget.total()), recent_(budget.recent), seed_(seed), rng_(seed) {}
+    : budget_(budget.total()), recent_(budget.recent), seed_(seed) {}
 
 std::string RandomEvictionPolicy::describe() const {
   return "random eviction, " + std::to_string(budget_) + " tokens, the last " +
@@ -18,11 +18,24 @@ std::size_t RandomEvictionPolicy::max_tokens(std::size_t max_positions) const {
   return std::min(budget_, max_positions);
 }
 
+Rng& RandomEvictionPolicy::draws_for(const LayerKVCache& cache, bool new_sequence) {
+  std::size_t k = 0;
+  while (k < draws_.size() && draws_[k].cache != &cache) ++k;
+  const bool first_meeting = k == draws_.size();
+  if (first_meeting) draws_.push_back({&cache, Rng(seed_)});
+  // Cache 0 draws from the seed itself (as a single cache always did); cache k from a seed mixed
+  // with k by the golden-ratio constant, so the layers' draws are unrelated.
+  if (new_sequence || first_meeting) {
+    draws_[k].rng = Rng(k == 0 ? seed_ : seed_ ^ (0x9E3779B97F4A7C15ULL * (k + 1)));
+  }
+  return draws_[k].rng;
+}
+
 void RandomEvictionPolicy::after_attention(LayerKVCache& cache, const StepAttention&) {
   const std::size_t n = cache.size();
-  // A new sequence (its first token, position 0, alone in the cache): restart the draws, so every
-  // run of the same tokens repeats, also after Decoder::reset().
-  if (n == 1 && cache.positions(0)[0] == 0) rng_ = Rng(seed_);
+  // A new sequence (its first token, position 0, alone in the cache): restart this layer's draws,
+  // so every run of the same tokens repeats, also after Decoder::reset().
+  Rng& rng = draws_for(cache, n == 1 && cache.positions(0)[0] == 0);
   if (n <= budget_) return;
   if (n != budget_ + 1) {
     throw std::logic_error("RandomEvictionPolicy: cache is more than one token over budget");
@@ -43,7 +56,7 @@ void RandomEvictionPolicy::after_attention(LayerKVCache& cache, const StepAttent
       first_recent = *nth;
     }
     // n - recent >= 1 unprotected slots; pick the k-th of them in slot order.
-    std::uint32_t k = rng_.below(static_cast<std::uint32_t>(n - recent_));
+    std::uint32_t k = rng.below(static_cast<std::uint32_t>(n - recent_));
     std::size_t victim = n;
     for (std::size_t s = 0; s < n; ++s) {
       if (protect_any && positions[s] >= first_recent) continue;

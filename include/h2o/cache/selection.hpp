@@ -48,6 +48,15 @@ KeepPlan plan_keep(const std::vector<Position>& positions, const Vector& scores,
 std::size_t slot_to_evict(const Position* positions, const float* scores, std::size_t n,
                           std::size_t recent);
 
+// scores (n,) += rows[r] (n,) * factor for r = 0 .. n_rows - 1, in that order (one multiply and
+// one add each, exactly as add_step_attention adds query heads' rows), then
+// slot_to_evict(positions, scores, n, recent): the same scores and the same slot as the two steps
+// one after the other, but in one vectorised pass over the slots when the recent window is the
+// newest positions with the newest in slot n - 1 (always so in the decoder). H2O's eviction step.
+std::size_t add_rows_and_pick_victim(const Position* positions, float* scores,
+                                     const float* const* rows, std::size_t n_rows, float factor,
+                                     std::size_t n, std::size_t recent);
+
 // "Old importance + new attention = new importance": scores (T,) += attention (T,).
 void accumulate_attention(std::vector<float>& scores, const std::vector<float>& attention);
 

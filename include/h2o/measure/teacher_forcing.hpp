@@ -47,7 +47,13 @@ struct TeacherForcingOptions {
   std::function<void(std::size_t step)> after_step;
 };
 
-// Reads tokens (N >= 2, at most the decoder's max_positions) from a fresh decoder (position 0).
+// Tokens forward_batch reads at once here: its logits (slice, V) are kept until the slice's steps
+// are counted (256 x 32000 floats = 32 MB for a 32000-token vocabulary).
+constexpr std::size_t kTeacherForcingSlice = 256;
+
+// Reads tokens (N >= 2, at most the decoder's max_positions) from a fresh decoder (position 0),
+// in slices through Decoder::forward_batch (one token at a time when options.after_step is set,
+// so that it sees the caches after every step); either way the same logits within 1e-5.
 // Throws std::invalid_argument when the text is too short or too long for the decoder, or the
 // reference has a different number of steps.
 TeacherForcedRun read_with_teacher_forcing(Decoder& decoder, const std::vector<int>& tokens,

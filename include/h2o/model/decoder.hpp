@@ -14,6 +14,21 @@
 //
 // Every buffer and cache is allocated in the constructor: forward() allocates nothing unless
 // attention recording is switched on.
+//
+// A prompt (or a text read with teacher forcing) can go through forward_batch() instead: the same
+// computation for many tokens, chunk by chunk (up to kChunkTokens at a time), where each layer
+// applies its weight matrices to the whole chunk at once (one matrix-matrix product per weight,
+// m = chunk tokens) while attention, scoring and eviction still run token by token, each token
+// over the cache as it stood after the previous one:
+//   X (m, C) -> RMSNorm -> Q (m, C), K (m, KV), V (m, KV) = X Wq^T, X Wk^T, X Wv^T; RoPE per row
+//   for each token i of the chunk, in order: append K[i], V[i]; attend with Q[i]; policy
+//   X += (attention outputs (m, C)) Wo^T;  X += W2 swiglu(W1 ..., W3 ...) the same way
+// So every policy sees each token's attention over the cache as it stood, as token by token, and
+// makes the same decisions; logits, cache contents and scores agree with forward() up to the order
+// of float additions inside the products (within 1e-5 relative; tests/test_batched_decoder.cpp).
+// A policy whose decisions depend on the order in which layers call it
+// (CachePolicy::decisions_independent_of_layer_order() false) gets the chunk token by token
+// instead, and so does a single token (a one-row matrix product is slower than forward()'s).
 #pragma once
 
 #include <cstddef>
@@ -41,16 +56,31 @@ class Decoder {
   // max_positions: how many tokens this decoder may process (0 = the model's seq_len).
   Decoder(std::shared_ptr<const DecoderWeights> weights, std::unique_ptr<CachePolicy> policy,
           std::size_t max_positions = 0);
+  // Weights that live elsewhere (a memory-mapped checkpoint): `owner` keeps them alive as long as
+  // the decoder.
+  Decoder(const WeightView& weights, std::shared_ptr<const void> owner,
+          std::unique_ptr<CachePolicy> policy, std::size_t max_positions = 0);
 
   // Processes `token` at position position() and returns the logits (V,) for the next token.
   // The reference stays valid until the next call. Throws on a bad token id or a full sequence.
   const Vector& forward(int token);
 
+  // Tokens processed together by forward_batch (one chunk): enough rows for the products to run
+  // at matrix-matrix speed, few enough that the chunk's buffers stay small.
+  static constexpr std::size_t kChunkTokens = 64;
+
+  // Processes tokens (n,) at positions position() .. position() + n - 1, with the same results as
+  // n calls of forward() (see above), and returns the logits (V,) after the last token. When
+  // all_logits is not null it receives every token's logits: (n, V), row i after tokens[i]. Checks
+  // every token id and the room left before processing any. Allocates the chunk buffers on first
+  // use. n = 0 is refused (there would be no logits to return).
+  const Vector& forward_batch(const std::vector<int>& tokens, Matrix* all_logits = nullptr);
+
   Position position() const { return position_; }  // tokens processed so far
   std::size_t max_positions() const { return max_positions_; }
   void reset();  // empties every cache; position back to 0
 
-  const ModelConfig& config() const { return weights_->config; }
+  const ModelConfig& config() const { return weights_.config; }
   const CachePolicy& policy() const { return *policy_; }
   const LayerKVCache& cache(std::size_t layer) const { return caches_.at(layer); }
 
@@ -65,7 +95,8 @@ class Decoder {
   const AttentionRecord& attention(std::size_t layer) const { return records_.at(layer); }
 
  private:
-  std::shared_ptr<const DecoderWeights> weights_;
+  WeightView weights_;
+  std::shared_ptr<const void> owner_;  // what keeps weights_ alive
   std::unique_ptr<CachePolicy> policy_;
   std::size_t max_positions_;
   Position position_ = 0;
@@ -74,16 +105,33 @@ class Decoder {
   std::vector<AttentionRecord> records_;  // (L,)
 
   // Scratch buffers, allocated once.
-  Vector x_;       // (C,) residual stream
-  Vector xb_;      // (C,) normalised input, then attention output
-  Vector xb2_;     // (C,)
-  Vector q_;       // (C,)
-  Vector k_;       // (KV,)
-  Vector v_;       // (KV,)
-  Matrix att_;     // (H, S) attention weights of each query head
-  Vector hb_;      // (F,)
-  Vector hb2_;     // (F,)
-  Vector logits_;  // (V,)
+  Vector x_;         // (C,) residual stream
+  Vector xb_;        // (C,) normalised input, then attention output
+  Vector xb2_;       // (C,)
+  Vector q_;         // (C,)
+  Vector k_;         // (KV,)
+  Vector v_;         // (KV,)
+  Matrix att_;       // (H, S) attention weights of each query head
+  Vector hb_;        // (F,)
+  Vector hb2_;       // (F,)
+  Vector logits_;    // (V,)
+  Vector rope_cos_;  // (D / 2,) this position's RoPE rotation, shared by q, k and every layer
+  Vector rope_sin_;  // (D / 2,)
+
+  // forward_batch's buffers for one chunk of m <= kChunkTokens tokens (allocated on first use).
+  void run_chunk(const int* tokens, std::size_t m, float* logits_out);
+  bool batch_in_layer_order() const;
+  Matrix chunk_x_;    // (m, C) residual stream of each token
+  Matrix chunk_xb_;   // (m, C) normalised input, then feed-forward output
+  Matrix chunk_q_;    // (m, C)
+  Matrix chunk_k_;    // (m, KV)
+  Matrix chunk_v_;    // (m, KV)
+  Matrix chunk_att_;  // (m, C) attention outputs, then Wo's output
+  Matrix chunk_xb2_;  // (m, C)
+  Matrix chunk_hb_;   // (m, F)
+  Matrix chunk_hb2_;  // (m, F)
+  Matrix chunk_cos_;  // (m, D / 2) RoPE rotation of each token's position
+  Matrix chunk_sin_;  // (m, D / 2)
 };
 
 }  // namespace h2o

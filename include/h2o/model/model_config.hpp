@@ -47,5 +47,11 @@ struct ModelConfig {
 
 // The shape of karpathy's stories260K model, used for random decoders in lessons and benchmarks.
 ModelConfig stories260k_shape();
+// The shapes of llama2.c's stories15M (dim 288, 6 layers, seq_len 256) and stories110M (dim 768,
+// 12 layers, seq_len 1024) models, vocabulary 32000, for speed measurements with random weights.
+ModelConfig stories15m_shape();
+ModelConfig stories110m_shape();
+// "260k", "15m" or "110m" -> that shape; anything else throws std::invalid_argument.
+ModelConfig story_shape(const std::string& name);
 
 }  // namespace h2o

@@ -5,6 +5,7 @@
 // is.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 #include "h2o/base/tensor.hpp"
@@ -30,6 +31,40 @@ struct DecoderWeights {
   // The classifier matrix the logits use: wcls, or token_embedding when the weights are tied.
   const Matrix& classifier() const { return config.shared_classifier ? token_embedding : wcls; }
 };
+
+// Read-only pointers to every weight the decoder reads, wherever they live: in a DecoderWeights
+// (view_of) or in a memory-mapped checkpoint file (checkpoint.hpp's MappedCheckpoint), so that a
+// large model is used straight from the file, not copied. Same layouts as DecoderWeights; the
+// accessors give one layer's block.
+struct WeightView {
+  ModelConfig config;
+  const float* token_embedding = nullptr;  // (V, C)
+  const float* rms_att_all = nullptr;      // (L, C)
+  const float* wq_all = nullptr;           // (L, C, C)
+  const float* wk_all = nullptr;           // (L, KV, C)
+  const float* wv_all = nullptr;           // (L, KV, C)
+  const float* wo_all = nullptr;           // (L, C, C)
+  const float* rms_ffn_all = nullptr;      // (L, C)
+  const float* w1_all = nullptr;           // (L, F, C)
+  const float* w2_all = nullptr;           // (L, C, F)
+  const float* w3_all = nullptr;           // (L, F, C)
+  const float* rms_final = nullptr;        // (C,)
+  const float* classifier = nullptr;       // (V, C): wcls, or token_embedding when tied
+
+  const float* embedding(std::size_t token) const { return token_embedding + token * config.dim; }
+  const float* rms_att(std::size_t l) const { return rms_att_all + l * config.dim; }
+  const float* rms_ffn(std::size_t l) const { return rms_ffn_all + l * config.dim; }
+  const float* wq(std::size_t l) const { return wq_all + l * config.dim * config.dim; }
+  const float* wk(std::size_t l) const { return wk_all + l * config.kv_dim() * config.dim; }
+  const float* wv(std::size_t l) const { return wv_all + l * config.kv_dim() * config.dim; }
+  const float* wo(std::size_t l) const { return wo_all + l * config.dim * config.dim; }
+  const float* w1(std::size_t l) const { return w1_all + l * config.hidden_dim * config.dim; }
+  const float* w2(std::size_t l) const { return w2_all + l * config.dim * config.hidden_dim; }
+  const float* w3(std::size_t l) const { return w3_all + l * config.hidden_dim * config.dim; }
+};
+
+// The view of weights held in memory (valid while `weights` lives).
+WeightView view_of(const DecoderWeights& weights);
 
 // Zero-filled weights of the right shapes (validates the config first).
 DecoderWeights allocate_weights(const ModelConfig& config);

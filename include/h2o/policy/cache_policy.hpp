@@ -42,6 +42,14 @@ class CachePolicy {
 
   // Called once per layer per token, after attention; may update scores and evict slots.
   virtual void after_attention(LayerKVCache& cache, const StepAttention& attention) = 0;
+
+  // True when each decision depends only on the cache and attention it is given, not on the order
+  // of calls across layers: Decoder::forward_batch may then run a chunk of tokens layer by layer
+  // (layer 0 for every token, then layer 1, ...). A policy with state shared by all layers (say,
+  // one random generator drawing for every layer in turn) must say false, and forward_batch keeps
+  // the token-by-token order for it. (The library's random eviction keeps one generator per
+  // layer cache, so it can say true.)
+  virtual bool decisions_independent_of_layer_order() const { return true; }
 };
 
 // Keeps every token: exact attention, memory growing with the sequence.

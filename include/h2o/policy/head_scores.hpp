@@ -11,6 +11,7 @@
 //             the same tokens (the handbook's H2OCache).
 #pragma once
 
+#include <cstddef>
 #include <string>
 
 #include "h2o/cache/kv_cache.hpp"
@@ -26,5 +27,13 @@ ScoringMode parse_scoring_mode(const std::string& text);  // throws std::invalid
 // scores(g)[s] += this step's weight of slot s for KV head g, for every KV head and live slot.
 // Throws std::invalid_argument when the query heads are not a multiple of the KV heads.
 void add_step_attention(LayerKVCache& cache, const StepAttention& attention, ScoringMode mode);
+
+// add_step_attention, and for every KV head g the slot slot_to_evict would then choose with
+// `recent` protected slots: victims_out (G,). The same scores and slots as the two steps one after
+// the other, but the last query head's row is added in the same vectorised pass that finds the
+// victim (selection.hpp's add_row_and_pick_victim). In shared mode every head gets head 0's slot.
+void add_step_attention_and_pick_victims(LayerKVCache& cache, const StepAttention& attention,
+                                         ScoringMode mode, std::size_t recent,
+                                         std::size_t* victims_out);
 
 }  // namespace h2o

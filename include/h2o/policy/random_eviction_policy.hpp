@@ -8,9 +8,12 @@
 // keep different tokens. Attention plays no part and the per-slot scores are left at 0. There are
 // no ties to break: the draw k picks the k-th unprotected slot, counted in slot order.
 //
-// Repeatability: the generator restarts from the seed whenever a sequence starts (the cache's
-// only token is at position 0), so the same seed and tokens give the same evictions, also after
-// Decoder::reset(). One policy object serves all layers, drawing for them in the decoder's order.
+// Repeatability: each layer cache has its own generator (the first cache the policy meets draws
+// from `seed` itself, the k-th from a seed derived from `seed` and k), restarted whenever a
+// sequence starts (the cache's only token is at position 0), so the same seed and tokens give the
+// same evictions, also after Decoder::reset(). Because no layer's draws depend on another's, the
+// decoder may run a chunk of tokens layer by layer (Decoder::forward_batch) and get the same
+// evictions as token by token.
 // With heavy = 0 the only unprotected token is the oldest: a sliding window.
 #pragma once
 
@@ -46,7 +49,14 @@ class RandomEvictionPolicy final : public CachePolicy {
  private:
   std::size_t budget_, recent_;
   std::uint64_t seed_;
-  Rng rng_;
+  // One generator per layer cache, in the order the caches were first seen (a decoder's layers
+  // in order). Grows only while the first token meets each layer; no allocation after that.
+  struct CacheDraws {
+    const LayerKVCache* cache;
+    Rng rng;
+  };
+  std::vector<CacheDraws> draws_;
+  Rng& draws_for(const LayerKVCache& cache, bool new_sequence);
   std::vector<std::size_t> victims_;  // (G,) scratch, sized on first use, reused after
   std::vector<Position> newest_;      // (S,) scratch for finding the recent window, reserved once
 };

@@ -1,0 +1,179 @@
+// test_batched_decoder.cpp: Decoder::forward_batch against forward(), token by token.
+//
+// Checks, for every policy of the factory (and both scoring modes where there are two), on two
+// random model shapes (grouped-query and one KV head per query head), over more tokens than one
+// chunk holds: the same logits for every token (within 1e-5 of the largest logit), the same cache
+// (the same positions in the same slots, so the same decisions; keys, values and scores within
+// 1e-5); mixing batches and single steps; and the refusals (bad token, too many tokens, none).
+//
+// Dimension legend: N = tokens read, V = vocabulary, G = KV heads, D = head_dim, T = live slots.
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "h2o/model/decoder.hpp"
+#include "h2o/model/weights.hpp"
+#include "h2o/policy/policy_factory.hpp"
+#include "policy_test_support.hpp"
+
+using namespace h2o;
+
+namespace {
+
+// Largest |a - b| over n numbers, relative to max(1, largest |b|).
+double worst_relative(const float* a, const float* b, std::size_t n) {
+  double worst = 0.0, scale = 1.0;
+  for (std::size_t i = 0; i < n; ++i) scale = std::max(scale, std::abs(static_cast<double>(b[i])));
+  for (std::size_t i = 0; i < n; ++i) worst = std::max(worst, std::abs(double(a[i]) - b[i]));
+  return worst / scale;
+}
+
+// The two decoders' caches hold the same tokens in the same slots, with values within 1e-5.
+void require_same_caches(const Decoder& batched, const Decoder& single) {
+  const ModelConfig& c = single.config();
+  for (std::size_t l = 0; l < c.n_layers; ++l) {
+    const LayerKVCache& a = batched.cache(l);
+    const LayerKVCache& b = single.cache(l);
+    REQUIRE(a.size() == b.size());
+    const std::size_t T = b.size(), D = c.head_dim();
+    for (std::size_t g = 0; g < c.n_kv_heads; ++g) {
+      INFO("layer " << l << ", KV head " << g);
+      REQUIRE(std::equal(a.positions(g), a.positions(g) + T, b.positions(g)));
+      CHECK(worst_relative(a.keys(g), b.keys(g), T * D) < 1e-5);
+      CHECK(worst_relative(a.values(g), b.values(g), T * D) < 1e-5);
+      CHECK(worst_relative(a.scores(g), b.scores(g), T) < 1e-5);
+    }
+  }
+}
+
+ModelConfig one_kv_head_per_query_shape() {
+  ModelConfig config;
+  config.dim = 48;
+  config.hidden_dim = 96;
+  config.n_layers = 3;
+  config.n_heads = 6;
+  config.n_kv_heads = 6;
+  config.vocab_size = 300;
+  config.seq_len = 200;
+  return config;
+}
+
+struct PolicyCase {
+  std::string name;
+  ScoringMode scoring;
+};
+
+}  // namespace
+
+TEST_CASE("forward_batch gives forward's logits and caches for every policy", "[batched]") {
+  const std::vector<PolicyCase> cases = {
+      {"full", ScoringMode::PerHead},  {"h2o", ScoringMode::PerHead},
+      {"h2o", ScoringMode::Shared},    {"window", ScoringMode::PerHead},
+      {"sinks", ScoringMode::PerHead}, {"random", ScoringMode::PerHead},
+      {"tova", ScoringMode::PerHead},  {"tova", ScoringMode::Shared}};
+  const bool grouped = GENERATE(true, false);
+  ModelConfig config = grouped ? stories260k_shape() : one_kv_head_per_query_shape();
+  config.seq_len = 200;
+  const auto weights = std::make_shared<const DecoderWeights>(random_weights(config, 5));
+  const std::size_t n = 150;  // two whole chunks and a part of a third
+  const std::vector<int> tokens = h2o_test::random_tokens(n, config.vocab_size, 9);
+
+  for (const PolicyCase& pc : cases) {
+    INFO("policy " << pc.name << " (" << to_string(pc.scoring) << "), grouped " << grouped);
+    PolicySettings base;
+    base.scoring = pc.scoring;
+    const PolicySettings settings = settings_for_budget(pc.name, 24, base);
+    Decoder single(weights, make_policy(pc.name, settings), n);
+    Decoder batched(weights, make_policy(pc.name, settings), n);
+
+    Matrix expected = xt::zeros<float>({n, config.vocab_size});  // (N, V)
+    for (std::size_t i = 0; i < n; ++i) {
+      const Vector& logits = single.forward(tokens[i]);
+      std::copy_n(logits.data(), config.vocab_size, &expected(i, 0));
+    }
+    Matrix all;
+    const Vector& last = batched.forward_batch(tokens, &all);
+    REQUIRE(all.shape()[0] == n);
+    REQUIRE(all.shape()[1] == config.vocab_size);
+    double worst = 0.0;
+    for (std::size_t i = 0; i < n; ++i) {
+      worst = std::max(worst, worst_relative(&all(i, 0), &expected(i, 0), config.vocab_size));
+    }
+    CHECK(worst < 1e-5);
+    CHECK(worst_relative(last.data(), &expected(n - 1, 0), config.vocab_size) < 1e-5);
+    CHECK(batched.position() == single.position());
+    require_same_caches(batched, single);
+  }
+}
+
+TEST_CASE("forward_batch mixes with single steps and returns the last logits", "[batched]") {
+  const auto weights = h2o_test::random_model(300, 3);
+  const std::vector<int> tokens = h2o_test::random_tokens(220, 512, 4);
+  const PolicySettings settings = settings_for_budget("h2o", 40);
+  Decoder reference(weights, make_policy("h2o", settings), 220);
+  Decoder mixed(weights, make_policy("h2o", settings), 220);
+  Vector expected;
+  for (int token : tokens) expected = reference.forward(token);
+  // 70 tokens batched (logits of the last only), 10 single steps, then the rest batched.
+  mixed.forward_batch(std::vector<int>(tokens.begin(), tokens.begin() + 70));
+  for (std::size_t i = 70; i < 80; ++i) mixed.forward(tokens[i]);
+  const Vector& last = mixed.forward_batch(std::vector<int>(tokens.begin() + 80, tokens.end()));
+  CHECK(worst_relative(last.data(), expected.data(), 512) < 1e-5);
+  require_same_caches(mixed, reference);
+}
+
+TEST_CASE("forward_batch refuses bad input before processing any token", "[batched]") {
+  const auto weights = h2o_test::random_model(64, 1);
+  Decoder decoder(weights, make_policy("full"), 10);
+  CHECK_THROWS_AS(decoder.forward_batch({}), std::invalid_argument);
+  CHECK_THROWS_AS(decoder.forward_batch({1, 2, 512}), std::out_of_range);
+  CHECK_THROWS_AS(decoder.forward_batch({1, -1}), std::out_of_range);
+  CHECK_THROWS_AS(decoder.forward_batch(std::vector<int>(11, 1)), std::length_error);
+  CHECK(decoder.position() == 0);
+  CHECK(decoder.cache(0).size() == 0);
+  decoder.forward_batch(std::vector<int>(10, 1));
+  CHECK(decoder.position() == 10);
+  CHECK_THROWS_AS(decoder.forward_batch({1}), std::length_error);
+}
+
+namespace {
+// H2O that claims its decisions depend on the order of layers: forward_batch must then go token
+// by token, and gives forward()'s logits exactly.
+class LayerOrderedPolicy final : public CachePolicy {
+ public:
+  LayerOrderedPolicy() : inner_(make_policy("h2o", settings_for_budget("h2o", 20))) {}
+  std::string name() const override { return "ordered"; }
+  std::string describe() const override { return "h2o in layer order"; }
+  std::size_t max_tokens(std::size_t max_positions) const override {
+    return inner_->max_tokens(max_positions);
+  }
+  void after_attention(LayerKVCache& cache, const StepAttention& attention) override {
+    inner_->after_attention(cache, attention);
+  }
+  bool decisions_independent_of_layer_order() const override { return false; }
+
+ private:
+  std::unique_ptr<CachePolicy> inner_;
+};
+}  // namespace
+
+TEST_CASE("forward_batch keeps the token order for a policy that asks for it", "[batched]") {
+  const auto weights = h2o_test::random_model(100, 8);
+  const std::vector<int> tokens = h2o_test::random_tokens(90, 512, 2);
+  Decoder single(weights, std::make_unique<LayerOrderedPolicy>(), 90);
+  Decoder batched(weights, std::make_unique<LayerOrderedPolicy>(), 90);
+  Matrix expected = xt::zeros<float>({std::size_t{90}, std::size_t{512}});  // (N, V)
+  for (std::size_t i = 0; i < tokens.size(); ++i) {
+    const Vector& logits = single.forward(tokens[i]);
+    std::copy_n(logits.data(), 512, &expected(i, 0));
+  }
+  Matrix all;
+  batched.forward_batch(tokens, &all);
+  REQUIRE(all.shape() == expected.shape());
+  CHECK(std::equal(all.begin(), all.end(), expected.begin()));  // the same path: bit for bit
+  require_same_caches(batched, single);
+}
