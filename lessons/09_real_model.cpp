@@ -7,6 +7,8 @@
 // probability it gave the token that really comes next. From those probabilities:
 //   perplexity = exp(mean over positions of -log p(next token))     lower = less surprised
 //   agreement  = how often the most likely next token is the same as with the full cache
+//   name recall = how often the model names a character last mentioned more than N tokens back
+//                 (name_recall.hpp): the long-range memory a cache that forgets may lose
 // The new idea written out here is the measurement: reading (h2o::read_with_teacher_forcing),
 // loading, the decoder and the policies come from the library. At the end we look inside the
 // smallest H2O cache: which tokens did it keep as heavy hitters?
@@ -22,6 +24,7 @@
 #include "h2o/app/default_files.hpp"
 #include "h2o/base/format.hpp"
 #include "h2o/cache/budget.hpp"
+#include "h2o/measure/name_recall.hpp"
 #include "h2o/measure/teacher_forcing.hpp"
 #include "h2o/model/checkpoint.hpp"
 #include "h2o/model/decoder.hpp"
@@ -38,12 +41,14 @@ struct Run {                              // one reading of the story with one c
   h2o::TeacherForcedRun reading;          // -log p and top-1 token at every position
   double perplexity = 0.0;
   double agreement = 0.0;  // share of positions whose top-1 is the full cache's
+  double recall = 0.0;     // share of the long-gap name positions predicted
 };
 // Small helpers, defined below main.
 std::string visible(const h2o::Tokenizer& tokenizer, const std::vector<int>& tokens,
                     h2o::Position p);
 void print_heavy_hitters(const h2o::Decoder& decoder, const h2o::Tokenizer& tokenizer,
-                         const std::vector<int>& tokens, std::size_t recent);
+                         const std::vector<int>& tokens, std::size_t recent,
+                         const h2o::NameTokens& names);
 }  // namespace
 
 int main(int argc, char** argv) try {
@@ -53,9 +58,11 @@ int main(int argc, char** argv) try {
   h2o::add_model_options(args);
   h2o::add_text_option(args);
   args.add_option("budgets", "LIST", "10,20,50", "cache budgets, in percent of the text's tokens")
-      .add_option("scoring", "MODE", "per-head", "H2O scoring: per-head or shared");
-  if (!args.parse(argc, argv) || h2o::explain_missing_default_model(args, "09_real_model"))
-    return 0;
+      .add_option("scoring", "MODE", "per-head", "H2O scoring: per-head or shared")
+      .add_option("names", "PATH", h2o::default_names_file(), "the character names")
+      .add_option("name-gap", "N", "64", "name recall counts names last seen > N tokens back");
+  if (!args.parse(argc, argv)) return 0;
+  const auto min_gap = static_cast<std::size_t>(args.integer("name-gap", 1, 100000));
   const std::vector<int> percents = h2o::parse_percent_list("budgets", args.text("budgets"));
   h2o::PolicySettings base;
   base.scoring = h2o::parse_scoring_mode(args.text("scoring"));
@@ -82,6 +89,11 @@ int main(int argc, char** argv) try {
             << std::filesystem::path(args.text("text")).filename().string() << " is " << n
             << " tokens long (BOS included); every run predicts\n        each next "
             << "token from the ones before it (" << n - 1 << " predictions).\n";
+  const h2o::NameTokens names =
+      h2o::names_as_tokens(tokenizer, h2o::read_names(args.text("names")));
+  const std::size_t counted = h2o::long_gap_name_steps(tokens, names, min_gap).size();
+  std::cout << "        " << counted << " times the next token is a character's name last seen "
+            << "more than " << min_gap << " tokens back.\n";
 
   // Step 3: the measurement, on the full cache first: it is the reference of every other run.
   // perplexity = exp(mean -log p(next token))
@@ -101,6 +113,7 @@ int main(int argc, char** argv) try {
       same += reference == nullptr || run.reading.top1[t] == reference->reading.top1[t] ? 1 : 0;
     }
     run.agreement = static_cast<double>(same) / static_cast<double>(n - 1);
+    run.recall = h2o::name_recall(tokens, run.reading.top1, names, min_gap).recall();
     return run;
   };
   const Run full = read("full cache", "full", n, nullptr);
@@ -121,13 +134,15 @@ int main(int argc, char** argv) try {
   }
   std::cout << "\nStep 4: H2O (" << to_string(base.scoring)
             << " scores) and a plain sliding window of the same size\n\n";
-  h2o::Table table({"cache", "perplexity", "vs full", "top token = full's", "KV bytes at end"});
-  table.add({full.label, fixed(full.perplexity, 3), "", "100.0%",
+  h2o::Table table(
+      {"cache", "perplexity", "vs full", "top token = full's", "name recall", "KV bytes at end"});
+  table.add({full.label, fixed(full.perplexity, 3), "", "100.0%", fixed(100 * full.recall, 1) + "%",
              std::to_string(full.decoder->live_kv_bytes())});
   for (const Run& r : runs) {
     const double change = 100.0 * (r.perplexity / full.perplexity - 1.0);
     table.add({r.label, fixed(r.perplexity, 3), (change >= 0 ? "+" : "") + fixed(change, 1) + "%",
-               fixed(100 * r.agreement, 1) + "%", std::to_string(r.decoder->live_kv_bytes())});
+               fixed(100 * r.agreement, 1) + "%", fixed(100 * r.recall, 1) + "%",
+               std::to_string(r.decoder->live_kv_bytes())});
   }
   table.print(std::cout);
 
@@ -140,7 +155,7 @@ int main(int argc, char** argv) try {
   if (smallest.decoder->evicted_tokens(0) == 0) {
     std::cout << "        none: that budget holds the whole text, so nothing was evicted\n";
   } else {
-    print_heavy_hitters(*smallest.decoder, tokenizer, tokens, smallest_split.recent);
+    print_heavy_hitters(*smallest.decoder, tokenizer, tokens, smallest_split.recent, names);
   }
 
   // Step 6: what the numbers say, in words chosen from the numbers.
@@ -200,28 +215,32 @@ std::string visible(const h2o::Tokenizer& tokenizer, const std::vector<int>& tok
 
 // For KV head 0 of every layer: the kept positions older than the recent window, as words, and
 // how many of them sit in the first 10 positions (the old-token bias of accumulated scores).
+// For KV head 0 of every layer: how many old tokens (older than the recent window) it kept, the
+// character names among them, and how many sit in the first 10 positions (the old-token bias of
+// accumulated scores).
 void print_heavy_hitters(const h2o::Decoder& decoder, const h2o::Tokenizer& tokenizer,
-                         const std::vector<int>& tokens, std::size_t recent) {
-  std::cout << "        (KV head 0 of each layer; '_' is a space; position in brackets)\n";
+                         const std::vector<int>& tokens, std::size_t recent,
+                         const h2o::NameTokens& names) {
+  std::cout << "        (KV head 0 of each layer; position in brackets)\n";
   const auto first_recent = static_cast<h2o::Position>(tokens.size() - 1 - recent);
   std::size_t heavy_total = 0, heavy_near_start = 0;
   for (std::size_t l = 0; l < decoder.config().n_layers; ++l) {
-    std::string line = "  layer " + std::to_string(l) + ":";
+    std::size_t in_layer = 0;
+    std::string kept_names;
     for (h2o::Position p : decoder.cache(l).sorted_positions(0)) {
       if (p >= first_recent) continue;  // the recent window, kept for being new
-      ++heavy_total;
+      ++in_layer;
       heavy_near_start += p < 10 ? 1 : 0;
-      const std::string entry = " " + visible(tokenizer, tokens, p) + "[" + std::to_string(p) + "]";
-      if (line.size() + entry.size() > 96) {
-        std::cout << line << "\n";
-        line = "         ";
-      }
-      line += entry;
+      const bool is_name = names.name_of_token[static_cast<std::size_t>(tokens[p])] >= 0;
+      const std::string entry = visible(tokenizer, tokens, p) + "[" + std::to_string(p) + "]";
+      if (is_name && kept_names.size() + entry.size() < 66) kept_names += " " + entry;
     }
-    std::cout << line << "\n";
+    heavy_total += in_layer;
+    std::cout << "  layer " << l << ": " << in_layer
+              << " old tokens; names:" << (kept_names.empty() ? " none" : kept_names) << "\n";
   }
   std::cout << "  " << heavy_near_start << " of the " << heavy_total
-            << " heavy hitters listed sit in the first 10 positions: early tokens collect\n"
+            << " heavy hitters sit in the first 10 positions: early tokens collect\n"
             << "  attention from every later step (the bias the handbook warns about).\n";
 }
 }  // namespace

@@ -48,9 +48,7 @@ int main(int argc, char** argv) try {
   h2o::add_model_options(args);
   h2o::add_text_option(args);
   args.add_option("pictures", "DIR", "", "also write the SVG pictures into this folder");
-  if (!args.parse(argc, argv) || h2o::explain_missing_default_model(args, "10_sparse_attention")) {
-    return 0;
-  }
+  if (!args.parse(argc, argv)) return 0;
   const std::string pictures = args.text("pictures");
   std::cout << "Lesson 10: attention is sparse and heavy hitters exist (beyond the blog)\n\n";
 
@@ -139,9 +137,10 @@ int main(int argc, char** argv) try {
   const std::vector<std::size_t> leaders =
       h2o::top_k_positions(stats.accumulated(most_concentrated), 8);
   std::string names;
-  for (std::size_t p : leaders) {
-    names += " " + token_text(tokenizer, tokens, p) + "[" + std::to_string(p) +
-             "]=" + fixed(stats.accumulated(most_concentrated)[p], 1);
+  for (std::size_t i = 0; i < leaders.size(); ++i) {  // four to a line
+    names += std::string(i > 0 && i % 4 == 0 ? "\n  " : " ") +
+             token_text(tokenizer, tokens, leaders[i]) + "[" + std::to_string(leaders[i]) +
+             "]=" + fixed(stats.accumulated(most_concentrated)[leaders[i]], 1);
   }
   std::cout << "\nStep 5: the heaviest hitters of layer " << most_concentrated
             << " (token[position]"

@@ -59,14 +59,12 @@ int main(int argc, char** argv) try {
                       "100% of a story.");
   h2o::add_model_options(args);
   h2o::add_text_option(args);
-  args.add_option("names", "PATH", h2o::data_dir() + "/names.txt", "the character names")
+  args.add_option("names", "PATH", h2o::default_names_file(), "the character names")
       .add_option("budgets", "LIST", "2,5,10,20,30,50,100", "budgets, percent of the text")
       .add_option("name-gap", "N", "64", "name recall counts names last seen > N tokens back")
       .add_option("csv", "PATH", "", "write every number as CSV to this file")
       .add_option("pictures", "DIR", "", "write one SVG chart per measure into this folder");
-  if (!args.parse(argc, argv) || h2o::explain_missing_default_model(args, "11_how_much_cache")) {
-    return 0;
-  }
+  if (!args.parse(argc, argv)) return 0;
   const std::vector<int> percents = h2o::parse_percent_list("budgets", args.text("budgets"));
   const auto min_gap = static_cast<std::size_t>(args.integer("name-gap", 1, 100000));
   std::cout << "Lesson 11: how much cache do we need? (beyond the blog)\n\n";

@@ -240,7 +240,6 @@ int compare_policies(int argc, char** argv) {
   const std::string text_path = args.text("text");
 
   // Step 2: the model and the text, as token ids (BOS first, as the model was trained).
-  if (h2o::explain_missing_default_model(args, "compare_policies")) return 0;
   const h2o::ModelFiles files = h2o::model_files_from_options(args);
   auto weights = std::make_shared<const h2o::DecoderWeights>(h2o::load_checkpoint(files.model));
   const h2o::ModelConfig& config = weights->config;
