@@ -146,12 +146,13 @@ foreach(bad
 endforeach()
 
 # Prompts longer than the tiny model's seq_len of 64: refused before encoding when the byte count
-# alone proves it (400 bytes), after encoding otherwise (100 letters, one token each).
+# alone proves it (400 bytes and the dummy space in pieces of at most 6 bytes: at least 67 tokens),
+# after encoding otherwise (100 letters, one token each).
 string(REPEAT "qz" 200 h2o_long_prompt)
 string(REPEAT "q" 100 h2o_longish_prompt)
 h2o_check_generate(NAME generate_prompt_too_long_bytes
   ARGS ${h2o_tiny} --prompt "${h2o_long_prompt}" EXIT nonzero STREAM stderr
-  EXPECT "the prompt is too long: at least 68 tokens (BOS included), the model's seq_len is 64")
+  EXPECT "the prompt is too long: at least 67 tokens (BOS included), the model's seq_len is 64")
 h2o_check_generate(NAME generate_prompt_too_long_tokens
   ARGS ${h2o_tiny} --prompt "${h2o_longish_prompt}" EXIT nonzero STREAM stderr
   EXPECT "the prompt is too long: 102 tokens (BOS included), the model's seq_len is 64")

@@ -220,14 +220,16 @@ int compare_policies(int argc, char** argv) {
   auto weights = std::make_shared<const h2o::DecoderWeights>(h2o::load_checkpoint(files.model));
   const h2o::ModelConfig& config = weights->config;
   const h2o::Tokenizer tokenizer = h2o::Tokenizer::load(files.tokenizer, config.vocab_size);
-  const std::vector<int> tokens = tokenizer.encode(h2o::read_text_option(args), true, false);
+  // A text too long for the model is refused before encoding when its byte count proves it.
+  std::vector<int> tokens;
+  try {
+    tokens = tokenizer.encode_at_most(h2o::read_text_option(args), true, false, config.seq_len);
+  } catch (const h2o::TooManyTokens& e) {
+    throw std::runtime_error("the text in '" + text_path + "' has " + e.count_text() +
+                             "; the model reads at most " + std::to_string(config.seq_len));
+  }
   if (tokens.size() < 3)
     throw std::runtime_error("the text in '" + text_path + "' is too short to measure");
-  if (tokens.size() > config.seq_len) {
-    throw std::runtime_error("the text in '" + text_path + "' has " +
-                             std::to_string(tokens.size()) + " tokens; the model reads at most " +
-                             std::to_string(config.seq_len));
-  }
   const std::size_t n = tokens.size(), steps = n - 1;
   const std::size_t picture_budget = h2o::tokens_for_percent(n, picture_percent);
 

@@ -114,21 +114,16 @@ int generate(int argc, char** argv) {
   const h2o::ModelConfig& config = weights->config;
   const h2o::Tokenizer tokenizer = h2o::Tokenizer::load(files.tokenizer, config.vocab_size);
 
-  // Step 3: encode the prompt. Every token covers at most max_token_length bytes, so a prompt that
-  // long is refused before encoding it (encoding costs grow with the square of its length).
+  // Step 3: encode the prompt. One that cannot fit in seq_len positions is refused, before any
+  // encoding work when its length in bytes alone proves it.
   const std::string prompt = args.text("prompt");
-  const std::size_t at_least = (prompt.size() + 1 + tokenizer.max_token_length() - 1) /
-                               tokenizer.max_token_length();  // the dummy space is one more byte
-  if (!prompt.empty() && 1 + at_least > config.seq_len) {
-    throw h2o::UsageError("the prompt is too long: at least " + std::to_string(1 + at_least) +
-                          " tokens (BOS included), the model's seq_len is " +
-                          std::to_string(config.seq_len));
-  }
-  const std::vector<int> prompt_tokens =
-      tokenizer.encode(prompt, /*add_bos=*/true, /*add_eos=*/false);
-  if (prompt_tokens.size() > config.seq_len) {
-    throw h2o::UsageError("the prompt is too long: " + std::to_string(prompt_tokens.size()) +
-                          " tokens (BOS included), the model's seq_len is " +
+  std::vector<int> prompt_tokens;
+  try {
+    prompt_tokens =
+        tokenizer.encode_at_most(prompt, /*add_bos=*/true, /*add_eos=*/false, config.seq_len);
+  } catch (const h2o::TooManyTokens& e) {
+    throw h2o::UsageError("the prompt is too long: " + e.count_text() +
+                          " (BOS included), the model's seq_len is " +
                           std::to_string(config.seq_len));
   }
 
