@@ -62,6 +62,14 @@ h2o_compare_generate(NAME generate_greedy_n256_h2o_shared
   EXPECTED "${h2o_stories}/expected_greedy_n256.txt"
   ARGS ${h2o_real_model} --temperature 0 --steps 256 --cache h2o --heavy 6 --recent 250
        --scoring shared)
+# A temperature so small that logits / temperature overflows (1e-38 is accepted by --temperature)
+# samples the most likely token every time: run.c's greedy text again, not NaN and '<unk>'.
+h2o_compare_generate(NAME generate_tiny_temperature_is_greedy
+  EXPECTED "${h2o_stories}/expected_greedy_n200.txt"
+  ARGS ${h2o_real_model} --temperature 1e-38 --steps 200)
+h2o_compare_generate(NAME generate_tiny_temperature_is_greedy_top_p_1
+  EXPECTED "${h2o_stories}/expected_greedy_n200.txt"
+  ARGS ${h2o_real_model} --temperature 1e-38 --top-p 1 --steps 200)
 h2o_check_program(NAME generate_real_model_h2o_report TARGET generate
   ARGS ${h2o_real_model} --temperature 0 --steps 200 --cache h2o --heavy 32 --recent 32
   STREAM stderr REQUIRES "${h2o_stories}/stories260K.bin"
