@@ -153,6 +153,30 @@ foreach(bad
     EXIT nonzero STREAM stderr EXPECT "generate: error: tokenizer '" "${file}" "${text}")
 endforeach()
 
+# Files that are not regular files, or larger than the stated limits (8 GiB, 64 MiB): refused
+# from what the file system says, before a byte is read (a pipe would block, /dev/zero never end).
+foreach(bad
+    "model@/dev/zero@checkpoint '/dev/zero' is not a regular file"
+    "model@${h2o_inputs}/a_pipe@a_pipe' is not a regular file"
+    "model@${h2o_inputs}/a_folder@a_folder' is a directory, not a file"
+    "model@${h2o_inputs}/over_limit_model.bin@is 8589934593 bytes, more than the limit of 8 GiB"
+    "tokenizer@/dev/zero@tokenizer '/dev/zero' is not a regular file"
+    "tokenizer@${h2o_inputs}/a_pipe@a_pipe' is not a regular file"
+    "tokenizer@${h2o_inputs}/over_limit_tok.bin@is 67108865 bytes, more than the limit of 64 MiB")
+  string(REPLACE "@" ";" parts "${bad}")
+  list(GET parts 0 which)
+  list(GET parts 1 path)
+  list(GET parts 2 text)
+  get_filename_component(short "${path}" NAME_WE)
+  set(files ${h2o_tiny})
+  list(FIND files "--${which}" where)
+  math(EXPR where "${where} + 1")
+  list(REMOVE_AT files ${where})
+  list(INSERT files ${where} "${path}")
+  h2o_check_generate(NAME generate_${which}_file_${short}
+    ARGS ${files} TIMEOUT 30 EXIT nonzero STREAM stderr EXPECT "generate: error: " "${text}")
+endforeach()
+
 # Prompts longer than the tiny model's seq_len of 64: refused before encoding when the byte count
 # alone proves it (400 bytes and the dummy space in pieces of at most 6 bytes: at least 67 tokens),
 # after encoding otherwise (100 letters, one token each).
@@ -307,6 +331,34 @@ foreach(bad
   h2o_check_program(NAME compare_policies_${short} TARGET compare_policies ARGS ${flags}
     EXIT nonzero STREAM stderr EXPECT "compare_policies: error: ${text}")
 endforeach()
+
+# On the synthetic model (no download): a short text runs; a text that is not a regular file, is
+# over the 1 MiB limit, or holds far more tokens than the model's 64 positions is refused with one
+# line, at once (the long text from its byte count alone, before encoding).
+set(h2o_tiny_compare ${h2o_tiny} --budgets 20,50)
+h2o_check_program(NAME compare_policies_tiny_model TARGET compare_policies
+  ARGS ${h2o_tiny_compare} --text "${h2o_inputs}/short.txt"
+  EXPECT "text: 39 tokens (BOS included), 38 predictions per run" "20% = 8" "50% = 20" "<- best")
+set_tests_properties(compare_policies_tiny_model PROPERTIES FIXTURES_REQUIRED generate_inputs)
+foreach(bad
+    "dev_zero@/dev/zero@text file '/dev/zero' is not a regular file (a device, pipe or socket)"
+    "pipe@${h2o_inputs}/a_pipe@a_pipe' is not a regular file"
+    "folder@${h2o_inputs}/a_folder@a_folder' is a directory, not a file"
+    "empty@${h2o_inputs}/empty.txt@empty.txt' is empty"
+    "too_big@${h2o_inputs}/too_big.txt@too_big.txt' is 1048577 bytes, more than the limit of 1 MiB"
+    "too_many_tokens@${h2o_inputs}/long.txt@has at least 50002 tokens; the model reads at most 64")
+  string(REPLACE "@" ";" parts "${bad}")
+  list(GET parts 0 short)
+  list(GET parts 1 path)
+  list(GET parts 2 text)
+  h2o_check_program(NAME compare_policies_text_${short} TARGET compare_policies
+    ARGS ${h2o_tiny_compare} --text "${path}" TIMEOUT 10
+    EXIT nonzero STREAM stderr EXPECT "compare_policies: error: " "${text}")
+  set_tests_properties(compare_policies_text_${short} PROPERTIES FIXTURES_REQUIRED generate_inputs)
+endforeach()
+h2o_check_program(NAME compare_policies_model_dev_zero TARGET compare_policies
+  ARGS --model /dev/zero --tokenizer "${h2o_inputs}/tiny_tok.bin" TIMEOUT 10
+  EXIT nonzero STREAM stderr EXPECT "compare_policies: error: checkpoint '/dev/zero' is not a regular")
 
 # The real runs. At 10% of 384 tokens every policy holds 38 tokens per KV head (sinks: 4 + 34);
 # a window keeps exactly the last 38 positions, sinks the first 4 and the last 34.

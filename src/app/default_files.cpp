@@ -5,6 +5,8 @@
 #include <iostream>
 
 #include "h2o/base/files.hpp"
+#include "h2o/model/checkpoint.hpp"
+#include "h2o/text/tokenizer.hpp"
 
 namespace h2o {
 
@@ -24,8 +26,13 @@ std::string default_text_file() { return data_dir() + "/story.txt"; }
 
 void add_model_options(ArgParser& args) {
   const ModelFiles defaults = default_model_files();
-  args.add_option("model", "PATH", defaults.model, "llama2.c checkpoint (legacy format)");
-  args.add_option("tokenizer", "PATH", defaults.tokenizer, "llama2.c tokenizer for that model");
+  // The help states each file's size limit: the loaders refuse larger files (and non-files).
+  args.add_option(
+      "model", "PATH", defaults.model,
+      "llama2.c checkpoint (legacy format, at most " + byte_size_text(kMaxCheckpointBytes) + ")");
+  args.add_option("tokenizer", "PATH", defaults.tokenizer,
+                  "llama2.c tokenizer for that model (at most " +
+                      byte_size_text(Tokenizer::kMaxFileBytes) + ")");
 }
 
 ModelFiles model_files_from_options(const ArgParser& args) {
@@ -52,7 +59,8 @@ bool explain_missing_default_model(const ArgParser& args, const std::string& pro
 }
 
 void add_text_option(ArgParser& args) {
-  args.add_option("text", "PATH", default_text_file(), "the text to read");
+  args.add_option("text", "PATH", default_text_file(),
+                  "the text to read (at most " + byte_size_text(kMaxTextBytes) + ")");
 }
 
 std::string read_text_option(const ArgParser& args) {
