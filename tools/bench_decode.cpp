@@ -13,14 +13,13 @@
 //
 // Dimension legend: N = sequence length (tokens decoded), L = layers, G = KV heads, D = head size.
 #include <algorithm>
-#include <cerrno>
 #include <chrono>
-#include <cstdlib>
 #include <iostream>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "h2o/app/bench_decode_options.hpp"
 #include "h2o/app/cli.hpp"
 #include "h2o/base/format.hpp"
 #include "h2o/base/random.hpp"
@@ -31,38 +30,8 @@ using namespace h2o;
 
 namespace {
 
-// Longest sequence a user may ask for. The full cache's total cost grows with N^2 (16384 tokens
-// cost about 16 times the default 4096), so far beyond this a run would look like a hang.
-constexpr long long kMaxLength = 16384;
 // "Last stretch": time per token is also measured over the final tokens of each sequence.
 constexpr std::size_t kTailTokens = 128;
-
-// ---------------------------------------------------------------------------------------------
-// Command line
-
-std::vector<std::size_t> parse_lengths(const std::string& text) {
-  std::vector<std::size_t> lengths;
-  std::size_t start = 0;
-  while (true) {
-    const std::size_t comma = text.find(',', start);
-    const std::string item =
-        text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-    errno = 0;
-    char* end = nullptr;
-    const long long n = std::strtoll(item.c_str(), &end, 10);
-    if (item.empty() || *end != '\0' || errno == ERANGE) {
-      throw UsageError("--lengths expects whole numbers separated by commas, got '" + text + "'");
-    }
-    if (n < 1 || n > kMaxLength) {
-      throw UsageError("--lengths: each length must be between 1 and " +
-                       std::to_string(kMaxLength) + ", got " + item);
-    }
-    lengths.push_back(static_cast<std::size_t>(n));
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
-  return lengths;
-}
 
 // ---------------------------------------------------------------------------------------------
 // Timing one decode
@@ -108,20 +77,14 @@ struct LengthResult {
 };
 
 int run(int argc, const char* const* argv) {
-  // Step 1: read the command line.
-  ArgParser args("bench_decode",
-                 "Decode speed and KV-cache memory: full cache versus H2O, on a random decoder\n"
-                 "shaped like stories260K, for several sequence lengths.");
-  args.add_option("lengths", "N,N,...", "128,256,512,1024,2048,4096",
-                  "lengths to decode (1.." + std::to_string(kMaxLength) + " each)");
-  add_budget_options(args, 64, 64);
-  args.add_option("repeats", "N", "3", "timed runs per policy and length; the median is shown");
-  args.add_option("seed", "N", "1", "seed of the random weights and tokens");
+  // Step 1: read the command line (app/bench_decode_options.hpp).
+  ArgParser args = bench_decode_arguments();
   if (!args.parse(argc, argv)) return 0;
-  const std::vector<std::size_t> lengths = parse_lengths(args.text("lengths"));
-  const CacheBudget budget = budget_from_options(args, kMaxLength);
-  const std::size_t repeats = static_cast<std::size_t>(args.integer("repeats", 1, 100));
-  const auto seed = static_cast<std::uint64_t>(args.integer("seed", 0, 1LL << 62));
+  const BenchDecodeOptions options = bench_decode_options(args);
+  const std::vector<std::size_t>& lengths = options.lengths;
+  const CacheBudget& budget = options.budget;
+  const std::size_t repeats = options.repeats;
+  const std::uint64_t seed = options.seed;
 
   // Step 2: a random decoder shaped like stories260K, able to run the longest sequence.
   const std::size_t longest = *std::max_element(lengths.begin(), lengths.end());

@@ -28,13 +28,12 @@
 #include <iostream>
 #include <map>
 #include <memory>
-#include <set>
-#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "h2o/app/cli.hpp"
+#include "h2o/app/compare_policies_options.hpp"
 #include "h2o/app/default_files.hpp"
 #include "h2o/base/format.hpp"
 #include "h2o/cache/budget.hpp"
@@ -52,35 +51,6 @@ using h2o::pad_right;
 using h2o::Position;
 
 namespace {
-
-// ------------------------------------------------------------------------------------------------
-// Options
-
-// "all" or names from the factory, e.g. "full,h2o". Returned in the factory's order (so tables and
-// pictures list policies the same way every time), repeats dropped.
-std::vector<std::string> parse_policies(const std::string& text) {
-  std::set<std::string> wanted;
-  if (text == "all") {
-    for (const h2o::PolicyKind& kind : h2o::policy_kinds()) wanted.insert(kind.name);
-  } else {
-    std::stringstream list(text);
-    std::string item;
-    while (std::getline(list, item, ',')) {
-      if (item.empty()) throw h2o::UsageError("--policies has an empty name in '" + text + "'");
-      if (!h2o::is_policy_name(item)) {
-        throw h2o::UsageError("--policies: unknown cache policy '" + item +
-                              "' (expected all, or names from: " + h2o::policy_names() + ")");
-      }
-      wanted.insert(item);
-    }
-    if (wanted.empty()) throw h2o::UsageError("--policies needs at least one policy name");
-  }
-  std::vector<std::string> names;
-  for (const h2o::PolicyKind& kind : h2o::policy_kinds()) {
-    if (wanted.count(kind.name) > 0) names.push_back(kind.name);
-  }
-  return names;
-}
 
 // ------------------------------------------------------------------------------------------------
 // One run over the text
@@ -144,20 +114,6 @@ std::string change_text(double perplexity, double full_perplexity) {
   return (text[0] == '-' ? "" : "+") + text + "%";
 }
 
-// Breaks `text` at spaces so no line is wider than `width` columns; later lines start with
-// `indent`. Spaces inside a line (column alignment) are kept as they are.
-std::string wrap(std::string text, std::size_t width, const std::string& indent) {
-  std::string out;
-  while (text.size() > width) {
-    const std::size_t space = text.rfind(' ', width);
-    if (space == std::string::npos || space <= indent.size()) break;  // one long word: keep it
-    out += text.substr(0, space) + "\n";
-    const std::size_t rest = text.find_first_not_of(' ', space);
-    text = indent + (rest == std::string::npos ? "" : text.substr(rest));
-  }
-  return out + text;
-}
-
 // Sorted positions as ranges: "0-2 5 17 345-382".
 std::string ranges(const std::vector<Position>& sorted) {
   std::string out;
@@ -191,28 +147,15 @@ std::string command_line(int argc, char** argv) {
 }
 
 int compare_policies(int argc, char** argv) {
-  // Step 1: options, all checked before any file is read.
-  h2o::ArgParser args(
-      "compare_policies",
-      "Compares KV-cache policies on a real model reading one text: a table of perplexity and\n"
-      "agreement per budget, and a picture of which tokens each policy keeps.\n" +
-          wrap("Policies: " + h2o::policy_names() + ".", 100, "  "));
-  h2o::add_model_options(args);
-  h2o::add_text_option(args);
-  args.add_option("budgets", "LIST", "10,20,50", "cache budgets, in percent of the text's tokens");
-  args.add_option("policies", "LIST", "all", "policies to compare: all, or names from the list");
-  args.add_option("svg", "PATH", "", "write the picture (SVG) to this file");
-  args.add_option("picture-budget", "PERCENT", "",
-                  "the budget the picture shows (default: the smallest of --budgets)");
+  // Step 1: options, all checked before any file is read (app/compare_policies_options.hpp).
+  h2o::ArgParser args = h2o::compare_policies_arguments();
   if (!args.parse(argc, argv)) return 0;
-  const std::vector<int> percents = h2o::parse_percent_list("budgets", args.text("budgets"));
-  const std::vector<std::string> policies = parse_policies(args.text("policies"));
-  const int picture_percent = args.given("picture-budget")
-                                  ? static_cast<int>(args.integer("picture-budget", 1, 100))
-                                  : percents.front();
-  const std::string svg_path = args.text("svg");
-  if (args.given("svg") && svg_path.empty()) throw h2o::UsageError("--svg needs a file path");
-  const std::string text_path = args.text("text");
+  const h2o::ComparePoliciesOptions options = h2o::compare_policies_options(args);
+  const std::vector<int>& percents = options.percents;
+  const std::vector<std::string>& policies = options.policies;
+  const int picture_percent = options.picture_percent;
+  const std::string& svg_path = options.svg_path;
+  const std::string& text_path = options.text_path;
 
   // Step 2: the model and the text, as token ids (BOS first, as the model was trained).
   if (h2o::explain_missing_default_model(args, "compare_policies")) return 0;
@@ -285,7 +228,7 @@ int compare_policies(int argc, char** argv) {
     for (const Run& run : by_percent[percent]) {
       const std::string line = (first ? head : indent) + pad_right(run.policy, 9) +
                                (run.refused.empty() ? run.description : "refused: " + run.refused);
-      std::cout << wrap(line, 100, indent + std::string(9, ' ')) << "\n";
+      std::cout << h2o::wrap_words(line, 100, indent + std::string(9, ' ')) << "\n";
       first = false;
     }
     if (first) std::cout << head << "(only the full cache was asked for)\n";
@@ -393,7 +336,8 @@ int compare_policies(int argc, char** argv) {
     const std::vector<Position>& last = run->kept_per_step.back();
     std::cout << "  " << pad_right(run->policy, 8) << strip(last, steps, per_char) << "\n";
     if (run->budget > 0) {
-      std::cout << wrap(std::string(10, ' ') + ranges(last), 100, std::string(10, ' ')) << "\n";
+      std::cout << h2o::wrap_words(std::string(10, ' ') + ranges(last), 100, std::string(10, ' '))
+                << "\n";
     }
   }
 

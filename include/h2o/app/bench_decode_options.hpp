@@ -1,0 +1,40 @@
+// bench_decode_options.hpp: the command line of tools/bench_decode.cpp: its option table and the
+// checks of every value, as library functions. The program and the option fuzz harness (fuzz/)
+// both call them, so the harness parses exactly what users type into bench_decode.
+//
+// Every problem with an option is a UsageError (exit code 2) with a one-line message naming the
+// option.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "h2o/app/cli.hpp"
+#include "h2o/cache/budget.hpp"
+
+namespace h2o {
+
+// Longest sequence a user may ask for. The full cache's total cost grows with N^2 (16384 tokens
+// cost about 16 times the default 4096), so far beyond this a run would look like a hang.
+constexpr long long kMaxBenchLength = 16384;
+
+struct BenchDecodeOptions {
+  std::vector<std::size_t> lengths;  // --lengths, in the order given
+  CacheBudget budget{64, 64};        // --heavy, --recent
+  std::size_t repeats = 3;           // --repeats
+  std::uint64_t seed = 1;            // --seed
+};
+
+// bench_decode's options and --help text.
+ArgParser bench_decode_arguments();
+
+// Reads and checks every option of a parsed bench_decode_arguments(); throws UsageError.
+BenchDecodeOptions bench_decode_options(const ArgParser& args);
+
+// "128,256" -> {128, 256}: whole numbers from 1 to kMaxBenchLength separated by commas; anything
+// else is a UsageError naming --lengths.
+std::vector<std::size_t> parse_lengths(const std::string& text);
+
+}  // namespace h2o
