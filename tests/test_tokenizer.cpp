@@ -404,8 +404,7 @@ TEST_CASE("the fast encoder gives run.c's tokens on random vocabularies and text
     const std::vector<int> fast = t.encode(text, bos, eos);
     REQUIRE(fast == reference_encode(t, text, bos, eos));
     // The lower bound that lets programs refuse long texts before encoding them holds too.
-    const std::size_t without_bos = fast.size() - (bos && !fast.empty() && fast[0] == 1 ? 1 : 0);
-    CHECK(without_bos >= t.min_tokens(text.size(), eos));
+    CHECK(fast.size() >= t.min_tokens(text.size(), bos, eos));
   }
 }
 
@@ -455,14 +454,16 @@ TEST_CASE("encoding a long text takes time in proportion to its length, not its 
 
 TEST_CASE("min_tokens bounds the token count from the byte count alone") {
   const Tokenizer t = small_tokenizer();  // max_token_length 6
-  CHECK(t.min_tokens(0, false) == 0);
-  CHECK(t.min_tokens(0, true) == 1);
-  CHECK(t.min_tokens(5, false) == 1);  // 5 bytes + the dummy space fit in one 6-byte piece
-  CHECK(t.min_tokens(6, false) == 2);
-  CHECK(t.min_tokens(6, true) == 3);
-  CHECK(t.min_tokens(1u << 20, false) == ((1u << 20) + 1 + 5) / 6);
+  CHECK(t.min_tokens(0, false, false) == 0);
+  CHECK(t.min_tokens(0, true, false) == 1);
+  CHECK(t.min_tokens(0, true, true) == 2);
+  CHECK(t.min_tokens(5, false, false) == 1);  // 5 bytes + the dummy space fit in one 6-byte piece
+  CHECK(t.min_tokens(5, true, false) == 1);   // BOS might have merged into that piece
+  CHECK(t.min_tokens(6, false, false) == 2);
+  CHECK(t.min_tokens(6, false, true) == 3);
+  CHECK(t.min_tokens(1u << 20, true, false) == ((1u << 20) + 1 + 5) / 6);
   // The longest merge the synthetic vocabulary has: " abc", 4 bytes for 3 of text.
-  CHECK(t.encode("abc", false, false).size() >= t.min_tokens(3, false));
+  CHECK(t.encode("abc", false, false).size() >= t.min_tokens(3, false, false));
 }
 
 TEST_CASE("an empty byte-token piece voids the byte bound, and min_tokens says so") {
@@ -479,8 +480,14 @@ TEST_CASE("an empty byte-token piece voids the byte bound, and min_tokens says s
   const std::vector<int> tokens = t.encode(text, false, false);
   CHECK(tokens == reference_encode(t, text, false, false));
   CHECK(tokens.size() == 2);
-  CHECK(t.min_tokens(text.size(), false) == 1);
-  CHECK(t.min_tokens(text.size(), true) == 2);
+  CHECK(t.min_tokens(text.size(), false, false) == 1);
+  CHECK(t.min_tokens(text.size(), false, true) == 2);
+  // With an empty dummy space too, BOS swallows the whole text: [BOS] and nothing else.
+  pieces[Tokenizer::kFirstByteToken + ' '] = "";
+  const Tokenizer swallowing(pieces, scores);
+  CHECK(swallowing.encode("aaaa", true, false) == std::vector<int>{Tokenizer::kBos});
+  CHECK(reference_encode(swallowing, "aaaa", true, false) == std::vector<int>{Tokenizer::kBos});
+  CHECK(swallowing.min_tokens(4, true, false) == 1);
 }
 
 TEST_CASE("encode_at_most refuses a long text before encoding it, and a near miss after") {
@@ -493,7 +500,7 @@ TEST_CASE("encode_at_most refuses a long text before encoding it, and a near mis
     FAIL("expected TooManyTokens");
   } catch (const TooManyTokens& e) {
     CHECK(e.at_least);
-    CHECK(e.tokens == t.min_tokens(huge.size(), false));
+    CHECK(e.tokens == t.min_tokens(huge.size(), true, false));
     CHECK(e.limit == 512);
     CHECK(e.count_text() == "at least " + std::to_string(e.tokens) + " tokens");
     CHECK_THAT(e.what(), Contains("more than the 512 allowed"));

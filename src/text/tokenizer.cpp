@@ -299,18 +299,21 @@ void Tokenizer::merge_pairs(std::vector<int>& tokens) const {
   tokens.resize(kept);
 }
 
-std::size_t Tokenizer::min_tokens(std::size_t text_bytes, bool add_eos) const {
-  const std::size_t eos = add_eos ? 1 : 0;
-  if (text_bytes == 0) return eos;  // no text, no dummy space
-  if (empty_byte_piece_) return 1 + eos;
-  // Pieces are at most max_token_length_ bytes, and a vocabulary has at least one non-empty piece.
-  const std::size_t per_token = std::max<std::size_t>(max_token_length_, 1);
-  return (text_bytes + 1 + per_token - 1) / per_token + eos;  // + 1: the dummy space
+std::size_t Tokenizer::min_tokens(std::size_t text_bytes, bool add_bos, bool add_eos) const {
+  std::size_t text_tokens = 0;  // tokens standing for the text (and perhaps BOS merged in)
+  if (text_bytes > 0 && empty_byte_piece_) {
+    text_tokens = 1;
+  } else if (text_bytes > 0) {
+    // Pieces are at most max_token_length_ bytes; a vocabulary has at least one non-empty piece.
+    const std::size_t per_token = std::max<std::size_t>(max_token_length_, 1);
+    text_tokens = (text_bytes + 1 + per_token - 1) / per_token;  // + 1: the dummy space
+  }
+  return std::max<std::size_t>(text_tokens, add_bos ? 1 : 0) + (add_eos ? 1 : 0);
 }
 
 std::vector<int> Tokenizer::encode_at_most(const std::string& text, bool add_bos, bool add_eos,
                                            std::size_t max_tokens) const {
-  const std::size_t at_least = min_tokens(text.size(), add_eos);
+  const std::size_t at_least = min_tokens(text.size(), add_bos, add_eos);
   if (at_least > max_tokens) throw TooManyTokens(at_least, true, max_tokens);
   std::vector<int> tokens = encode(text, add_bos, add_eos);
   if (tokens.size() > max_tokens) throw TooManyTokens(tokens.size(), false, max_tokens);

@@ -73,18 +73,22 @@ class Tokenizer {
   std::vector<int> encode_at_most(const std::string& text, bool add_bos, bool add_eos,
                                   std::size_t max_tokens) const;
 
-  // The fewest tokens encode() can return for any text of `text_bytes` bytes. Every token stands
-  // for at most max_token_length() bytes of the text with its dummy space (a piece is at least as
-  // long as the bytes it stands for), so that is ceil((text_bytes + 1) / max_token_length()), plus
-  // EOS. BOS is not counted: a vocabulary may merge it with the text. A vocabulary whose byte
-  // tokens (ids 3..258) include an empty piece breaks the rule; then only 1 is promised.
-  std::size_t min_tokens(std::size_t text_bytes, bool add_eos) const;
+  // The fewest tokens encode(text, add_bos, add_eos) can return for any text of `text_bytes`
+  // bytes. Every token stands for at most max_token_length() bytes of the text with its dummy
+  // space (a piece is at least as long as the bytes it stands for), so that is at least
+  // ceil((text_bytes + 1) / max_token_length()) tokens, BOS possibly among them (a vocabulary may
+  // merge BOS with the text), plus EOS. A vocabulary whose byte tokens (ids 3..258) include an
+  // empty piece breaks the rule (any number of bytes can vanish into one token); then only one
+  // token is promised for a non-empty text.
+  std::size_t min_tokens(std::size_t text_bytes, bool add_bos, bool add_eos) const;
 
   // The bytes run.c prints for `token` when it follows `previous_token` (see the rules above).
   std::string decode_piece(int previous_token, int token) const;
 
   // All tokens' text, each decoded after its predecessor. BOS and EOS mark the sequence's ends and
-  // are not text, so they decode to nothing. decode(encode(text, true, x)) == text for any bytes.
+  // are not text, so they decode to nothing. decode(encode(text, true, x)) == text for any bytes
+  // with a vocabulary shaped like llama2.c's: a " " piece, byte tokens named "<0xHH>", and no text
+  // that can merge into BOS, EOS or a byte name (fuzz/fuzz_tokenizer.cpp states it exactly).
   std::string decode(const std::vector<int>& tokens) const;
 
   // Id of a piece, or -1 when the vocabulary does not hold it (binary search).
