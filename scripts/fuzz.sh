@@ -70,7 +70,8 @@ find_clang() {
 if [ "$do_build" -eq 1 ]; then
   if ! clang="$(find_clang)"; then
     if [ "$install" -eq 0 ]; then
-      echo "SKIPPED: no clang++ with libFuzzer here (bash scripts/fuzz.sh installs clang-14 and libclang-rt-14-dev)"
+      echo "SKIPPED: no clang++ with libFuzzer here" \
+           "(bash scripts/fuzz.sh installs clang-14 and libclang-rt-14-dev)"
       exit 0
     fi
     "$root/scripts/install-deps.sh" clang-14 libclang-rt-14-dev
@@ -87,7 +88,8 @@ fi
 for harness in "${harnesses[@]}"; do
   program="$build/bin/fuzz_$harness"
   if [ ! -x "$program" ] || [ ! -d "$build/seeds/$harness" ]; then
-    echo "SKIPPED: $program is not built (no clang++ with libFuzzer: bash scripts/fuzz.sh builds it)"
+    echo "SKIPPED: $program is not built" \
+         "(no clang++ with libFuzzer: bash scripts/fuzz.sh builds it)"
     exit 0
   fi
 done

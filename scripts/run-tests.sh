@@ -21,7 +21,7 @@ if [ "$sanitize" -eq 1 ]; then
   # Optimised (xtensor crawls without it) but with line numbers in the sanitizers' reports.
   "$root/scripts/build.sh" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DH2O_SANITIZE=ON
   # Leaks are errors too; every report stops the program with a stack trace.
-  export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:strict_string_checks=1${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
+  export ASAN_OPTIONS="detect_leaks=1:strict_string_checks=1${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
   export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
 else
   "$root/scripts/build.sh"

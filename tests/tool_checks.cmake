@@ -358,7 +358,8 @@ foreach(bad
 endforeach()
 h2o_check_program(NAME compare_policies_model_dev_zero TARGET compare_policies
   ARGS --model /dev/zero --tokenizer "${h2o_inputs}/tiny_tok.bin" TIMEOUT 10
-  EXIT nonzero STREAM stderr EXPECT "compare_policies: error: checkpoint '/dev/zero' is not a regular")
+  EXIT nonzero STREAM stderr
+  EXPECT "compare_policies: error: checkpoint '/dev/zero' is not a regular file")
 
 # The real runs. At 10% of 384 tokens every policy holds 38 tokens per KV head (sinks: 4 + 34);
 # a window keeps exactly the last 38 positions, sinks the first 4 and the last 34.
