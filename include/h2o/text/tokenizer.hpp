@@ -19,7 +19,7 @@
 //
 // Lookups go through a sorted copy of the vocabulary (binary search), so encoding costs
 // O(log V) per lookup rather than a scan of the whole vocabulary. run.c rescans every pair after
-// each merge (quadratic: 300 KB of text took over 20 s); here the candidate merges wait in a
+// each merge (quadratic: 300 KB of text took 20 s to a minute); here the candidate merges wait in a
 // priority queue over a linked list of tokens, so a text of n bytes costs O(n log n) and gives
 // exactly run.c's tokens (the tests compare it with run.c's algorithm on many random cases).
 #pragma once
