@@ -77,14 +77,8 @@ int main(int argc, char** argv) try {
             << "\n        " << config.describe() << "\n";
 
   // Step 2: the story, as token ids (BOS first, as the model was trained).
-  const std::vector<int> tokens = tokenizer.encode(h2o::read_text_option(args), true, false);
+  const std::vector<int> tokens = h2o::read_story_tokens(args, tokenizer, 3, config.seq_len);
   const std::size_t n = tokens.size();
-  if (n < 3 || n > config.seq_len) {
-    throw std::runtime_error("the text has " + std::to_string(n) +
-                             " tokens; this lesson needs 3 "
-                             "to " +
-                             std::to_string(config.seq_len) + " (the model's seq_len)");
-  }
   std::cout << "Step 2: the text in "
             << std::filesystem::path(args.text("text")).filename().string() << " is " << n
             << " tokens long (BOS included); every run predicts\n        each next "

@@ -57,14 +57,8 @@ int main(int argc, char** argv) try {
   auto weights = std::make_shared<const h2o::DecoderWeights>(h2o::load_checkpoint(files.model));
   const h2o::ModelConfig& config = weights->config;
   const h2o::Tokenizer tokenizer = h2o::Tokenizer::load(files.tokenizer, config.vocab_size);
-  const std::vector<int> tokens = tokenizer.encode(h2o::read_text_option(args), true, false);
+  const std::vector<int> tokens = h2o::read_story_tokens(args, tokenizer, 16, config.seq_len);
   const std::size_t n = tokens.size(), L = config.n_layers, H = config.n_heads;
-  if (n < 16 || n > config.seq_len) {
-    throw std::runtime_error("the text has " + std::to_string(n) +
-                             " tokens; this lesson needs 16 "
-                             "to " +
-                             std::to_string(config.seq_len) + " (the model's seq_len)");
-  }
   // Stability compares step t with step 2t, at t = n/8, n/4 and n/2 (0-based step indices).
   const std::vector<std::size_t> early = {n / 8 - 1, n / 4 - 1, n / 2 - 1};
   std::vector<std::size_t> snapshot_steps = early;

@@ -74,14 +74,9 @@ int main(int argc, char** argv) try {
   auto weights = std::make_shared<const h2o::DecoderWeights>(h2o::load_checkpoint(files.model));
   const h2o::Tokenizer tokenizer =
       h2o::Tokenizer::load(files.tokenizer, weights->config.vocab_size);
-  const std::vector<int> tokens = tokenizer.encode(h2o::read_text_option(args), true, false);
+  const std::vector<int> tokens =
+      h2o::read_story_tokens(args, tokenizer, 16, weights->config.seq_len);
   const std::size_t n = tokens.size();
-  if (n < 16 || n > weights->config.seq_len) {
-    throw std::runtime_error("the text has " + std::to_string(n) +
-                             " tokens; this lesson needs 16 "
-                             "to " +
-                             std::to_string(weights->config.seq_len) + " (the seq_len)");
-  }
   const h2o::NameTokens names =
       h2o::names_as_tokens(tokenizer, h2o::read_names(args.text("names")));
   const std::size_t counted = h2o::long_gap_name_steps(tokens, names, min_gap).size();

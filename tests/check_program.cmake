@@ -1,7 +1,7 @@
 # Runs one program and checks how it behaved. Used by CTest (see program_checks.cmake):
 #   cmake -DPROGRAM=path -DARGS="a@@b" -DEXIT=0|nonzero -DEXPECT="text one@@text two"
 #         -DSTREAM=stdout|stderr [-DREQUIRES=file] [-DFORBID="text@@text"] [-DENV_SETTING=VAR=value]
-#         -P check_program.cmake
+#         [-DTIMEOUT=seconds] -P check_program.cmake
 # Passes when the exit code is as expected, every EXPECT text appears literally in STREAM and no
 # FORBID text does.
 # A failure-exit check also demands the error be a single line, and no crash (signal) is accepted.
@@ -16,8 +16,11 @@ set(env_prefix)
 if(ENV_SETTING)
   set(env_prefix ${CMAKE_COMMAND} -E env "${ENV_SETTING}")
 endif()
+if(NOT TIMEOUT)
+  set(TIMEOUT 600)
+endif()
 execute_process(COMMAND ${env_prefix} "${PROGRAM}" ${arg_list}
-  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 600)
+  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT ${TIMEOUT})
 
 if(NOT rc MATCHES "^[0-9]+$")
   message(FATAL_ERROR "${PROGRAM} did not exit normally: ${rc}\nstdout:\n${out}\nstderr:\n${err}")

@@ -1,9 +1,14 @@
-// make_test_inputs.cpp: writes the model and tokenizer files the `generate` checks run on
-// (tool_checks.cmake), good and deliberately damaged, into the folder given as the only argument.
+// make_test_inputs.cpp: writes the model, tokenizer and text files the `generate` and
+// `compare_policies` checks run on (tool_checks.cmake), good and deliberately damaged, into the
+// folder given as the only argument. Also a named pipe and a folder, which every reader must
+// refuse as not being regular files.
 //
 // Everything is synthetic (random weights, a made-up vocabulary), so these checks need no
 // downloaded model. The tiny model: dim 16 (4 heads, 2 KV heads), hidden 24, 2 layers,
 // vocab 300, seq_len 64.
+#include <sys/stat.h>
+
+#include <cerrno>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -15,6 +20,7 @@
 #include <vector>
 
 #include "h2o/app/cli.hpp"
+#include "h2o/app/default_files.hpp"
 #include "h2o/model/checkpoint.hpp"
 #include "h2o/model/weights.hpp"
 #include "h2o/text/tokenizer.hpp"
@@ -110,6 +116,31 @@ int make_inputs(int argc, char** argv) {
   const std::int32_t minus_one = -1;
   std::memcpy(negative.data() + 8, &minus_one, sizeof(minus_one));  // entry 0's length
   write_bytes(at("tok_negative_length.bin"), negative);
+
+  // Texts for compare_policies: one the tiny model reads (about 40 tokens), one a byte over the
+  // text limit, one within the limit but far too long for 64 positions, and an empty one.
+  const std::string short_text = "the cat and the hat sat on the mat in the sun and then ran off";
+  write_bytes(at("short.txt"), Bytes(short_text.begin(), short_text.end()));
+  write_bytes(at("too_big.txt"), Bytes(h2o::kMaxTextBytes + 1, 'a'));
+  std::string long_text;
+  while (long_text.size() < 300'000) long_text += short_text + "\n";
+  write_bytes(at("long.txt"), Bytes(long_text.begin(), long_text.end()));
+  write_bytes(at("empty.txt"), {});
+
+  // One byte over the checkpoint and tokenizer limits, as sparse files (no disk space used): the
+  // loaders must refuse them from their size, before reading.
+  write_bytes(at("over_limit_model.bin"), {});
+  std::filesystem::resize_file(at("over_limit_model.bin"), h2o::kMaxCheckpointBytes + 1);
+  write_bytes(at("over_limit_tok.bin"), {});
+  std::filesystem::resize_file(at("over_limit_tok.bin"), h2o::Tokenizer::kMaxFileBytes + 1);
+
+  // Not regular files: a folder and a named pipe (opening a pipe would wait for a writer).
+  std::filesystem::create_directories(folder / "a_folder");
+  std::filesystem::remove(folder / "a_pipe");
+  if (::mkfifo(at("a_pipe").c_str(), 0600) != 0) {
+    throw std::runtime_error("cannot make the named pipe '" + at("a_pipe") + "' (errno " +
+                             std::to_string(errno) + ")");
+  }
 
   std::cout << "wrote the test inputs into " << folder.string() << "\n";
   return 0;

@@ -1,13 +1,18 @@
 # h2o_check_program(NAME test_name TARGET program [ARGS a b ...] [EXIT 0|nonzero]
 #                   [STREAM stdout|stderr] [EXPECT "literal text" ...] [FORBID "text" ...]
-#                   [REQUIRES file] [ENV VAR=value])
+#                   [REQUIRES file] [ENV VAR=value] [TIMEOUT seconds])
 # Registers a CTest test that runs a built program and checks its exit code and output texts.
 # With REQUIRES, the test is reported as skipped (not passed) when that file does not exist, e.g.
-# the real model in ../shared/models, which is not part of this repository.
+# the real model in ../shared/models, which is not part of this repository. TIMEOUT (default 600)
+# stops a program that runs too long, e.g. one reading /dev/zero without end, and fails the check.
 function(h2o_check_program)
-  cmake_parse_arguments(P "" "NAME;TARGET;EXIT;STREAM;REQUIRES;ENV" "ARGS;EXPECT;FORBID" ${ARGN})
+  cmake_parse_arguments(P "" "NAME;TARGET;EXIT;STREAM;REQUIRES;ENV;TIMEOUT" "ARGS;EXPECT;FORBID"
+                        ${ARGN})
   if(NOT P_EXIT)
     set(P_EXIT 0)
+  endif()
+  if(NOT P_TIMEOUT)
+    set(P_TIMEOUT 600)
   endif()
   if(NOT P_STREAM)
     set(P_STREAM stdout)
@@ -18,7 +23,8 @@ function(h2o_check_program)
   add_test(NAME ${P_NAME}
     COMMAND ${CMAKE_COMMAND} -DPROGRAM=$<TARGET_FILE:${P_TARGET}> "-DARGS=${joined_args}"
             -DEXIT=${P_EXIT} -DSTREAM=${P_STREAM} "-DEXPECT=${joined_expect}"
-            "-DREQUIRES=${P_REQUIRES}" "-DFORBID=${joined_forbid}" "-DENV_SETTING=${P_ENV}" -P ${CMAKE_CURRENT_SOURCE_DIR}/check_program.cmake)
+            "-DREQUIRES=${P_REQUIRES}" "-DFORBID=${joined_forbid}" "-DENV_SETTING=${P_ENV}"
+            -DTIMEOUT=${P_TIMEOUT} -P ${CMAKE_CURRENT_SOURCE_DIR}/check_program.cmake)
   set_tests_properties(${P_NAME} PROPERTIES SKIP_REGULAR_EXPRESSION "SKIPPED: ")
 endfunction()
 

@@ -387,6 +387,46 @@ TEST_CASE("decoder counts live and reserved kv bytes", "[decoder]") {
   CHECK(full.policy().name() == "full");
 }
 
+TEST_CASE("decoder refuses a cache whose keys and values fit but whose whole memory does not",
+          "[decoder]") {
+  // 224 layers of one KV head of size 2, 2^20 positions: keys and values alone are 3.5 GiB, under
+  // the 4 GiB limit, but positions and scores bring the cache to 6.1 GiB (a guard counting only
+  // keys and values let it allocate all of that). Refused before any cache memory is touched.
+  ModelConfig config;
+  config.dim = 2;
+  config.hidden_dim = 2;
+  config.n_layers = 224;
+  config.n_heads = 1;
+  config.n_kv_heads = 1;
+  config.vocab_size = 4;
+  config.seq_len = ModelConfig::kMaxSeqLen;
+  const auto weights = std::make_shared<const DecoderWeights>(random_weights(config, 3));
+  const double keys_and_values = 2.0 * 224 * 2 * config.seq_len * sizeof(float);
+  REQUIRE(keys_and_values < Decoder::kMaxCacheBytes);
+  CHECK(static_cast<double>(Decoder::cache_memory_bytes(config, config.seq_len)) >
+        Decoder::kMaxCacheBytes);
+  CHECK_THROWS_WITH(Decoder(weights, full_cache()),
+                    Catch::Contains("a KV cache for 1048576 positions would need 6276 MiB") &&
+                        Catch::Contains("(limit 4096 MiB)"));
+  // The same model with a budget that fits: accepted.
+  Decoder small(weights, std::make_unique<H2OPolicy>(CacheBudget{8, 8}));
+  CHECK(small.cache(0).capacity() == 17);
+}
+
+TEST_CASE("the memory guard's estimate is what the caches hold", "[decoder]") {
+  const std::size_t capacity = GENERATE(1, 6, 81);
+  ModelConfig config = stories260k_shape();
+  config.seq_len = capacity;
+  const auto weights = std::make_shared<const DecoderWeights>(random_weights(config, 4));
+  Decoder decoder(weights, full_cache());
+  std::uint64_t in_caches = 0;
+  for (std::size_t l = 0; l < config.n_layers; ++l) in_caches += decoder.cache(l).reserved_bytes();
+  // Beyond the caches, only the attention weights of each query head grow with the capacity
+  // (the allocation-counting test in test_no_allocation.cpp checks that from operator new).
+  CHECK(Decoder::cache_memory_bytes(config, capacity) ==
+        in_caches + config.n_heads * capacity * sizeof(float));
+}
+
 TEST_CASE("decoder reset starts the same sequence over", "[decoder]") {
   const bool use_h2o = GENERATE(false, true);
   ModelConfig config = stories260k_shape();

@@ -228,6 +228,23 @@ TEST_CASE("kv cache counts live and reserved bytes", "[kv_cache]") {
   CHECK(cache.reserved_kv_bytes() == reserved);
 }
 
+TEST_CASE("kv cache bytes_for counts every array a cache allocates", "[kv_cache]") {
+  // Keys and values are not all: positions (int64) and scores (float) take one slot each too,
+  // which with head_dim 2 is 75% more than the keys and values alone.
+  for (const std::size_t G : {1, 2, 5}) {
+    for (const std::size_t D : {2, 4, 8, 64}) {
+      for (const std::size_t S : {1, 7, 100}) {
+        const LayerKVCache cache(G, D, S);
+        INFO("G " << G << ", D " << D << ", S " << S);
+        CHECK(cache.reserved_bytes() == LayerKVCache::bytes_for(G, D, S));
+        CHECK(LayerKVCache::bytes_for(G, D, S) == G * S * (2 * D * 4 + 8 + 4));
+      }
+    }
+  }
+  const LayerKVCache narrow(3, 2, 10);
+  CHECK(4 * narrow.reserved_bytes() == 7 * narrow.reserved_kv_bytes());  // 1.75 times
+}
+
 TEST_CASE("kv cache sorted_positions lists live positions in order", "[kv_cache]") {
   LayerKVCache cache(2, 2, 6);
   Reference ref{std::vector<std::vector<RefRow>>(2)};

@@ -1,4 +1,5 @@
-// test_no_allocation.cpp: a decode step allocates nothing (decoder.hpp's promise).
+// test_no_allocation.cpp: a decode step allocates nothing (decoder.hpp's promise), and the
+// decoder's memory guard counts every byte its caches take (Decoder::cache_memory_bytes).
 //
 // This file replaces the global operator new and delete to count calls, so it is built as its own
 // executable (h2o_alloc_tests): the counting must not leak into the other tests. Counting is
@@ -28,16 +29,23 @@ namespace {
 
 std::atomic<bool> counting{false};
 std::atomic<std::size_t> new_calls{0};
+std::atomic<std::size_t> new_bytes{0};
+
+void count(std::size_t size) {
+  if (!counting.load(std::memory_order_relaxed)) return;
+  new_calls.fetch_add(1, std::memory_order_relaxed);
+  new_bytes.fetch_add(size, std::memory_order_relaxed);
+}
 
 void* counted_allocation(std::size_t size) {
-  if (counting.load(std::memory_order_relaxed)) new_calls.fetch_add(1, std::memory_order_relaxed);
+  count(size);
   void* p = std::malloc(size == 0 ? 1 : size);
   if (p == nullptr) throw std::bad_alloc();
   return p;
 }
 
 void* counted_aligned_allocation(std::size_t size, std::align_val_t alignment) {
-  if (counting.load(std::memory_order_relaxed)) new_calls.fetch_add(1, std::memory_order_relaxed);
+  count(size);
   const std::size_t align = static_cast<std::size_t>(alignment);
   const std::size_t rounded = ((size == 0 ? 1 : size) + align - 1) / align * align;
   void* p = std::aligned_alloc(align, rounded);
@@ -53,6 +61,16 @@ std::size_t count_new_calls(Body&& body) {
   body();
   counting.store(false);
   return new_calls.load();
+}
+
+// Bytes asked of operator new while `body` runs.
+template <class Body>
+std::size_t count_new_bytes(Body&& body) {
+  new_bytes.store(0);
+  counting.store(true);
+  body();
+  counting.store(false);
+  return new_bytes.load();
 }
 
 }  // namespace
@@ -199,4 +217,25 @@ TEST_CASE("decode steps after a batched prompt allocate nothing", "[no_allocatio
   const std::vector<int> more(tokens.begin() + 200, tokens.begin() + 240);
   CHECK(count_new_calls([&] { decoder.forward_batch(more); }) == 0);
   CHECK(decoder.position() == 240);
+}
+
+TEST_CASE("the memory guard counts every byte a decoder allocates per cache slot",
+          "[no_allocation]") {
+  // Two decoders that differ only in how many positions they hold: what they allocate differs by
+  // exactly the memory that grows with the slots, which Decoder::cache_memory_bytes must count,
+  // or the 4 GiB guard lets through more than it says (it once counted only keys and values).
+  const auto weights = stories_shaped_model(512);
+  const auto bytes_of_decoder = [&](std::size_t positions) {
+    std::unique_ptr<Decoder> decoder;
+    std::unique_ptr<CachePolicy> policy = std::make_unique<FullCachePolicy>();
+    const std::size_t bytes = count_new_bytes(
+        [&] { decoder = std::make_unique<Decoder>(weights, std::move(policy), positions); });
+    return bytes;
+  };
+  const std::size_t small = bytes_of_decoder(100), large = bytes_of_decoder(400);
+  const ModelConfig& config = weights->config;
+  CHECK(large - small ==
+        Decoder::cache_memory_bytes(config, 400) - Decoder::cache_memory_bytes(config, 100));
+  // And the estimate covers the per-slot part of what the constructor allocated.
+  CHECK(Decoder::cache_memory_bytes(config, 400) <= large);
 }

@@ -155,3 +155,63 @@ TEST_CASE("bad sampler settings are refused") {
   const Vector wrong_size = xt::zeros<float>({11});
   CHECK_THROWS_WITH(sampler.sample(wrong_size), Contains("expected 10 logits, got 11"));
 }
+
+TEST_CASE("a tiny temperature samples the most likely token instead of overflowing to NaN") {
+  // logits / 1e-38 overflows to inf; run.c's softmax then gives NaN and its sampler token 0 (or
+  // the last token). Subtracting the largest logit first keeps every value finite.
+  const float temperature = GENERATE(1e-38f, 1e-30f, std::numeric_limits<float>::min(),
+                                     std::numeric_limits<float>::denorm_min(), 1e-6f);
+  const float top_p = GENERATE(0.0f, 0.5f, 0.9f, 1.0f);
+  INFO("temperature " << temperature << ", top-p " << top_p);
+  const Vector logits = {1.0f, 3.0f, -2.0f, 2.5f, 0.0f, -7.0f};
+  Sampler sampler(6, temperature, top_p, 5);
+  for (int i = 0; i < 50; ++i) CHECK(sampler.sample(logits) == 1);
+  // Huge logits overflow even at an ordinary temperature; so do huge negative ones.
+  const Vector huge = {1e30f, -3e38f, 3e38f, 2e38f};
+  Sampler ordinary(4, 1e-3f, top_p, 5);
+  CHECK(ordinary.sample(huge) == 2);
+  const Vector very_negative = {-3e38f, -2e38f, -3.3e38f};
+  Sampler half(3, 0.5f, top_p, 5);
+  CHECK(half.sample(very_negative) == 1);
+}
+
+TEST_CASE("at ordinary temperatures the sampler keeps run.c's arithmetic exactly") {
+  // run.c: logits / t, softmax, one coin per step, multinomial or top-p. The overflow guard must
+  // not change a single draw where nothing overflows.
+  const float temperature = GENERATE(0.3f, 0.8f, 1.0f, 1.7f);
+  const float top_p = GENERATE(0.0f, 0.9f);
+  Rng logit_rng(5);
+  Sampler sampler(64, temperature, top_p, 77);
+  Rng coins(77);
+  std::vector<ProbabilityIndex> scratch;
+  for (int step = 0; step < 300; ++step) {
+    const Vector logits = random_logits(logit_rng, 64, 4.0f);
+    Vector p = logits / temperature;
+    softmax_inplace(p.data(), p.size());
+    const float coin = coins.uniform();
+    const int expected = top_p == 0.0f ? sample_multinomial(p.data(), 64, coin)
+                                       : sample_top_p(p.data(), 64, top_p, coin, scratch);
+    REQUIRE(sampler.sample(logits) == expected);
+  }
+}
+
+TEST_CASE("NaN or infinite logits are an error, never a silent token 0") {
+  const float bad =
+      GENERATE(std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity(),
+               -std::numeric_limits<float>::infinity());
+  const float temperature = GENERATE(0.0f, 1.0f);
+  Vector logits = {0.5f, 1.0f, 0.25f};
+  logits(1) = bad;
+  Sampler sampler(3, temperature, 0.9f, 1);
+  CHECK_THROWS_WITH(sampler.sample(logits),
+                    Contains("logit for token 1 is") && Contains("(its numbers overflowed)"));
+  // The building blocks refuse NaN on their own too.
+  const std::vector<float> with_nan = {std::numeric_limits<float>::quiet_NaN(), 0.5f, 0.5f};
+  CHECK_THROWS_AS(sample_argmax(with_nan.data(), 3), std::domain_error);
+  const std::vector<float> nan_tail = {0.2f, 0.3f, std::numeric_limits<float>::quiet_NaN()};
+  CHECK_THROWS_AS(sample_argmax(nan_tail.data(), 3), std::domain_error);
+  const std::vector<float> all_nan(3, std::numeric_limits<float>::quiet_NaN());
+  CHECK_THROWS_AS(sample_multinomial(all_nan.data(), 3, 0.5f), std::domain_error);
+  std::vector<ProbabilityIndex> scratch;
+  CHECK_THROWS_AS(sample_top_p(all_nan.data(), 3, 0.9f, 0.5f, scratch), std::domain_error);
+}

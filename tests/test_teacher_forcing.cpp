@@ -26,7 +26,7 @@ TEST_CASE("teacher forcing measures perplexity and top-1 from the logits", "[tea
     for (float z : logits) max_logit = std::max(max_logit, static_cast<double>(z));
     for (float z : logits) sum += std::exp(z - max_logit);
     const double nll = -(logits(tokens[t + 1]) - max_logit - std::log(sum));
-    CHECK(run.token_nll[t] == Approx(nll).epsilon(1e-9));
+    CHECK(run.token_nll[t] == Approx(nll).epsilon(1e-5));  // batched vs one by one: rounding
     total += nll;
     int best = 0;
     for (std::size_t v = 1; v < logits.size(); ++v) {
@@ -35,14 +35,14 @@ TEST_CASE("teacher forcing measures perplexity and top-1 from the logits", "[tea
     CHECK(run.top1[t] == best);
   }
   REQUIRE(run.steps() == tokens.size() - 1);
-  CHECK(run.perplexity() == Approx(std::exp(total / run.steps())).epsilon(1e-9));
+  CHECK(run.perplexity() == Approx(std::exp(total / run.steps())).epsilon(1e-5));
   CHECK(run.log_probs.shape()[0] == run.steps());
 
   // Against itself: full agreement and no divergence.
   Decoder third(weights, std::make_unique<FullCachePolicy>(), 64);
   const TeacherForcedRun same = read_with_teacher_forcing(third, tokens, {false, &run, {}});
   CHECK(same.agreements == same.steps());
-  CHECK(same.mean_kl() == Approx(0.0).margin(1e-9));
+  CHECK(same.mean_kl() == Approx(0.0).margin(1e-6));  // float-stored reference
 
   // A small H2O cache drifts: some divergence, and the callback sees every step.
   Decoder small(weights, std::make_unique<H2OPolicy>(CacheBudget{2, 2}), 64);

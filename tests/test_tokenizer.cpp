@@ -3,10 +3,13 @@
 // A small synthetic vocabulary built below gives exact worked examples of each encoding rule; the
 // real tok512.bin (H2O_MODELS_DIR, skipped with a SKIPPED note when absent) gives ids computed
 // with llama2.c's algorithm, and decodes the reference greedy run to its expected text. Round
-// trips cover ASCII, multi-byte UTF-8, emoji, and bytes no vocabulary entry holds.
+// trips cover ASCII, multi-byte UTF-8, emoji, and bytes no vocabulary entry holds. The fast encoder
+// is compared token for token with run.c's own quadratic algorithm (tokenizer_reference.hpp) on
+// thousands of seeded random vocabularies and texts, and on tok512.
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -21,12 +24,14 @@
 #include "h2o/base/random.hpp"
 #include "h2o/text/tokenizer.hpp"
 #include "test_support.hpp"
+#include "tokenizer_reference.hpp"
 
 using namespace h2o;
 using Catch::Matchers::Contains;
 using h2o_test::error_of;
 using h2o_test::model_file;
 using h2o_test::read_bytes;
+using h2o_test::reference_encode;
 using h2o_test::TempDir;
 using h2o_test::write_bytes;
 
@@ -314,4 +319,203 @@ TEST_CASE("tok512 refuses a model vocabulary of another size") {
                     Contains("holds only 512 entries but the model's vocabulary has 32000 tokens"));
   CHECK_THROWS_WITH(Tokenizer::load(model_file("tok512.bin"), 300),
                     Contains("holds 512 entries but the model's vocabulary has 300 tokens"));
+}
+
+// =============================================================================================
+// The fast encoder against run.c's algorithm, and encoding with a token limit
+
+namespace {
+
+// The text symbols random vocabularies and texts are made of: ASCII, a space, a newline, "é"
+// (2 bytes), an emoji (4 bytes), a stray continuation byte and a byte token's name.
+const char* const kSymbols[] = {"a",    "b",     "c", " ", "\n", "\xC3\xA9", "\xF0\x9F\x99\x82",
+                                "\x80", "<0x61>"};
+constexpr std::uint32_t kSymbolCount = sizeof(kSymbols) / sizeof(kSymbols[0]);
+
+std::string random_symbols(Rng& rng, std::size_t count) {
+  std::string out;
+  for (std::size_t i = 0; i < count; ++i) out += kSymbols[rng.below(kSymbolCount)];
+  return out;
+}
+
+// A vocabulary built to exercise every corner of the merge rule: scores drawn from a few values
+// (many ties), pieces at and around run.c's -1e10 cut, duplicate pieces, pieces that extend BOS
+// or byte-token names, and sometimes byte tokens whose pieces are not "<0xHH>" (even empty).
+Tokenizer random_vocabulary(Rng& rng) {
+  std::vector<std::string> pieces;
+  std::vector<float> scores;
+  add_base_entries(pieces, scores);
+  const float score_choices[] = {0.0f, 1.0f, 2.0f, 3.0f, -1.0f, -0.0f, -1e10f, -2e10f, -9.9e9f};
+  if (rng.below(4) == 0) {
+    for (int k = 0; k < 3; ++k) {
+      const std::size_t byte = rng.below(2) == 0 ? 'a' : rng.below(256);
+      pieces[Tokenizer::kFirstByteToken + byte] = rng.below(3) == 0 ? "" : random_symbols(rng, 1);
+    }
+  }
+  const std::size_t extra = 1 + rng.below(150);
+  for (std::size_t i = 0; i < extra; ++i) {
+    std::string piece;
+    switch (rng.below(8)) {
+      case 0:  // a duplicate of an earlier piece
+        piece = pieces[rng.below(static_cast<std::uint32_t>(pieces.size()))];
+        break;
+      case 1:  // BOS followed by text: lets BOS merge, as run.c allows
+        piece = pieces[Tokenizer::kBos] + random_symbols(rng, 1);
+        break;
+      case 2:  // byte-token names glued together
+        piece =
+            pieces[Tokenizer::kFirstByteToken + 0xC3] + pieces[Tokenizer::kFirstByteToken + 0xBC];
+        break;
+      case 3:
+        piece = rng.below(8) == 0 ? "" : random_symbols(rng, 1);
+        break;
+      default:
+        piece = random_symbols(rng, 1 + rng.below(4));
+    }
+    pieces.push_back(piece);
+    scores.push_back(rng.below(6) == 0
+                         ? rng.uniform(-5.0f, 5.0f)
+                         : score_choices[rng.below(sizeof(score_choices) / sizeof(float))]);
+  }
+  return Tokenizer(pieces, scores);
+}
+
+// Random symbols, and now and then any bytes at all.
+std::string random_merge_text(Rng& rng) {
+  if (rng.below(5) == 0) {
+    std::string bytes;
+    for (std::size_t i = rng.below(30); i > 0; --i)
+      bytes.push_back(static_cast<char>(rng.below(256)));
+    return bytes;
+  }
+  return random_symbols(rng, rng.below(60));
+}
+
+}  // namespace
+
+TEST_CASE("the fast encoder gives run.c's tokens on random vocabularies and texts") {
+  const std::uint64_t seed = GENERATE(range(1, 201));
+  Rng rng(seed * 7919);
+  const Tokenizer t = random_vocabulary(rng);
+  for (int i = 0; i < 25; ++i) {
+    const std::string text = random_merge_text(rng);
+    const bool bos = rng.below(2) == 0, eos = rng.below(2) == 0;
+    INFO("seed " << seed << ", text " << i << " (" << text.size() << " bytes)");
+    const std::vector<int> fast = t.encode(text, bos, eos);
+    REQUIRE(fast == reference_encode(t, text, bos, eos));
+    // The lower bound that lets programs refuse long texts before encoding them holds too.
+    CHECK(fast.size() >= t.min_tokens(text.size(), bos, eos));
+  }
+}
+
+TEST_CASE("the fast encoder gives run.c's tokens with the synthetic vocabulary") {
+  const Tokenizer t = small_tokenizer();
+  Rng rng(31);
+  for (int i = 0; i < 400; ++i) {
+    const std::string text = random_text(rng, i % 3 == 0) + random_symbols(rng, rng.below(20));
+    CHECK(t.encode(text, true, false) == reference_encode(t, text, true, false));
+  }
+}
+
+TEST_CASE("tok512: the fast encoder gives run.c's tokens") {
+  if (!have_real_tokenizer()) {
+    WARN("SKIPPED: " << model_file("tok512.bin") << " is absent");
+    return;
+  }
+  const Tokenizer t = Tokenizer::load(model_file("tok512.bin"), 512);
+  Rng rng(77);
+  for (int i = 0; i < 300; ++i) {
+    const std::string text = random_text(rng, i % 4 == 0);
+    CHECK(t.encode(text, true, false) == reference_encode(t, text, true, false));
+  }
+  // A few thousand bytes of story-like text: hundreds of merges, each order-sensitive.
+  std::string story;
+  while (story.size() < 6000) {
+    story += "Once upon a time, Lily's mom said \"hi\" to the big dog. They played in the park.\n";
+  }
+  CHECK(t.encode(story, true, false) == reference_encode(t, story, true, false));
+}
+
+TEST_CASE("encoding a long text takes time in proportion to its length, not its square") {
+  // 256 KB: run.c's rescan after every merge took 13 s for this text on the 2-core development
+  // machine, the priority queue 0.05 s. The bound leaves room for slow or sanitized builds on
+  // either side.
+  const Tokenizer t = small_tokenizer();
+  std::string text;
+  while (text.size() < (256u << 10)) text += "abc aaa bc a\xC3\xA9 ";
+  const auto start = std::chrono::steady_clock::now();
+  const std::vector<int> tokens = t.encode(text, true, false);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  CHECK(tokens.size() > 130000);
+  CHECK(t.decode(tokens) == text);
+  CHECK(seconds < 2.0);
+}
+
+TEST_CASE("min_tokens bounds the token count from the byte count alone") {
+  const Tokenizer t = small_tokenizer();  // max_token_length 6
+  CHECK(t.min_tokens(0, false, false) == 0);
+  CHECK(t.min_tokens(0, true, false) == 1);
+  CHECK(t.min_tokens(0, true, true) == 2);
+  CHECK(t.min_tokens(5, false, false) == 1);  // 5 bytes + the dummy space fit in one 6-byte piece
+  CHECK(t.min_tokens(5, true, false) == 1);   // BOS might have merged into that piece
+  CHECK(t.min_tokens(6, false, false) == 2);
+  CHECK(t.min_tokens(6, false, true) == 3);
+  CHECK(t.min_tokens(1u << 20, true, false) == ((1u << 20) + 1 + 5) / 6);
+  // The longest merge the synthetic vocabulary has: " abc", 4 bytes for 3 of text.
+  CHECK(t.encode("abc", false, false).size() >= t.min_tokens(3, false, false));
+}
+
+TEST_CASE("an empty byte-token piece voids the byte bound, and min_tokens says so") {
+  // Byte 'a' has the empty piece: "" + "" = "" merges every 'a' away, so 100 bytes can become
+  // 2 tokens, fewer than any bound from max_token_length (6 here) could allow.
+  std::vector<std::string> pieces;
+  std::vector<float> scores;
+  add_base_entries(pieces, scores);
+  pieces[Tokenizer::kFirstByteToken + 'a'] = "";
+  pieces.push_back("x");
+  scores.push_back(0.0f);
+  const Tokenizer t(pieces, scores);
+  const std::string text = std::string(100, 'a') + "x";
+  const std::vector<int> tokens = t.encode(text, false, false);
+  CHECK(tokens == reference_encode(t, text, false, false));
+  CHECK(tokens.size() == 2);
+  CHECK(t.min_tokens(text.size(), false, false) == 1);
+  CHECK(t.min_tokens(text.size(), false, true) == 2);
+  // With an empty dummy space too, BOS swallows the whole text: [BOS] and nothing else.
+  pieces[Tokenizer::kFirstByteToken + ' '] = "";
+  const Tokenizer swallowing(pieces, scores);
+  CHECK(swallowing.encode("aaaa", true, false) == std::vector<int>{Tokenizer::kBos});
+  CHECK(reference_encode(swallowing, "aaaa", true, false) == std::vector<int>{Tokenizer::kBos});
+  CHECK(swallowing.min_tokens(4, true, false) == 1);
+}
+
+TEST_CASE("encode_at_most refuses a long text before encoding it, and a near miss after") {
+  const Tokenizer t = small_tokenizer();
+  // 1 MiB against 512 tokens: the byte count alone proves it, nothing is encoded.
+  const std::string huge(1u << 20, 'b');
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    t.encode_at_most(huge, true, false, 512);
+    FAIL("expected TooManyTokens");
+  } catch (const TooManyTokens& e) {
+    CHECK(e.at_least);
+    CHECK(e.tokens == t.min_tokens(huge.size(), true, false));
+    CHECK(e.limit == 512);
+    CHECK(e.count_text() == "at least " + std::to_string(e.tokens) + " tokens");
+    CHECK_THAT(e.what(), Contains("more than the 512 allowed"));
+  }
+  CHECK(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() < 0.5);
+  // "bbbbbbbbbb": 10 one-byte tokens + the dummy space + BOS = 12 tokens; the bound says 2.
+  const std::string ten(10, 'b');
+  try {
+    t.encode_at_most(ten, true, false, 11);
+    FAIL("expected TooManyTokens");
+  } catch (const TooManyTokens& e) {
+    CHECK_FALSE(e.at_least);
+    CHECK(e.tokens == 12);
+    CHECK(e.count_text() == "12 tokens");
+  }
+  CHECK(t.encode_at_most(ten, true, false, 12) == t.encode(ten, true, false));
+  CHECK(t.encode_at_most("", true, true, 2).size() == 2);
 }

@@ -135,6 +135,14 @@ h2o_compare_generate(NAME generate_greedy_n256_h2o_shared
   EXPECTED "${h2o_stories}/expected_greedy_n256.txt"
   ARGS ${h2o_real_model} --temperature 0 --steps 256 --cache h2o --heavy 6 --recent 250
        --scoring shared)
+# A temperature so small that logits / temperature overflows (1e-38 is accepted by --temperature)
+# samples the most likely token every time: run.c's greedy text again, not NaN and '<unk>'.
+h2o_compare_generate(NAME generate_tiny_temperature_is_greedy
+  EXPECTED "${h2o_stories}/expected_greedy_n200.txt"
+  ARGS ${h2o_real_model} --temperature 1e-38 --steps 200)
+h2o_compare_generate(NAME generate_tiny_temperature_is_greedy_top_p_1
+  EXPECTED "${h2o_stories}/expected_greedy_n200.txt"
+  ARGS ${h2o_real_model} --temperature 1e-38 --top-p 1 --steps 200)
 h2o_check_program(NAME generate_real_model_h2o_report TARGET generate
   ARGS ${h2o_real_model} --temperature 0 --steps 200 --cache h2o --heavy 32 --recent 32
   STREAM stderr REQUIRES "${h2o_stories}/stories260K.bin"
@@ -218,13 +226,38 @@ foreach(bad
     EXIT nonzero STREAM stderr EXPECT "generate: error: tokenizer '" "${file}" "${text}")
 endforeach()
 
+# Files that are not regular files, or larger than the stated limits (8 GiB, 64 MiB): refused
+# from what the file system says, before a byte is read (a pipe would block, /dev/zero never end).
+foreach(bad
+    "model@/dev/zero@checkpoint '/dev/zero' is not a regular file"
+    "model@${h2o_inputs}/a_pipe@a_pipe' is not a regular file"
+    "model@${h2o_inputs}/a_folder@a_folder' is a directory, not a file"
+    "model@${h2o_inputs}/over_limit_model.bin@is 8589934593 bytes, more than the limit of 8 GiB"
+    "tokenizer@/dev/zero@tokenizer '/dev/zero' is not a regular file"
+    "tokenizer@${h2o_inputs}/a_pipe@a_pipe' is not a regular file"
+    "tokenizer@${h2o_inputs}/over_limit_tok.bin@is 67108865 bytes, more than the limit of 64 MiB")
+  string(REPLACE "@" ";" parts "${bad}")
+  list(GET parts 0 which)
+  list(GET parts 1 path)
+  list(GET parts 2 text)
+  get_filename_component(short "${path}" NAME_WE)
+  set(files ${h2o_tiny})
+  list(FIND files "--${which}" where)
+  math(EXPR where "${where} + 1")
+  list(REMOVE_AT files ${where})
+  list(INSERT files ${where} "${path}")
+  h2o_check_generate(NAME generate_${which}_file_${short}
+    ARGS ${files} TIMEOUT 30 EXIT nonzero STREAM stderr EXPECT "generate: error: " "${text}")
+endforeach()
+
 # Prompts longer than the tiny model's seq_len of 64: refused before encoding when the byte count
-# alone proves it (400 bytes), after encoding otherwise (100 letters, one token each).
+# alone proves it (400 bytes and the dummy space in pieces of at most 6 bytes: at least 67 tokens),
+# after encoding otherwise (100 letters, one token each).
 string(REPEAT "qz" 200 h2o_long_prompt)
 string(REPEAT "q" 100 h2o_longish_prompt)
 h2o_check_generate(NAME generate_prompt_too_long_bytes
   ARGS ${h2o_tiny} --prompt "${h2o_long_prompt}" EXIT nonzero STREAM stderr
-  EXPECT "the prompt is too long: at least 68 tokens (BOS included), the model's seq_len is 64")
+  EXPECT "the prompt is too long: at least 67 tokens (BOS included), the model's seq_len is 64")
 h2o_check_generate(NAME generate_prompt_too_long_tokens
   ARGS ${h2o_tiny} --prompt "${h2o_longish_prompt}" EXIT nonzero STREAM stderr
   EXPECT "the prompt is too long: 102 tokens (BOS included), the model's seq_len is 64")
@@ -336,9 +369,6 @@ endforeach()
 h2o_check_program(NAME compare_policies_help TARGET compare_policies ARGS --help
   EXPECT "usage: compare_policies" "--model PATH" "--tokenizer PATH" "--text PATH" "--budgets LIST"
          "--policies LIST" "--svg PATH" "--picture-budget PERCENT" "--help" "Policies: full, h2o")
-h2o_check_program(NAME compare_policies_without_model TARGET compare_policies
-  ENV "H2O_MODELS_DIR=${CMAKE_CURRENT_BINARY_DIR}/no-models-here"
-  EXPECT "the real model is not in its default place" "missing: " "karpathy/tinyllamas")
 h2o_check_program(NAME compare_policies_explicit_missing_model TARGET compare_policies
   ARGS --model ${CMAKE_CURRENT_BINARY_DIR}/no-such-model.bin
   EXIT nonzero STREAM stderr EXPECT "compare_policies: error: checkpoint '" "' does not exist")
@@ -372,38 +402,76 @@ foreach(bad
     EXIT nonzero STREAM stderr EXPECT "compare_policies: error: ${text}")
 endforeach()
 
-# The real runs. At 10% of 384 tokens every policy holds 38 tokens per KV head (sinks: 4 + 34);
-# a window keeps exactly the last 38 positions, sinks the first 4 and the last 34.
-set(h2o_stories260k "${H2O_MODELS_DIR}/stories260K/stories260K.bin")
+# On the synthetic model (no download): a short text runs; a text that is not a regular file, is
+# over the 1 MiB limit, or holds far more tokens than the model's 64 positions is refused with one
+# line, at once (the long text from its byte count alone, before encoding).
+set(h2o_tiny_compare ${h2o_tiny} --budgets 20,50)
+h2o_check_program(NAME compare_policies_tiny_model TARGET compare_policies
+  ARGS ${h2o_tiny_compare} --text "${h2o_inputs}/short.txt"
+  EXPECT "text: story 1: 39 tokens (BOS included); 38 predictions per run" "20% = 8" "50% = 20" "<- best")
+set_tests_properties(compare_policies_tiny_model PROPERTIES FIXTURES_REQUIRED generate_inputs)
+foreach(bad
+    "dev_zero@/dev/zero@text file '/dev/zero' is not a regular file (a device, pipe or socket)"
+    "pipe@${h2o_inputs}/a_pipe@a_pipe' is not a regular file"
+    "folder@${h2o_inputs}/a_folder@a_folder' is a directory, not a file"
+    "empty@${h2o_inputs}/empty.txt@empty.txt' is empty"
+    "too_big@${h2o_inputs}/too_big.txt@too_big.txt' is 1048577 bytes, more than the limit of 1 MiB"
+    "too_many_tokens@${h2o_inputs}/long.txt@has at least 50001 tokens; the model reads at most 64")
+  string(REPLACE "@" ";" parts "${bad}")
+  list(GET parts 0 short)
+  list(GET parts 1 path)
+  list(GET parts 2 text)
+  h2o_check_program(NAME compare_policies_text_${short} TARGET compare_policies
+    ARGS ${h2o_tiny_compare} --text "${path}" TIMEOUT 10
+    EXIT nonzero STREAM stderr EXPECT "compare_policies: error: " "${text}")
+  set_tests_properties(compare_policies_text_${short} PROPERTIES FIXTURES_REQUIRED generate_inputs)
+endforeach()
+h2o_check_program(NAME compare_policies_model_dev_zero TARGET compare_policies
+  ARGS --model /dev/zero --tokenizer "${h2o_inputs}/tiny_tok.bin" TIMEOUT 10
+  EXIT nonzero STREAM stderr
+  EXPECT "compare_policies: error: checkpoint '/dev/zero' is not a regular file")
+
+# The real runs, on the shipped model reading the 912-token held-out story. At 10% every policy
+# holds 91 tokens per KV head (sinks: 4 + 87); a window keeps exactly the last 91 positions
+# (820-910), sinks the first 4 and the last 87 (824-910).
 h2o_check_program(NAME compare_policies_real_model TARGET compare_policies
-  REQUIRES "${h2o_stories260k}"
-  EXPECT "text: 384 tokens (BOS included), 383 predictions per run (teacher forcing)"
-         "10% = 38    h2o      H2O, heavy 19 + recent 19 = 38 tokens, per-head scores"
-         "20% = 77" "50% = 192" "budget     policy  kept  perplexity  vs full  top-1 = full"
-         "reference  full     383       3." "h2o       38" "window    38" "sinks     38"
-         "random    38" "tova      38" "  <- best" "At each budget:" "38 tokens:  best "
-         "Kept after the last step at 10% = 38 tokens" "          345-382" "          0-3 349-382"
+  EXPECT "compare_policies: 6 policies on model.bin reading heldout_story.txt"
+         "text: story 1: 912 tokens (BOS included); 911 predictions per run (teacher forcing)"
+         "10% = 91    h2o      H2O, heavy 45 + recent 46 = 91 tokens, per-head scores"
+         "20% = 182" "50% = 456" "budget     policy  kept  perplexity  vs full  top-1 = full"
+         "name recall" "reference  full     911       1." "h2o       91" "window    91" "sinks     91"
+         "random    91" "tova      91" "  <- best" "At each budget:" "91 tokens:  best "
+         "Kept after the last step at 10% = 91 tokens" "          820-910" "          0-3 824-910"
   FORBID "[holds" "refused")
-h2o_check_program(NAME compare_policies_whole_text_budget TARGET compare_policies
-  ARGS --budgets 100 REQUIRES "${h2o_stories260k}"
-  EXPECT "100% = 384" "nothing was evicted: every policy equals the full cache exactly"
+h2o_check_program(NAME compare_policies_whole_text_budget TARGET compare_policies ARGS --budgets 100
+  EXPECT "100% = 912" "nothing was evicted: every policy equals the full cache exactly"
   FORBID "NOT exactly")
 h2o_check_program(NAME compare_policies_picture_budget_outside_table TARGET compare_policies
-  ARGS --budgets 20 --policies window,full --picture-budget 5 REQUIRES "${h2o_stories260k}"
-  EXPECT "compare_policies: 2 policies" "20% = 77    window   sliding window, last 77 tokens"
-         "Kept after the last step at 5% = 19 tokens" "          364-382"
+  ARGS --budgets 20 --policies window,full --picture-budget 5
+  EXPECT "compare_policies: 2 policies" "20% = 182   window   sliding window, last 182 tokens"
+         "Kept after the last step at 5% = 46 tokens" "          865-910"
   FORBID "h2o" "10% =")
 h2o_check_program(NAME compare_policies_missing_text TARGET compare_policies
-  ARGS --text ${CMAKE_CURRENT_BINARY_DIR}/no-such-text.txt REQUIRES "${h2o_stories260k}"
+  ARGS --text ${CMAKE_CURRENT_BINARY_DIR}/no-such-text.txt
   EXIT nonzero STREAM stderr EXPECT "compare_policies: error: text file '" "no-such-text.txt' does not exist")
 h2o_check_program(NAME compare_policies_unwritable_svg TARGET compare_policies
-  ARGS --svg ${CMAKE_CURRENT_BINARY_DIR}/no-such-folder/picture.svg REQUIRES "${h2o_stories260k}"
+  ARGS --svg ${CMAKE_CURRENT_BINARY_DIR}/no-such-folder/picture.svg
   EXIT nonzero STREAM stderr EXPECT "compare_policies: error: cannot write the picture to '")
+# stories260K (external, for comparison) on the project's shorter story.
+set(h2o_stories260k "${H2O_MODELS_DIR}/stories260K/stories260K.bin")
+h2o_check_program(NAME compare_policies_stories260k TARGET compare_policies
+  ARGS --model "${h2o_stories260k}" --tokenizer "${H2O_MODELS_DIR}/stories260K/tok512.bin"
+       --text "${PROJECT_SOURCE_DIR}/data/story.txt"
+  REQUIRES "${h2o_stories260k}"
+  EXPECT "text: story 1: 383 tokens (BOS included); 382 predictions per run (teacher forcing)"
+         "10% = 38    h2o      H2O, heavy 19 + recent 19 = 38 tokens, per-head scores"
+         "reference  full     382       3.029" "Kept after the last step at 10% = 38 tokens"
+         "          344-381" "          0-3 348-381"
+  FORBID "[holds" "refused")
 add_test(NAME compare_policies_svg_picture
   COMMAND ${CMAKE_COMMAND} -DPROGRAM=$<TARGET_FILE:compare_policies>
           "-DARGS=--budgets@@10@@--svg@@${CMAKE_CURRENT_BINARY_DIR}/compare_policies.svg"
           "-DSVG_FILE=${CMAKE_CURRENT_BINARY_DIR}/compare_policies.svg"
-          "-DREQUIRES=${h2o_stories260k}"
-          "-DEXPECT=>full<@@>h2o<@@>window<@@decoding step@@original position@@budget 38 tokens"
+          "-DEXPECT=>full<@@>h2o<@@>window<@@decoding step@@original position@@budget 91 tokens"
           -P ${CMAKE_CURRENT_SOURCE_DIR}/check_svg.cmake)
 set_tests_properties(compare_policies_svg_picture PROPERTIES SKIP_REGULAR_EXPRESSION "SKIPPED: ")

@@ -30,6 +30,7 @@
 #include <string>
 #include <vector>
 
+#include "h2o/app/bench_decode_options.hpp"
 #include "h2o/app/cli.hpp"
 #include "h2o/attention/attention.hpp"
 #include "h2o/attention/linear.hpp"
@@ -42,41 +43,8 @@ using namespace h2o;
 
 namespace {
 
-// Longest sequence a user may ask for. The full cache's total cost grows with N^2 (16384 tokens
-// cost about 16 times the default 4096), so far beyond this a run would look like a hang.
-constexpr long long kMaxLength = 16384;
 // "Last stretch": time per token is also measured over the final tokens of each sequence.
 constexpr std::size_t kTailTokens = 128;
-
-// ---------------------------------------------------------------------------------------------
-// Command line
-
-// "128,256" -> {128, 256}; each 1..kMaxLength. `noun` names one item in error messages.
-std::vector<std::size_t> parse_sizes(const std::string& option, const std::string& noun,
-                                     const std::string& text) {
-  std::vector<std::size_t> lengths;
-  std::size_t start = 0;
-  while (true) {
-    const std::size_t comma = text.find(',', start);
-    const std::string item =
-        text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-    errno = 0;
-    char* end = nullptr;
-    const long long n = std::strtoll(item.c_str(), &end, 10);
-    if (item.empty() || *end != '\0' || errno == ERANGE) {
-      throw UsageError("--" + option + " expects whole numbers separated by commas, got '" + text +
-                       "'");
-    }
-    if (n < 1 || n > kMaxLength) {
-      throw UsageError("--" + option + ": each " + noun + " must be between 1 and " +
-                       std::to_string(kMaxLength) + ", got " + item);
-    }
-    lengths.push_back(static_cast<std::size_t>(n));
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
-  return lengths;
-}
 
 // ---------------------------------------------------------------------------------------------
 // Timing one decode
@@ -256,64 +224,19 @@ void prompt_section(const std::shared_ptr<const DecoderWeights>& weights,
   std::cout << "\n";
 }
 
-// "lengths,prompt" -> which sections to print; each name at most once, any of kSections.
-std::vector<std::string> parse_sections(const std::string& text) {
-  static const std::vector<std::string> kSections = {"lengths", "eviction", "prompt"};
-  std::vector<std::string> sections;
-  std::size_t start = 0;
-  while (true) {
-    const std::size_t comma = text.find(',', start);
-    const std::string item =
-        text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-    if (std::find(kSections.begin(), kSections.end(), item) == kSections.end()) {
-      throw UsageError("--sections: unknown section '" + item +
-                       "' (expected lengths, eviction or prompt, separated by commas)");
-    }
-    if (std::find(sections.begin(), sections.end(), item) == sections.end()) {
-      sections.push_back(item);
-    }
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
-  return sections;
-}
-
 int run(int argc, const char* const* argv) {
-  // Step 1: read the command line.
-  ArgParser args("bench_decode",
-                 "Decode speed and KV-cache memory (full cache versus H2O), H2O's bookkeeping\n"
-                 "next to attention, and batched prompt speed, on a random decoder of a story\n"
-                 "model's shape. Prints figures, checks nothing.");
-  args.add_option("sections", "LIST", "lengths",
-                  "any of lengths, eviction, prompt (comma-separated), printed in that order");
-  args.add_option("shape", "NAME", "260k", "model shape: 260k, 15m or 110m (random weights)");
-  args.add_option("lengths", "N,N,...", "128,256,512,1024,2048,4096",
-                  "lengths: lengths to decode (1.." + std::to_string(kMaxLength) + " each)");
-  add_budget_options(args, 64, 64);
-  args.add_option("budgets", "N,N,...", "64,256,1024", "eviction: H2O budgets to measure");
-  args.add_option("prompt", "N,N,...", "512", "prompt: prompt lengths in tokens");
-  args.add_option("threads", "N", "1", "threads for the weight matrix products (1..64)");
-  args.add_option("repeats", "N", "3", "timed runs per measurement; the median is shown");
-  args.add_option("seed", "N", "1", "seed of the random weights and tokens");
+  // Step 1: read the command line (its table lives in app/bench_decode_options.hpp).
+  ArgParser args = bench_decode_arguments();
   if (!args.parse(argc, argv)) return 0;
-  const std::vector<std::string> sections = parse_sections(args.text("sections"));
-  const std::vector<std::size_t> lengths = parse_sizes("lengths", "length", args.text("lengths"));
-  const std::vector<std::size_t> budgets = parse_sizes("budgets", "budget", args.text("budgets"));
-  const std::vector<std::size_t> prompts =
-      parse_sizes("prompt", "prompt length", args.text("prompt"));
-  const CacheBudget budget = budget_from_options(args, kMaxLength);
-  const std::size_t repeats = static_cast<std::size_t>(args.integer("repeats", 1, 100));
-  const auto seed = static_cast<std::uint64_t>(args.integer("seed", 0, 1LL << 62));
-  const auto threads = static_cast<std::size_t>(args.integer("threads", 1, 64));
-  ModelConfig config;
-  try {
-    config = story_shape(args.text("shape"));
-  } catch (const std::invalid_argument& e) {
-    throw UsageError(std::string("--shape: ") + e.what());
-  }
-  for (std::size_t b : budgets) {
-    if (b < 2) throw UsageError("--budgets: each budget must be at least 2 (heavy + recent)");
-  }
+  const BenchDecodeOptions options = bench_decode_options(args);
+  const std::vector<std::string>& sections = options.sections;
+  const std::vector<std::size_t>& lengths = options.lengths;
+  const std::vector<std::size_t>& budgets = options.budgets;
+  const std::vector<std::size_t>& prompts = options.prompts;
+  const CacheBudget budget = options.budget;
+  const std::size_t repeats = options.repeats, threads = options.threads;
+  const std::uint64_t seed = options.seed;
+  ModelConfig config = options.shape;
   set_matmul_threads(threads);
   auto wants = [&](const char* name) {
     return std::find(sections.begin(), sections.end(), name) != sections.end();

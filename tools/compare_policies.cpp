@@ -28,22 +28,23 @@
 #include <iostream>
 #include <map>
 #include <memory>
-#include <set>
-#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "h2o/app/cli.hpp"
+#include "h2o/app/compare_policies_options.hpp"
 #include "h2o/app/default_files.hpp"
 #include "h2o/base/format.hpp"
 #include "h2o/cache/budget.hpp"
+#include "h2o/measure/name_recall.hpp"
 #include "h2o/measure/teacher_forcing.hpp"
 #include "h2o/model/checkpoint.hpp"
 #include "h2o/model/decoder.hpp"
 #include "h2o/policy/policy_factory.hpp"
 #include "h2o/report/svg.hpp"
 #include "h2o/report/table.hpp"
+#include "h2o/text/stories.hpp"
 #include "h2o/text/tokenizer.hpp"
 
 using h2o::fixed;
@@ -54,47 +55,30 @@ using h2o::Position;
 namespace {
 
 // ------------------------------------------------------------------------------------------------
-// Options
-
-// "all" or names from the factory, e.g. "full,h2o". Returned in the factory's order (so tables and
-// pictures list policies the same way every time), repeats dropped.
-std::vector<std::string> parse_policies(const std::string& text) {
-  std::set<std::string> wanted;
-  if (text == "all") {
-    for (const h2o::PolicyKind& kind : h2o::policy_kinds()) wanted.insert(kind.name);
-  } else {
-    std::stringstream list(text);
-    std::string item;
-    while (std::getline(list, item, ',')) {
-      if (item.empty()) throw h2o::UsageError("--policies has an empty name in '" + text + "'");
-      if (!h2o::is_policy_name(item)) {
-        throw h2o::UsageError("--policies: unknown cache policy '" + item +
-                              "' (expected all, or names from: " + h2o::policy_names() + ")");
-      }
-      wanted.insert(item);
-    }
-    if (wanted.empty()) throw h2o::UsageError("--policies needs at least one policy name");
-  }
-  std::vector<std::string> names;
-  for (const h2o::PolicyKind& kind : h2o::policy_kinds()) {
-    if (wanted.count(kind.name) > 0) names.push_back(kind.name);
-  }
-  return names;
-}
-
-// ------------------------------------------------------------------------------------------------
 // One run over the text
 
 struct Run {
-  std::string policy;              // the factory's name
-  std::string description;         // the policy's describe(): how it spends the budget
-  std::string refused;             // non-empty when the factory refused these settings
-  std::size_t budget = 0;          // tokens per layer and KV head (0 = the full-cache reference)
-  h2o::TeacherForcedRun measured;  // perplexity, top-1 and agreement with the full cache
-  std::size_t kept = 0;            // tokens in layer 0, per KV head, after the last step
-  std::size_t evicted = 0;         // tokens evicted from layer 0, per KV head
-  std::size_t live_kv_bytes = 0;   // keys + values of all layers at the end
-  std::vector<std::vector<Position>> kept_per_step;  // (S, kept) layer 0, KV head 0; if recorded
+  std::string policy;       // the factory's name
+  std::string description;  // the policy's describe(): how it spends the budget
+  std::string refused;      // non-empty when the factory refused these settings
+  int percent = 0;          // the budget, percent of each story (0 = the full cache)
+  std::size_t budget = 0;   // tokens per layer and KV head in the first story
+  // Over every story of the text (teacher forcing): predictions, their -log p, the ones whose
+  // top token equals the full cache's, and the long-gap name positions (name_recall.hpp).
+  std::size_t steps = 0, agreements = 0, name_positions = 0, names_recalled = 0;
+  double nll = 0.0;
+  std::vector<h2o::TeacherForcedRun> readings;  // (stories,) kept by the full-cache reference
+  // In the first story: layer 0, after the last step.
+  std::size_t kept = 0;                              // tokens per KV head
+  std::size_t evicted = 0;                           // tokens evicted per KV head
+  std::size_t live_kv_bytes = 0;                     // keys + values of all layers
+  std::vector<std::vector<Position>> kept_per_step;  // (S, kept) KV head 0; if recorded
+
+  double perplexity() const { return std::exp(nll / static_cast<double>(steps)); }
+  double agreement() const { return static_cast<double>(agreements) / static_cast<double>(steps); }
+  double recall() const {
+    return static_cast<double>(names_recalled) / static_cast<double>(name_positions);
+  }
 };
 
 // A policy that lets another decide and, after each of its calls for layer 0 (the first cache it
@@ -126,36 +110,54 @@ class RecordingPolicy final : public h2o::CachePolicy {
   const h2o::LayerKVCache* layer0_ = nullptr;
 };
 
-// Reads the text once with the named policy at `budget` tokens (0: the full cache, the reference
-// of the others). With `record`, keeps the positions layer 0 / KV head 0 still holds after every
-// step (for the picture).
-Run read_text(std::shared_ptr<const h2o::DecoderWeights> weights, const std::vector<int>& tokens,
-              const std::string& policy_name, std::size_t budget, const Run* full, bool record) {
+// Reads every story of the text with the named policy at `percent` of each story's tokens (0: the
+// full cache, the reference of the others, which keeps its readings). With `record`, keeps the
+// positions layer 0 / KV head 0 holds after every step of the first story (for the picture).
+Run read_stories(std::shared_ptr<const h2o::DecoderWeights> weights,
+                 const std::vector<std::vector<int>>& stories, const h2o::NameTokens& names,
+                 std::size_t name_gap, const std::string& policy_name, int percent, const Run* full,
+                 bool record) {
   Run run;
   run.policy = policy_name;
-  run.budget = budget;
-  std::unique_ptr<h2o::CachePolicy> policy;
-  try {
-    policy = h2o::make_policy(policy_name, h2o::settings_for_budget(policy_name, budget));
-  } catch (const std::invalid_argument& e) {
-    run.refused = e.what();  // e.g. a policy that needs more tokens than this budget gives
-    return run;
+  run.percent = percent;
+  for (std::size_t i = 0; i < stories.size(); ++i) {
+    const std::vector<int>& tokens = stories[i];
+    const std::size_t budget = percent == 0 ? 0 : h2o::tokens_for_percent(tokens.size(), percent);
+    std::unique_ptr<h2o::CachePolicy> policy;
+    try {
+      policy = h2o::make_policy(policy_name, h2o::settings_for_budget(policy_name, budget));
+    } catch (const std::invalid_argument& e) {
+      run.refused = e.what();  // e.g. a policy that needs more tokens than this budget gives
+      return run;
+    }
+    if (i == 0) {
+      run.budget = budget;
+      run.description = policy->describe();
+      // A policy holding more or fewer tokens than the budget is no equal comparison: flag it.
+      const std::size_t holds = policy->max_tokens(tokens.size());
+      if (budget > 0 && holds != std::min(budget, tokens.size())) {
+        run.description +=
+            " [holds " + std::to_string(holds) + " tokens, not " + std::to_string(budget) + "]";
+      }
+      if (record) policy = std::make_unique<RecordingPolicy>(std::move(policy), &run.kept_per_step);
+    }
+    h2o::Decoder decoder(weights, std::move(policy), tokens.size());
+    h2o::TeacherForcingOptions options;
+    if (full != nullptr) options.reference = &full->readings[i];
+    h2o::TeacherForcedRun reading = h2o::read_with_teacher_forcing(decoder, tokens, options);
+    const h2o::NameRecall recall = h2o::name_recall(tokens, reading.top1, names, name_gap);
+    run.steps += reading.steps();
+    run.nll += reading.mean_nll() * static_cast<double>(reading.steps());
+    run.agreements += full != nullptr ? reading.agreements : reading.steps();
+    run.name_positions += recall.steps.size();
+    run.names_recalled += recall.correct;
+    if (i == 0) {
+      run.kept = decoder.cache(0).size();
+      run.evicted = decoder.evicted_tokens(0);
+      run.live_kv_bytes = decoder.live_kv_bytes();
+    }
+    if (full == nullptr) run.readings.push_back(std::move(reading));
   }
-  run.description = policy->describe();
-  // A policy holding more or fewer tokens than the budget is no equal comparison: flag it.
-  const std::size_t holds = policy->max_tokens(tokens.size());
-  if (budget > 0 && holds != std::min(budget, tokens.size())) {
-    run.description +=
-        " [holds " + std::to_string(holds) + " tokens, not " + std::to_string(budget) + "]";
-  }
-  if (record) policy = std::make_unique<RecordingPolicy>(std::move(policy), &run.kept_per_step);
-  h2o::Decoder decoder(std::move(weights), std::move(policy), tokens.size());
-  h2o::TeacherForcingOptions options;
-  if (full != nullptr) options.reference = &full->measured;
-  run.measured = h2o::read_with_teacher_forcing(decoder, tokens, options);
-  run.kept = decoder.cache(0).size();
-  run.evicted = decoder.evicted_tokens(0);
-  run.live_kv_bytes = decoder.live_kv_bytes();
   return run;
 }
 
@@ -167,20 +169,6 @@ std::string change_text(double perplexity, double full_perplexity) {
   const double change = 100.0 * (perplexity / full_perplexity - 1.0);
   const std::string text = fixed(change, 1);
   return (text[0] == '-' ? "" : "+") + text + "%";
-}
-
-// Breaks `text` at spaces so no line is wider than `width` columns; later lines start with
-// `indent`. Spaces inside a line (column alignment) are kept as they are.
-std::string wrap(std::string text, std::size_t width, const std::string& indent) {
-  std::string out;
-  while (text.size() > width) {
-    const std::size_t space = text.rfind(' ', width);
-    if (space == std::string::npos || space <= indent.size()) break;  // one long word: keep it
-    out += text.substr(0, space) + "\n";
-    const std::size_t rest = text.find_first_not_of(' ', space);
-    text = indent + (rest == std::string::npos ? "" : text.substr(rest));
-  }
-  return out + text;
 }
 
 // Sorted positions as ranges: "0-2 5 17 345-382".
@@ -216,43 +204,44 @@ std::string command_line(int argc, char** argv) {
 }
 
 int compare_policies(int argc, char** argv) {
-  // Step 1: options, all checked before any file is read.
-  h2o::ArgParser args(
-      "compare_policies",
-      "Compares KV-cache policies on a real model reading one text: a table of perplexity and\n"
-      "agreement per budget, and a picture of which tokens each policy keeps.\n" +
-          wrap("Policies: " + h2o::policy_names() + ".", 100, "  "));
-  h2o::add_model_options(args);
-  h2o::add_text_option(args);
-  args.add_option("budgets", "LIST", "10,20,50", "cache budgets, in percent of the text's tokens");
-  args.add_option("policies", "LIST", "all", "policies to compare: all, or names from the list");
-  args.add_option("svg", "PATH", "", "write the picture (SVG) to this file");
-  args.add_option("picture-budget", "PERCENT", "",
-                  "the budget the picture shows (default: the smallest of --budgets)");
+  // Step 1: options, all checked before any file is read (app/compare_policies_options.hpp).
+  h2o::ArgParser args = h2o::compare_policies_arguments();
   if (!args.parse(argc, argv)) return 0;
-  const std::vector<int> percents = h2o::parse_percent_list("budgets", args.text("budgets"));
-  const std::vector<std::string> policies = parse_policies(args.text("policies"));
-  const int picture_percent = args.given("picture-budget")
-                                  ? static_cast<int>(args.integer("picture-budget", 1, 100))
-                                  : percents.front();
-  const std::string svg_path = args.text("svg");
-  if (args.given("svg") && svg_path.empty()) throw h2o::UsageError("--svg needs a file path");
-  const std::string text_path = args.text("text");
+  const h2o::ComparePoliciesOptions options = h2o::compare_policies_options(args);
+  const std::vector<int>& percents = options.percents;
+  const std::vector<std::string>& policies = options.policies;
+  const int picture_percent = options.picture_percent;
+  const std::string& svg_path = options.svg_path;
+  const std::string& text_path = options.text_path;
 
   // Step 2: the model and the text, as token ids (BOS first, as the model was trained).
   const h2o::ModelFiles files = h2o::model_files_from_options(args);
   auto weights = std::make_shared<const h2o::DecoderWeights>(h2o::load_checkpoint(files.model));
   const h2o::ModelConfig& config = weights->config;
   const h2o::Tokenizer tokenizer = h2o::Tokenizer::load(files.tokenizer, config.vocab_size);
-  const std::vector<int> tokens = tokenizer.encode(h2o::read_text_option(args), true, false);
-  if (tokens.size() < 3)
-    throw std::runtime_error("the text in '" + text_path + "' is too short to measure");
-  if (tokens.size() > config.seq_len) {
-    throw std::runtime_error("the text in '" + text_path + "' has " +
-                             std::to_string(tokens.size()) + " tokens; the model reads at most " +
-                             std::to_string(config.seq_len));
+  // The text may hold several stories, separated by an empty line (text/stories.hpp): each is
+  // read on its own, BOS first, and the measures add up over all of them. A story too long for
+  // the model is refused before encoding when its byte count proves it.
+  std::vector<std::vector<int>> stories;
+  for (const std::string& story : h2o::read_stories_option(args)) {
+    try {
+      stories.push_back(tokenizer.encode_at_most(story, true, false, config.seq_len));
+    } catch (const h2o::TooManyTokens& e) {
+      throw std::runtime_error("story " + std::to_string(stories.size() + 1) + " of '" + text_path +
+                               "' has " + e.count_text() + "; the model reads at most " +
+                               std::to_string(config.seq_len));
+    }
+    if (stories.back().size() < 3) {
+      throw std::runtime_error("story " + std::to_string(stories.size()) + " of '" + text_path +
+                               "' is too short to measure");
+    }
   }
+  if (stories.empty()) throw std::runtime_error("the text in '" + text_path + "' is empty");
+  const std::vector<int>& tokens = stories.front();  // the pictures show the first story
   const std::size_t n = tokens.size(), steps = n - 1;
+  const h2o::NameTokens names =
+      h2o::names_as_tokens(tokenizer, h2o::read_names(options.names_path));
+  const std::size_t gap = options.name_gap;
   const std::size_t picture_budget = h2o::tokens_for_percent(n, picture_percent);
 
   // The picture's file is checked now, so that a path that cannot be written fails before the runs.
@@ -264,26 +253,26 @@ int compare_policies(int argc, char** argv) {
   // once, whatever the budget. Runs at the picture's budget record what layer 0 keeps.
   const bool picture_in_table =
       std::find(percents.begin(), percents.end(), picture_percent) != percents.end();
-  const Run full = read_text(weights, tokens, "full", 0, nullptr, true);
+  const Run full = read_stories(weights, stories, names, gap, "full", 0, nullptr, true);
   std::map<int, std::vector<Run>> by_percent;  // budget percent -> runs, factory order
   for (int percent : percents) {
     for (const std::string& name : policies) {
       if (name == "full") continue;
-      by_percent[percent].push_back(read_text(weights, tokens, name,
-                                              h2o::tokens_for_percent(n, percent), &full,
-                                              percent == picture_percent));
+      by_percent[percent].push_back(read_stories(weights, stories, names, gap, name, percent, &full,
+                                                 percent == picture_percent));
     }
   }
   std::vector<Run> picture_only;  // when --picture-budget is not one of --budgets
   if (!picture_in_table) {
     for (const std::string& name : policies) {
       if (name != "full")
-        picture_only.push_back(read_text(weights, tokens, name, picture_budget, &full, true));
+        picture_only.push_back(
+            read_stories({weights}, {tokens}, names, gap, name, picture_percent, &full, true));
     }
   }
   const std::vector<Run>& picture_runs =
       picture_in_table ? by_percent[picture_percent] : picture_only;
-  const double full_perplexity = full.measured.perplexity();
+  const double full_perplexity = full.perplexity();
 
   // Step 4: what was run, and how each policy spends each budget.
   std::cout << "compare_policies: " << policies.size()
@@ -291,8 +280,12 @@ int compare_policies(int argc, char** argv) {
             << std::filesystem::path(files.model).filename().string() << " reading "
             << std::filesystem::path(text_path).filename().string() << "\n"
             << "model: " << config.describe() << "\n"
-            << "text: " << n << " tokens (BOS included), " << steps
-            << " predictions per run (teacher forcing)\n\n";
+            << "text: "
+            << (stories.size() == 1 ? "" : std::to_string(stories.size()) + " stories; ")
+            << "story 1: " << n << " tokens (BOS included); " << full.steps
+            << " predictions per run (teacher forcing),\n"
+            << full.name_positions << " of them of a name last seen more than " << gap
+            << " tokens back (name recall counts those)\n\n";
   std::cout << "Budgets, in tokens per layer and KV head. Each policy gets heavy = recent = half "
                "of the\nbudget (sinks takes its "
             << h2o::PolicySettings{}.sinks
@@ -307,7 +300,7 @@ int compare_policies(int argc, char** argv) {
     for (const Run& run : by_percent[percent]) {
       const std::string line = (first ? head : indent) + pad_right(run.policy, 9) +
                                (run.refused.empty() ? run.description : "refused: " + run.refused);
-      std::cout << wrap(line, 100, indent + std::string(9, ' ')) << "\n";
+      std::cout << h2o::wrap_words(line, 100, indent + std::string(9, ' ')) << "\n";
       first = false;
     }
     if (first) std::cout << head << "(only the full cache was asked for)\n";
@@ -315,43 +308,41 @@ int compare_policies(int argc, char** argv) {
 
   // Step 5: the table. Within a budget the rows go from lowest perplexity (best) to highest.
   std::cout << "\nResults: perplexity (lower = better), its change versus the full cache, how "
-               "often the most\nlikely next token equals the full cache's, and the KV bytes "
-               "held at the end (all layers).\n"
+               "often the most\nlikely next token equals the full cache's, name recall, and "
+               "the KV bytes held at the end (all\nlayers). "
                "'kept' = tokens layer 0 holds per KV head after the last step.\n\n";
-  h2o::Table table(
-      {"budget", "policy", "kept", "perplexity", "vs full", "top-1 = full", "KV bytes", ""});
+  h2o::Table table({"budget", "policy", "kept", "perplexity", "vs full", "top-1 = full",
+                    "name recall", "KV bytes", ""});
   auto add_row = [&](const std::string& budget_text, const Run& run, bool best) {
     if (!run.refused.empty()) {
-      table.add({budget_text, run.policy, "", "", "", "", "", "refused (see above)"});
+      table.add({budget_text, run.policy, "", "", "", "", "", "", "refused (see above)"});
       return;
     }
-    const double perplexity = run.measured.perplexity();
+    const double perplexity = run.perplexity();
     table.add({budget_text, run.policy, std::to_string(run.kept), fixed(perplexity, 3),
                run.budget == 0 ? "-" : change_text(perplexity, full_perplexity),
-               fixed(100.0 * run.measured.agreement(), 1) + "%", std::to_string(run.live_kv_bytes),
-               best ? "<- best" : ""});
+               fixed(100.0 * run.agreement(), 1) + "%",
+               run.name_positions == 0 ? "-" : fixed(100.0 * run.recall(), 1) + "%",
+               std::to_string(run.live_kv_bytes), best ? "<- best" : ""});
   };
-  Run reference = full;
-  reference.measured.agreements = full.measured.steps();  // the reference agrees with itself
-  add_row("reference", reference, false);
+  add_row("reference", full, false);
   std::vector<std::string> verdicts;
   for (int percent : percents) {
     std::vector<const Run*> rows;
     for (const Run& run : by_percent[percent]) rows.push_back(&run);
     std::stable_sort(rows.begin(), rows.end(), [](const Run* a, const Run* b) {
       if (a->refused.empty() != b->refused.empty()) return a->refused.empty();
-      return a->refused.empty() && a->measured.perplexity() < b->measured.perplexity();
+      return a->refused.empty() && a->perplexity() < b->perplexity();
     });
     if (rows.empty()) continue;
     const std::size_t budget = h2o::tokens_for_percent(n, percent);
-    const double best = rows.front()->measured.perplexity();
+    const double best = rows.front()->perplexity();
     const bool any_measured = rows.front()->refused.empty();
     bool first = true;
     for (const Run* run : rows) {
       const std::string budget_text =
           first ? std::to_string(percent) + "% = " + std::to_string(budget) : "";
-      add_row(budget_text, *run,
-              any_measured && run->refused.empty() && run->measured.perplexity() == best);
+      add_row(budget_text, *run, any_measured && run->refused.empty() && run->perplexity() == best);
       first = false;
     }
     // One line per budget, chosen from the numbers.
@@ -363,7 +354,7 @@ int compare_policies(int argc, char** argv) {
       verdicts.push_back(at + "every policy refused this budget");
     } else if (none_evicted) {
       const bool exact = std::all_of(rows.begin(), rows.end(), [&](const Run* r) {
-        return r->measured.perplexity() == full_perplexity;
+        return r->perplexity() == full_perplexity;
       });
       verdicts.push_back(at + "nothing was evicted: every policy equals the full cache" +
                          (exact ? " exactly" : " (NOT exactly: check the policies)"));
@@ -376,7 +367,7 @@ int compare_policies(int argc, char** argv) {
       }
       if (worst != rows.front()) {
         line += ", worst " + worst->policy + " (" +
-                change_text(worst->measured.perplexity(), full_perplexity) + ")";
+                change_text(worst->perplexity(), full_perplexity) + ")";
       }
       verdicts.push_back(line);
     }
@@ -407,7 +398,8 @@ int compare_policies(int argc, char** argv) {
     const std::vector<Position>& last = run->kept_per_step.back();
     std::cout << "  " << pad_right(run->policy, 8) << strip(last, steps, per_char) << "\n";
     if (run->budget > 0) {
-      std::cout << wrap(std::string(10, ' ') + ranges(last), 100, std::string(10, ' ')) << "\n";
+      std::cout << h2o::wrap_words(std::string(10, ' ') + ranges(last), 100, std::string(10, ' '))
+                << "\n";
     }
   }
 
@@ -424,7 +416,7 @@ int compare_policies(int argc, char** argv) {
     grid.text.command = command_line(argc, argv);
     grid.steps = steps;
     for (const Run* run : panels) {
-      const double perplexity = run->measured.perplexity();
+      const double perplexity = run->perplexity();
       std::string subtitle = "perplexity " + fixed(perplexity, 3);
       if (run->budget > 0) subtitle += " (" + change_text(perplexity, full_perplexity) + ")";
       subtitle += ", " + std::to_string(run->kept) + " kept at the end";

@@ -30,19 +30,15 @@
 #include <vector>
 
 #include "h2o/app/cli.hpp"
-#include "h2o/app/default_files.hpp"
+#include "h2o/app/generate_options.hpp"
 #include "h2o/attention/linear.hpp"
 #include "h2o/base/format.hpp"
 #include "h2o/model/checkpoint.hpp"
 #include "h2o/model/decoder.hpp"
-#include "h2o/policy/policy_factory.hpp"
 #include "h2o/text/sampler.hpp"
 #include "h2o/text/tokenizer.hpp"
 
 namespace {
-
-// More threads than this would only wait for each other on these models.
-constexpr long long kMaxGenerateThreads = 64;
 
 // run.c's safe_printf: a piece that is one raw byte (from a <0xHH> token) is printed only when it
 // is a printable ASCII character or whitespace, so control bytes never reach the terminal. As in
@@ -60,92 +56,37 @@ void print_piece(const std::string& piece) {
 }
 
 int generate(int argc, char** argv) {
-  // Step 1: read and check every option before touching any file.
-  // The summary lists every cache policy from the factory's table, so a new one shows up here.
-  std::string summary =
-      "Generates text with a llama2.c checkpoint, as llama2.c's run.c does, with a full\n"
-      "KV cache or one that evicts tokens. Text goes to stdout; speed and cache figures\n"
-      "to stderr.\n"
-      "\ncache policies (--cache):";
-  for (const h2o::PolicyKind& kind : h2o::policy_kinds()) {
-    summary += "\n  " + h2o::pad_right(kind.name, 8) + kind.summary;
-  }
-  h2o::ArgParser args("generate", summary);
-  h2o::add_model_options(args);
-  args.add_option("prompt", "TEXT", "", "text to continue (default: none, start from BOS alone)");
-  args.add_option("steps", "N", "256", "positions to run, BOS included, as run.c -n (0 = seq_len)");
-  args.add_option("temperature", "T", "1.0", "0 = greedy (always the most likely token)");
-  args.add_option("top-p", "P", "0.9", "nucleus sampling threshold; 0 or 1 = whole distribution");
-  args.add_option("seed", "N", "42", "random seed for sampling (same seed, same text)");
-  args.add_option("cache", "NAME", "full", "KV-cache policy: " + h2o::policy_names());
-  args.add_option("heavy", "N", "64", "h2o heavy hitters; window/random/tova add it to --recent");
-  args.add_option("recent", "N", "64", "recent window, tokens per layer and KV head");
-  args.add_option("sinks", "N", std::to_string(h2o::PolicySettings{}.sinks),
-                  "sinks: first tokens always kept; budget sinks + recent");
-  args.add_option("evict-seed", "N", "1", "random: seed of the eviction draws");
-  args.add_option("scoring", "MODE", "per-head", "h2o, tova: per-head or shared attention scores");
-  args.add_option("threads", "N", "1",
-                  "threads for the weight matrix products, 1.." +
-                      std::to_string(kMaxGenerateThreads) + " (attention stays on one)");
+  // Step 1: read and check every option before touching any file (app/generate_options.hpp).
+  h2o::ArgParser args = h2o::generate_arguments();
   if (!args.parse(argc, argv)) return 0;
-  const auto threads = static_cast<std::size_t>(args.integer("threads", 1, kMaxGenerateThreads));
+  h2o::GenerateOptions options = h2o::generate_options(args);
 
-  const auto max_count = static_cast<long long>(h2o::ModelConfig::kMaxSeqLen);
-  const long long requested_steps = args.integer("steps", 0, max_count);
-  const auto temperature = static_cast<float>(args.real("temperature", 0.0, 1000.0));
-  const auto top_p = static_cast<float>(args.real("top-p", 0.0, 1.0));
-  const auto seed = static_cast<std::uint64_t>(args.integer("seed", 0, 1LL << 62));
-  h2o::PolicySettings settings;
-  settings.heavy = static_cast<std::size_t>(args.integer("heavy", 0, max_count));
-  settings.recent = static_cast<std::size_t>(args.integer("recent", 0, max_count));
-  settings.sinks = static_cast<std::size_t>(args.integer("sinks", 0, max_count));
-  settings.seed = static_cast<std::uint64_t>(args.integer("evict-seed", 0, 1LL << 62));
-  const std::string cache = args.text("cache");
-  // A bad option value is a usage error (exit code 2); the library's message names the rule.
-  try {
-    settings.scoring = h2o::parse_scoring_mode(args.text("scoring"));
-  } catch (const std::invalid_argument& e) {
-    throw h2o::UsageError(e.what());
-  }
-  if (!h2o::is_policy_name(cache)) throw h2o::UsageError(h2o::unknown_policy_message(cache));
-  std::unique_ptr<h2o::CachePolicy> policy;
-  try {
-    policy = h2o::make_policy(cache, settings);
-  } catch (const std::invalid_argument& e) {
-    throw h2o::UsageError("--cache " + cache + ": " + e.what());
-  }
-
-  h2o::set_matmul_threads(threads);
+  h2o::set_matmul_threads(options.threads);
 
   // Step 2: load the model and its tokenizer (each checked completely before use).
-  const h2o::ModelFiles files = h2o::model_files_from_options(args);
+  const h2o::ModelFiles& files = options.files;
   // The checkpoint is used in place (memory-mapped, checked, not copied): a fast start.
   const auto model = h2o::MappedCheckpoint::open(files.model);
   const h2o::ModelConfig& config = model->config();
   const h2o::Tokenizer tokenizer = h2o::Tokenizer::load(files.tokenizer, config.vocab_size);
 
-  // Step 3: encode the prompt. Every token covers at most max_token_length bytes, so a prompt that
-  // long is refused before encoding it (encoding costs grow with the square of its length).
-  const std::string prompt = args.text("prompt");
-  const std::size_t at_least = (prompt.size() + 1 + tokenizer.max_token_length() - 1) /
-                               tokenizer.max_token_length();  // the dummy space is one more byte
-  if (!prompt.empty() && 1 + at_least > config.seq_len) {
-    throw h2o::UsageError("the prompt is too long: at least " + std::to_string(1 + at_least) +
-                          " tokens (BOS included), the model's seq_len is " +
-                          std::to_string(config.seq_len));
-  }
-  const std::vector<int> prompt_tokens =
-      tokenizer.encode(prompt, /*add_bos=*/true, /*add_eos=*/false);
-  if (prompt_tokens.size() > config.seq_len) {
-    throw h2o::UsageError("the prompt is too long: " + std::to_string(prompt_tokens.size()) +
-                          " tokens (BOS included), the model's seq_len is " +
+  // Step 3: encode the prompt. One that cannot fit in seq_len positions is refused, before any
+  // encoding work when its length in bytes alone proves it.
+  const std::string& prompt = options.prompt;
+  std::vector<int> prompt_tokens;
+  try {
+    prompt_tokens =
+        tokenizer.encode_at_most(prompt, /*add_bos=*/true, /*add_eos=*/false, config.seq_len);
+  } catch (const h2o::TooManyTokens& e) {
+    throw h2o::UsageError("the prompt is too long: " + e.count_text() +
+                          " (BOS included), the model's seq_len is " +
                           std::to_string(config.seq_len));
   }
 
   // Step 4: how many positions to run: run.c's rule, 0 or more than seq_len means seq_len.
-  std::size_t steps = static_cast<std::size_t>(requested_steps);
+  std::size_t steps = options.steps;
   if (steps == 0 || steps > config.seq_len) {
-    if (args.given("steps") && steps > config.seq_len) {
+    if (options.steps_given && steps > config.seq_len) {
       std::cerr << "note: --steps " << steps << " capped at the model's seq_len " << config.seq_len
                 << "\n";
     }
@@ -157,8 +98,8 @@ int generate(int argc, char** argv) {
   }
 
   // Step 5: the decoder, sized for exactly `steps` positions, and the sampler.
-  h2o::Decoder decoder(model->view(), model, std::move(policy), steps);
-  h2o::Sampler sampler(config.vocab_size, temperature, top_p, seed);
+  h2o::Decoder decoder(model->view(), model, std::move(options.policy), steps);
+  h2o::Sampler sampler(config.vocab_size, options.temperature, options.top_p, options.seed);
   std::cerr << "model: " << config.describe() << "\n";
   std::cerr << "cache: " << decoder.policy().describe() << "\n";
 

@@ -149,7 +149,8 @@ std::string ArgParser::help() const {
 ArgParser& add_budget_options(ArgParser& args, long long default_heavy, long long default_recent,
                               const std::string& unit) {
   args.add_option("heavy", "N", std::to_string(default_heavy), "H2O heavy-hitter " + unit);
-  return args.add_option("recent", "N", std::to_string(default_recent), "H2O recent-window " + unit);
+  return args.add_option("recent", "N", std::to_string(default_recent),
+                         "H2O recent-window " + unit);
 }
 
 CacheBudget budget_from_options(const ArgParser& args, long long max_each) {

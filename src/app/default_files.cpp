@@ -1,7 +1,11 @@
 #include "h2o/app/default_files.hpp"
 
+#include <stdexcept>
 
 #include "h2o/base/files.hpp"
+#include "h2o/model/checkpoint.hpp"
+#include "h2o/text/stories.hpp"
+#include "h2o/text/tokenizer.hpp"
 
 namespace h2o {
 
@@ -17,8 +21,13 @@ std::string default_names_file() { return data_dir() + "/names.txt"; }
 
 void add_model_options(ArgParser& args) {
   const ModelFiles defaults = default_model_files();
-  args.add_option("model", "PATH", defaults.model, "llama2.c checkpoint (legacy format)");
-  args.add_option("tokenizer", "PATH", defaults.tokenizer, "llama2.c tokenizer for that model");
+  // The help states each file's size limit: the loaders refuse larger files (and non-files).
+  args.add_option(
+      "model", "PATH", defaults.model,
+      "llama2.c checkpoint (legacy format, at most " + byte_size_text(kMaxCheckpointBytes) + ")");
+  args.add_option("tokenizer", "PATH", defaults.tokenizer,
+                  "llama2.c tokenizer for that model (at most " +
+                      byte_size_text(Tokenizer::kMaxFileBytes) + ")");
 }
 
 ModelFiles model_files_from_options(const ArgParser& args) {
@@ -26,12 +35,36 @@ ModelFiles model_files_from_options(const ArgParser& args) {
 }
 
 void add_text_option(ArgParser& args) {
-  args.add_option("text", "PATH", default_text_file(), "the text to read");
+  args.add_option("text", "PATH", default_text_file(),
+                  "the text to read (at most " + byte_size_text(kMaxTextBytes) + ")");
 }
 
 std::string read_text_option(const ArgParser& args) {
   const std::string path = args.text("text");
   return read_text_file(path, "text file '" + path + "'", kMaxTextBytes);
+}
+
+std::vector<std::string> read_stories_option(const ArgParser& args) {
+  std::vector<std::string> stories = split_stories(read_text_option(args));
+  if (stories.empty()) throw std::runtime_error("text file '" + args.text("text") + "' is empty");
+  return stories;
+}
+
+std::vector<int> read_story_tokens(const ArgParser& args, const Tokenizer& tokenizer,
+                                   std::size_t min_tokens, std::size_t max_tokens) {
+  const std::string where = "the story in '" + args.text("text") + "' has ";
+  std::vector<int> tokens;
+  try {
+    tokens = tokenizer.encode_at_most(read_stories_option(args).front(), true, false, max_tokens);
+  } catch (const TooManyTokens& e) {
+    throw std::runtime_error(where + e.count_text() + "; the model reads at most " +
+                             std::to_string(max_tokens));
+  }
+  if (tokens.size() < min_tokens) {
+    throw std::runtime_error(where + std::to_string(tokens.size()) + " tokens; it needs at least " +
+                             std::to_string(min_tokens));
+  }
+  return tokens;
 }
 
 }  // namespace h2o

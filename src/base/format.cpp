@@ -81,4 +81,16 @@ std::string pad_left(const std::string& text, std::size_t width) {
 
 std::string rule(std::size_t width, char ch) { return std::string(width, ch); }
 
+std::string wrap_words(std::string text, std::size_t width, const std::string& indent) {
+  std::string out;
+  while (text.size() > width) {
+    const std::size_t space = text.rfind(' ', width);
+    if (space == std::string::npos || space <= indent.size()) break;  // one long word: keep it
+    out += text.substr(0, space) + "\n";
+    const std::size_t rest = text.find_first_not_of(' ', space);
+    text = indent + (rest == std::string::npos ? "" : text.substr(rest));
+  }
+  return out + text;
+}
+
 }  // namespace h2o

@@ -104,6 +104,18 @@ void LayerKVCache::keep_per_head(const std::vector<std::vector<std::size_t>>& sl
   size_ = kept;
 }
 
+std::uint64_t LayerKVCache::bytes_for(std::size_t n_kv_heads, std::size_t head_dim,
+                                      std::size_t capacity) {
+  const std::uint64_t per_slot = 2 * static_cast<std::uint64_t>(head_dim) * sizeof(float) +
+                                 sizeof(Position) + sizeof(float);  // key, value, position, score
+  return static_cast<std::uint64_t>(n_kv_heads) * capacity * per_slot;
+}
+
+std::size_t LayerKVCache::reserved_bytes() const {
+  return (keys_.size() + values_.size()) * sizeof(float) + positions_.size() * sizeof(Position) +
+         scores_.size() * sizeof(float);
+}
+
 std::vector<Position> LayerKVCache::sorted_positions(std::size_t g) const {
   std::vector<Position> out(positions(g), positions(g) + size_);
   std::sort(out.begin(), out.end());

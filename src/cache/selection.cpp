@@ -98,7 +98,6 @@ H2O_INLINE WindowPick add_and_pick(const Position* positions, float* scores,
   const float inf = std::numeric_limits<float>::infinity();
   const Floats8 inf8 = {inf, inf, inf, inf, inf, inf, inf, inf};
   const Longs4 first4 = {first_recent, first_recent, first_recent, first_recent};
-  const Ints8 pick_low = {0, 2, 4, 6, 8, 10, 12, 14};  // the low int32 of each int64 mask
   const Ints8 eight = {8, 8, 8, 8, 8, 8, 8, 8};
   Floats8 lowest = inf8;
   Ints8 slot = {}, ties = {}, index = {0, 1, 2, 3, 4, 5, 6, 7};
@@ -114,7 +113,8 @@ H2O_INLINE WindowPick add_and_pick(const Position* positions, float* scores,
     const Longs4 old_high = first4 > load_vector<Longs4>(positions + s + 4);
     old_count -= old_low;
     old_count -= old_high;
-    const Ints8 old = __builtin_shuffle((Ints8)old_low, (Ints8)old_high, pick_low);
+    const Ints8 old = __builtin_shufflevector((Ints8)old_low, (Ints8)old_high, 0, 2, 4, 6, 8, 10,
+                                                    12, 14);
     const Floats8 key = old ? score : inf8;
     const Ints8 better = key < lowest;
     const Ints8 equal = key == lowest;

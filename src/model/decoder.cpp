@@ -36,11 +36,8 @@ Decoder::Decoder(const WeightView& weights, std::shared_ptr<const void> owner,
   // One slot more than the policy keeps between steps: the incoming token lands there first.
   const std::size_t kept = std::min(policy_->max_tokens(max_positions_), max_positions_);
   const std::size_t capacity = std::min(kept + 1, max_positions_);
-  // Refuse a cache that could not sensibly fit in memory before allocating any of it: keys and
-  // values, float32, for every layer and KV head.
-  const double cache_bytes = 2.0 * static_cast<double>(c.n_layers) *
-                             static_cast<double>(c.kv_dim()) * static_cast<double>(capacity) *
-                             sizeof(float);
+  // Refuse a cache that could not sensibly fit in memory before allocating any of it.
+  const auto cache_bytes = static_cast<double>(cache_memory_bytes(c, capacity));
   if (cache_bytes > kMaxCacheBytes) {
     throw std::invalid_argument(
         "a KV cache for " + std::to_string(capacity) + " positions would need " +
@@ -65,6 +62,12 @@ Decoder::Decoder(const WeightView& weights, std::shared_ptr<const void> owner,
   logits_ = xt::zeros<float>({c.vocab_size});
   rope_cos_ = xt::zeros<float>({c.head_dim() / 2});
   rope_sin_ = xt::zeros<float>({c.head_dim() / 2});
+}
+
+std::uint64_t Decoder::cache_memory_bytes(const ModelConfig& config, std::size_t capacity) {
+  // The constructor's caches_ and att_: everything whose size grows with the capacity.
+  return config.n_layers * LayerKVCache::bytes_for(config.n_kv_heads, config.head_dim(), capacity) +
+         static_cast<std::uint64_t>(config.n_heads) * capacity * sizeof(float);
 }
 
 void Decoder::reset() {

@@ -12,8 +12,12 @@ namespace h2o {
 
 int sample_argmax(const float* values, std::size_t n) {
   if (n == 0) throw std::invalid_argument("sample_argmax: no values");
+  // A NaN compares false with everything, so a NaN would silently "choose" token 0: refused.
   std::size_t best = 0;
-  for (std::size_t i = 1; i < n; ++i) {
+  for (std::size_t i = 0; i < n; ++i) {
+    if (std::isnan(values[i])) {
+      throw std::domain_error("sample_argmax: value " + std::to_string(i) + " is NaN");
+    }
     if (values[i] > values[best]) best = i;  // strictly greater: the first maximum wins
   }
   return static_cast<int>(best);
@@ -26,6 +30,8 @@ int sample_multinomial(const float* probabilities, std::size_t n, float coin) {
     cdf += probabilities[i];
     if (coin < cdf) return static_cast<int>(i);
   }
+  // NaN probabilities never pass the test above; they must not pass for "the last token".
+  if (std::isnan(cdf)) throw std::domain_error("sample_multinomial: the probabilities hold a NaN");
   return static_cast<int>(n - 1);  // the sum fell just short of the coin through rounding
 }
 
@@ -87,10 +93,28 @@ int Sampler::sample(const Vector& logits) {
     throw std::invalid_argument("Sampler: expected " + std::to_string(vocab_size_) +
                                 " logits, got " + std::to_string(logits.size()));
   }
+  // A NaN or infinite logit (a model whose numbers overflowed) leaves nothing to sample from: an
+  // error, never a made-up token.
+  for (std::size_t i = 0; i < vocab_size_; ++i) {
+    if (!std::isfinite(logits(i))) {
+      throw std::runtime_error("the model's logit for token " + std::to_string(i) + " is " +
+                               std::to_string(logits(i)) + " (its numbers overflowed)");
+    }
+  }
   if (temperature_ == 0.0f) return sample_argmax(logits.data(), vocab_size_);
 
+  // run.c divides the logits by the temperature, then softmax subtracts their maximum. With a tiny
+  // temperature (1e-38) the division overflows to infinity and softmax makes inf - inf = NaN.
+  // Subtracting the largest logit first gives the same distribution with every value <= 0, which
+  // cannot overflow: a temperature near 0 then samples like greedy. It is used only when the plain
+  // division would overflow, so at ordinary temperatures the arithmetic (and the text) is run.c's.
   float* p = probabilities_.data();
-  for (std::size_t i = 0; i < vocab_size_; ++i) p[i] = logits(i) / temperature_;
+  const float largest = *std::max_element(logits.begin(), logits.end());
+  if (std::isfinite(largest / temperature_)) {
+    for (std::size_t i = 0; i < vocab_size_; ++i) p[i] = logits(i) / temperature_;
+  } else {
+    for (std::size_t i = 0; i < vocab_size_; ++i) p[i] = (logits(i) - largest) / temperature_;
+  }
   softmax_inplace(p, vocab_size_);
   const float coin = rng_.uniform();
   if (top_p_ <= 0.0f || top_p_ >= 1.0f) return sample_multinomial(p, vocab_size_, coin);

@@ -4,7 +4,9 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <numeric>
+#include <queue>
 #include <stdexcept>
 
 #include "h2o/base/files.hpp"
@@ -33,7 +35,22 @@ int byte_of_piece(const std::string& piece) {
 
 bool is_utf8_continuation(unsigned char byte) { return (byte & 0xC0) == 0x80; }
 
+// run.c's starting "best score": a pair whose piece scores this or less never merges.
+constexpr float kNeverMerges = -1e10f;
+
 }  // namespace
+
+TooManyTokens::TooManyTokens(std::size_t tokens_, bool at_least_, std::size_t limit_)
+    : std::length_error("the text needs " + std::string(at_least_ ? "at least " : "") +
+                        std::to_string(tokens_) + " tokens, more than the " +
+                        std::to_string(limit_) + " allowed"),
+      tokens(tokens_),
+      at_least(at_least_),
+      limit(limit_) {}
+
+std::string TooManyTokens::count_text() const {
+  return (at_least ? "at least " : "") + std::to_string(tokens) + " tokens";
+}
 
 Tokenizer::Tokenizer(std::vector<std::string> pieces, std::vector<float> scores)
     : pieces_(std::move(pieces)), scores_(std::move(scores)) {
@@ -52,6 +69,9 @@ Tokenizer::Tokenizer(std::vector<std::string> pieces, std::vector<float> scores)
                                   " has a non-finite score");
     }
     max_token_length_ = std::max(max_token_length_, pieces_[i].size());
+  }
+  for (int b = 0; b < 256; ++b) {
+    if (pieces_[static_cast<std::size_t>(kFirstByteToken + b)].empty()) empty_byte_piece_ = true;
   }
   sorted_ids_.resize(pieces_.size());
   std::iota(sorted_ids_.begin(), sorted_ids_.end(), 0);
@@ -205,34 +225,98 @@ std::vector<int> Tokenizer::encode(const std::string& text, bool add_bos, bool a
     code_point.clear();
   }
 
-  // Step 3: merge the best-scoring adjacent pair until none merges. merged[i] caches the id of
-  // piece(tokens[i]) + piece(tokens[i + 1]) (-1: not in the vocabulary); a merge changes only the
-  // two pairs around it, so each step costs one scan plus two lookups.
-  auto pair_id = [&](std::size_t i) {
-    return find(pieces_[static_cast<std::size_t>(tokens[i])] +
-                pieces_[static_cast<std::size_t>(tokens[i + 1])]);
-  };
-  std::vector<int> merged(tokens.size() > 1 ? tokens.size() - 1 : 0);
-  for (std::size_t i = 0; i < merged.size(); ++i) merged[i] = pair_id(i);
-  while (true) {
-    float best_score = -1e10f;  // run.c's starting value: pieces scored below it never merge
-    std::size_t best = merged.size();
-    for (std::size_t i = 0; i < merged.size(); ++i) {
-      // Strictly greater: on equal scores the leftmost pair wins.
-      if (merged[i] >= 0 && scores_[static_cast<std::size_t>(merged[i])] > best_score) {
-        best_score = scores_[static_cast<std::size_t>(merged[i])];
-        best = i;
-      }
-    }
-    if (best == merged.size()) break;
-    tokens[best] = merged[best];
-    tokens.erase(tokens.begin() + static_cast<std::ptrdiff_t>(best) + 1);
-    merged.erase(merged.begin() + static_cast<std::ptrdiff_t>(best));
-    if (best < merged.size()) merged[best] = pair_id(best);
-    if (best > 0) merged[best - 1] = pair_id(best - 1);
-  }
+  // Step 3: merge the best-scoring adjacent pair until none merges.
+  merge_pairs(tokens);
 
   if (add_eos) tokens.push_back(kEos);
+  return tokens;
+}
+
+void Tokenizer::merge_pairs(std::vector<int>& tokens) const {
+  // run.c scans every adjacent pair for the best merge, merges it, and scans again: quadratic.
+  // The same choice, made fast: tokens form a doubly linked list over their starting index, and
+  // every pair that may merge waits in a priority queue ordered by score, then by index (a token
+  // keeps its index when it absorbs its right neighbour, so index order is text order: the
+  // smallest index is run.c's leftmost pair). A merge changes only the two pairs around it; their
+  // new candidates are pushed, and outdated ones are recognised and skipped when they come up.
+  const std::size_t n = tokens.size();
+  if (n < 2) return;
+  constexpr std::size_t kNone = std::numeric_limits<std::size_t>::max();
+  std::vector<std::size_t> prev(n), next(n);  // (n,) neighbours in the list, kNone at the ends
+  std::vector<bool> alive(n, true);           // (n,) false once merged into its left neighbour
+  for (std::size_t i = 0; i < n; ++i) {
+    prev[i] = i == 0 ? kNone : i - 1;
+    next[i] = i + 1 == n ? kNone : i + 1;
+  }
+
+  struct Candidate {
+    float score;            // score of the merged piece
+    std::size_t left;       // index of the left token (the merged token keeps it)
+    std::size_t right;      // index of the right token
+    int left_id, right_id;  // the two tokens when this candidate was made
+    int merged_id;          // the piece they make together
+  };
+  // The queue's top is the best candidate: higher score first, then the smaller (leftmost) index.
+  auto comes_later = [](const Candidate& a, const Candidate& b) {
+    return a.score != b.score ? a.score < b.score : a.left > b.left;
+  };
+  std::priority_queue<Candidate, std::vector<Candidate>, decltype(comes_later)> queue(comes_later);
+  std::string joined;
+  const auto consider = [&](std::size_t left, std::size_t right) {
+    const std::string& a = pieces_[static_cast<std::size_t>(tokens[left])];
+    const std::string& b = pieces_[static_cast<std::size_t>(tokens[right])];
+    if (a.size() + b.size() > max_token_length_) return;  // longer than every piece
+    joined.assign(a).append(b);
+    const int id = find(joined);
+    // Strictly greater, as run.c compares with its starting best score.
+    if (id < 0 || !(scores_[static_cast<std::size_t>(id)] > kNeverMerges)) return;
+    queue.push(
+        {scores_[static_cast<std::size_t>(id)], left, right, tokens[left], tokens[right], id});
+  };
+
+  for (std::size_t i = 0; i + 1 < n; ++i) consider(i, i + 1);
+  while (!queue.empty()) {
+    const Candidate best = queue.top();
+    queue.pop();
+    // Outdated: the left token was merged away, has another neighbour now, or either token has
+    // changed since (a changed pair was pushed again when it changed).
+    if (!alive[best.left] || next[best.left] != best.right || tokens[best.left] != best.left_id ||
+        tokens[best.right] != best.right_id) {
+      continue;
+    }
+    tokens[best.left] = best.merged_id;
+    alive[best.right] = false;
+    next[best.left] = next[best.right];
+    if (next[best.left] != kNone) prev[next[best.left]] = best.left;
+    if (prev[best.left] != kNone) consider(prev[best.left], best.left);
+    if (next[best.left] != kNone) consider(best.left, next[best.left]);
+  }
+
+  std::size_t kept = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (alive[i]) tokens[kept++] = tokens[i];
+  }
+  tokens.resize(kept);
+}
+
+std::size_t Tokenizer::min_tokens(std::size_t text_bytes, bool add_bos, bool add_eos) const {
+  std::size_t text_tokens = 0;  // tokens standing for the text (and perhaps BOS merged in)
+  if (text_bytes > 0 && empty_byte_piece_) {
+    text_tokens = 1;
+  } else if (text_bytes > 0) {
+    // Pieces are at most max_token_length_ bytes; a vocabulary has at least one non-empty piece.
+    const std::size_t per_token = std::max<std::size_t>(max_token_length_, 1);
+    text_tokens = (text_bytes + 1 + per_token - 1) / per_token;  // + 1: the dummy space
+  }
+  return std::max<std::size_t>(text_tokens, add_bos ? 1 : 0) + (add_eos ? 1 : 0);
+}
+
+std::vector<int> Tokenizer::encode_at_most(const std::string& text, bool add_bos, bool add_eos,
+                                           std::size_t max_tokens) const {
+  const std::size_t at_least = min_tokens(text.size(), add_bos, add_eos);
+  if (at_least > max_tokens) throw TooManyTokens(at_least, true, max_tokens);
+  std::vector<int> tokens = encode(text, add_bos, add_eos);
+  if (tokens.size() > max_tokens) throw TooManyTokens(tokens.size(), false, max_tokens);
   return tokens;
 }
 

@@ -26,7 +26,7 @@ class ArgParser {
   // An option that takes a value; `default_value` is used when it is not given ("" = no default).
   // Both return the parser, so that options can be added in one statement.
   ArgParser& add_option(const std::string& name, const std::string& value_name,
-                  const std::string& default_value, const std::string& help);
+                        const std::string& default_value, const std::string& help);
   // A boolean flag, false unless given.
   ArgParser& add_flag(const std::string& name, const std::string& help);
 
@@ -56,7 +56,7 @@ class ArgParser {
 
 // The H2O budget options every program with an H2O cache offers: --heavy N and --recent N.
 ArgParser& add_budget_options(ArgParser& args, long long default_heavy, long long default_recent,
-                        const std::string& unit = "tokens per layer and KV head");
+                              const std::string& unit = "tokens per layer and KV head");
 // Reads them back as a budget: each between 0 and max_each; CacheBudget's own refusal (heavy +
 // recent = 0) comes back as a UsageError naming both options.
 CacheBudget budget_from_options(const ArgParser& args, long long max_each = 1'000'000);

@@ -5,8 +5,10 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "h2o/app/cli.hpp"
+#include "h2o/text/tokenizer.hpp"
 
 namespace h2o {
 
@@ -41,5 +43,15 @@ ModelFiles model_files_from_options(const ArgParser& args);
 // most kMaxTextBytes only).
 void add_text_option(ArgParser& args);
 std::string read_text_option(const ArgParser& args);
+
+// The stories of the --text file (text/stories.hpp: separated by an empty line, each without
+// its surrounding newlines): the lessons read the first, compare_policies all of them.
+std::vector<std::string> read_stories_option(const ArgParser& args);
+
+// The first story of --text as token ids, BOS first, as the lessons read it: at least min_tokens
+// and at most max_tokens (the model's seq_len), else a one-line error; a story that is too long
+// is refused before encoding when its length in bytes already proves it.
+std::vector<int> read_story_tokens(const ArgParser& args, const Tokenizer& tokenizer,
+                                   std::size_t min_tokens, std::size_t max_tokens);
 
 }  // namespace h2o

@@ -38,4 +38,9 @@ std::string pad_left(const std::string& text, std::size_t width);
 // A line of `width` copies of `ch`, for section rules in lesson output.
 std::string rule(std::size_t width = 72, char ch = '-');
 
+// Breaks `text` at spaces so no line is wider than `width` columns; later lines start with
+// `indent`. Spaces inside a line (column alignment) are kept as they are; a single word longer
+// than a line is kept whole.
+std::string wrap_words(std::string text, std::size_t width, const std::string& indent);
+
 }  // namespace h2o

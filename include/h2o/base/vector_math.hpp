@@ -53,8 +53,10 @@ inline float exp_polynomial(float x) {
                           r2 +
                       r) +
                      1.0f;
-  // 2^n from its exponent bits.
-  const std::int32_t bits = (static_cast<std::int32_t>(n) + 127) << 23;
+  // 2^n from its exponent bits. A NaN input leaves n NaN, and converting NaN to an integer is
+  // undefined behaviour: use 0 for it instead (poly is NaN then, so the result stays NaN).
+  const float whole_n = n == n ? n : 0.0f;
+  const std::int32_t bits = (static_cast<std::int32_t>(whole_n) + 127) << 23;
   float two_to_n;
   std::memcpy(&two_to_n, &bits, sizeof(two_to_n));
   return underflow ? 0.0f : poly * two_to_n;

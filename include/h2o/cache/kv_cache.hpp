@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 
 #include "h2o/base/tensor.hpp"
@@ -51,6 +52,13 @@ class LayerKVCache {
   std::size_t reserved_kv_bytes() const {
     return 2 * n_kv_heads_ * capacity_ * head_dim_ * sizeof(float);
   }
+  // Bytes of EVERY array a cache of this shape allocates: per KV head and slot a key and a value
+  // row (2 D floats), a position (int64) and a score (float). Memory guards ask here before
+  // allocating: keys and values alone undercount (with D = 2 the rest adds 75%).
+  static std::uint64_t bytes_for(std::size_t n_kv_heads, std::size_t head_dim,
+                                 std::size_t capacity);
+  // The same number, counted from the arrays this cache holds.
+  std::size_t reserved_bytes() const;
 
   // Head g's rows: keys(g) and values(g) point at (S, D) blocks whose first size() rows are live.
   const float* keys(std::size_t g) const { return &keys_(g, 0, 0); }

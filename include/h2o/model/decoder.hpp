@@ -32,6 +32,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <vector>
 
@@ -49,9 +50,14 @@ struct AttentionRecord {
 
 class Decoder {
  public:
-  // Largest KV cache a decoder will allocate (keys + values, all layers): a corrupt or hostile
+  // Largest cache memory a decoder will allocate (cache_memory_bytes): a corrupt or hostile
   // header asking for millions of positions gets a clear error, not an out-of-memory kill.
   static constexpr double kMaxCacheBytes = 4.0 * 1024 * 1024 * 1024;
+
+  // Bytes the constructor allocates for `capacity` slots per layer: every layer's cache arrays
+  // (keys, values, positions, scores: LayerKVCache::bytes_for) and the attention weights of every
+  // query head over the slots. This is what kMaxCacheBytes bounds, checked before allocating.
+  static std::uint64_t cache_memory_bytes(const ModelConfig& config, std::size_t capacity);
 
   // max_positions: how many tokens this decoder may process (0 = the model's seq_len).
   Decoder(std::shared_ptr<const DecoderWeights> weights, std::unique_ptr<CachePolicy> policy,

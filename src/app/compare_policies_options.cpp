@@ -1,0 +1,69 @@
+#include "h2o/app/compare_policies_options.hpp"
+
+#include <set>
+#include <sstream>
+
+#include "h2o/app/default_files.hpp"
+#include "h2o/base/format.hpp"
+#include "h2o/policy/policy_factory.hpp"
+
+namespace h2o {
+
+ArgParser compare_policies_arguments() {
+  ArgParser args(
+      "compare_policies",
+      "Compares KV-cache policies on a real model reading one text: a table of perplexity and\n"
+      "agreement per budget, and a picture of which tokens each policy keeps.\n" +
+          wrap_words("Policies: " + policy_names() + ".", 100, "  "));
+  add_model_options(args);
+  add_text_option(args);
+  args.add_option("budgets", "LIST", "10,20,50", "cache budgets, in percent of the text's tokens");
+  args.add_option("policies", "LIST", "all", "policies to compare: all, or names from the list");
+  args.add_option("svg", "PATH", "", "write the picture (SVG) to this file");
+  args.add_option("picture-budget", "PERCENT", "",
+                  "the budget the picture shows (default: the smallest of --budgets)");
+  args.add_option("names", "PATH", default_names_file(), "the character names (name recall)");
+  args.add_option("name-gap", "N", "64", "name recall counts names last seen > N tokens back");
+  return args;
+}
+
+ComparePoliciesOptions compare_policies_options(const ArgParser& args) {
+  ComparePoliciesOptions options;
+  options.percents = parse_percent_list("budgets", args.text("budgets"));
+  options.policies = parse_policy_list("policies", args.text("policies"));
+  options.picture_percent = args.given("picture-budget")
+                                ? static_cast<int>(args.integer("picture-budget", 1, 100))
+                                : options.percents.front();
+  options.svg_path = args.text("svg");
+  if (args.given("svg") && options.svg_path.empty()) throw UsageError("--svg needs a file path");
+  options.text_path = args.text("text");
+  options.names_path = args.text("names");
+  options.name_gap = static_cast<std::size_t>(args.integer("name-gap", 1, 100000));
+  return options;
+}
+
+std::vector<std::string> parse_policy_list(const std::string& option, const std::string& text) {
+  std::set<std::string> wanted;
+  if (text == "all") {
+    for (const PolicyKind& kind : policy_kinds()) wanted.insert(kind.name);
+  } else {
+    std::stringstream list(text);
+    std::string item;
+    while (std::getline(list, item, ',')) {
+      if (item.empty()) throw UsageError("--" + option + " has an empty name in '" + text + "'");
+      if (!is_policy_name(item)) {
+        throw UsageError("--" + option + ": unknown cache policy '" + item +
+                         "' (expected all, or names from: " + policy_names() + ")");
+      }
+      wanted.insert(item);
+    }
+    if (wanted.empty()) throw UsageError("--" + option + " needs at least one policy name");
+  }
+  std::vector<std::string> names;
+  for (const PolicyKind& kind : policy_kinds()) {
+    if (wanted.count(kind.name) > 0) names.push_back(kind.name);
+  }
+  return names;
+}
+
+}  // namespace h2o
