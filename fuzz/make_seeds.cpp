@@ -153,6 +153,7 @@ void options_seeds(const fs::path& folder) {
       {"--prompt", "Once upon a time", "--seed", "7"},
       {"--cache", "random", "--evict-seed", "5", "--scoring", "shared", "--top-p=0.5"},
       {"--cache", "tova", "--heavy", "0", "--recent", "0"},
+      {"--cache", "h2o", "--h2o-score", "normalised-sum", "--start-area", "4", "--compress-prompt"},
       {"--budgets", "5,10", "--policies", "h2o,window,sinks"},
       {"--svg", "/tmp/policies.svg", "--picture-budget", "20", "--text", "story.txt"},
       {"--policies=all", "--budgets", "1,2,3,5,10,20,50,100"},

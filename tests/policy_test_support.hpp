@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -97,6 +98,12 @@ class FilterRowsH2OPolicy final : public h2o::CachePolicy {
   std::string describe() const override { return "H2O (filter rows), " + budget_.describe(); }
   std::size_t max_tokens(std::size_t max_positions) const override {
     return std::min(budget_.total(), max_positions);
+  }
+  void observe(LayerKVCache& cache, const StepAttention& attention) override {
+    h2o::add_step_attention(cache, attention, mode_);
+  }
+  void choose_victims(LayerKVCache&, std::size_t*) override {
+    throw std::logic_error("FilterRowsH2OPolicy filters rows: it never chooses single victims");
   }
   void after_attention(LayerKVCache& cache, const StepAttention& attention) override {
     h2o::add_step_attention(cache, attention, mode_);

@@ -154,6 +154,12 @@ class LayerOrderedPolicy final : public CachePolicy {
   void after_attention(LayerKVCache& cache, const StepAttention& attention) override {
     inner_->after_attention(cache, attention);
   }
+  void observe(LayerKVCache& cache, const StepAttention& attention) override {
+    inner_->observe(cache, attention);
+  }
+  void choose_victims(LayerKVCache& cache, std::size_t* victims) override {
+    inner_->choose_victims(cache, victims);
+  }
   bool decisions_independent_of_layer_order() const override { return false; }
 
  private:

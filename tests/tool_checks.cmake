@@ -170,7 +170,8 @@ h2o_check_program(NAME generate_help TARGET generate ARGS --help
          "--temperature T" "--top-p P" "--seed N" "--cache NAME" "full, h2o" "--heavy N"
          "--recent N" "--scoring MODE" "--help" "--sinks N" "--evict-seed N"
          "full, h2o, window, sinks, random, tova" "  window  sliding window" "  sinks   StreamingLLM"
-         "  random  keep heavy + recent" "  tova    TOVA")
+         "  random  keep heavy + recent" "  tova    TOVA" "--h2o-score RULE" "--start-area N"
+         "--compress-prompt")
 h2o_check_generate(NAME generate_tiny_full_report
   ARGS ${h2o_tiny} --temperature 0 --steps 48 STREAM stderr
   EXPECT "cache: full cache (keeps every token)" "positions run: 48"
@@ -184,6 +185,13 @@ h2o_check_generate(NAME generate_tiny_sampling_with_prompt
   ARGS ${h2o_tiny} --prompt "the cat and the hat" --steps 40 --seed 3 --cache h2o --heavy 4
        --recent 4 --scoring shared
   EXPECT "the cat and the hat")
+# H2O's options and prompt-time compression: the budget holds after the prompt's one cut.
+h2o_check_generate(NAME generate_tiny_h2o_options_compressed_prompt
+  ARGS ${h2o_tiny} --prompt "the cat and the hat sat on the mat" --steps 40 --temperature 0
+       --cache h2o --heavy 6 --recent 2 --h2o-score normalised-sum --start-area 2
+       --compress-prompt STREAM stderr
+  EXPECT "cache: H2O, heavy 6 + recent 2 = 8 tokens, per-head scores, normalised by steps in the cache, the first 2 of the heavy slots protected"
+         "positions run: 40" "evicted tokens per KV head, layer by layer: [32, 32]")
 h2o_check_generate(NAME generate_steps_capped_at_seq_len
   ARGS ${h2o_tiny} --temperature 0 --steps 100 STREAM stderr
   EXPECT "note: --steps 100 capped at the model's seq_len 64" "positions run: 64")
@@ -278,7 +286,11 @@ foreach(bad
     "unknown_scoring@--scoring,mean@unknown scoring mode 'mean' (expected per-head or shared)"
     "negative_steps@--steps,-5@--steps must be between 0 and 1048576, got -5"
     "bad_steps@--steps,ten@--steps expects a whole number, got 'ten'"
-    "bad_seed@--seed,-1@--seed must be between 0 and")
+    "bad_seed@--seed,-1@--seed must be between 0 and"
+    "unknown_h2o_score@--h2o-score,mean@unknown H2O score 'mean' (expected sum or normalised-sum)"
+    "negative_start_area@--start-area,-1@--start-area must be between 0 and 1048576, got -1"
+    "start_area_over_heavy@--cache,h2o,--heavy,4,--start-area,5@--cache h2o: H2O: a start area of 5 tokens does not fit in the heavy budget of 4"
+    "flag_with_value@--compress-prompt=yes@--compress-prompt takes no value")
   string(REPLACE "@" ";" parts "${bad}")
   list(GET parts 0 short)
   list(GET parts 1 flags)

@@ -5,10 +5,12 @@
 // same bytes: with --temperature 0 and no prompt, stories260K reproduces run.c's output exactly,
 // with the full cache and with any H2O budget large enough never to evict.
 //
-//   bin/generate                                       stories260K, 256 steps, temperature 1.0
+//   bin/generate                                       data/model.bin, 256 steps, temperature 1.0
 //   bin/generate --temperature 0 --steps 200           greedy (= run.c -t 0 -n 200)
 //   bin/generate --cache h2o --heavy 32 --recent 32    the same, keeping 64 tokens per KV head
 //   bin/generate --cache sinks --sinks 4 --recent 60   StreamingLLM: 4 sinks + the last 60
+//   bin/generate --cache h2o --heavy 16 --recent 16 --compress-prompt --prompt "..."
+//                                                      read the prompt whole, then cut to 32
 //
 // --model and --tokenizer default to the files default_files.hpp names (the one place that knows
 // where the programs' default model lives).
@@ -105,16 +107,21 @@ int generate(int argc, char** argv) {
 
   // Step 6: run.c's loop. The prompt is forced: its tokens are printed as they are, and run
   // through the decoder in batches (forward_batch, the same logits as one token at a time, much
-  // faster); then each next token is sampled from the logits of the last one, until BOS or
-  // `steps` positions. As in run.c, a forced BOS inside the prompt ends the text before it.
+  // faster; with --compress-prompt, read_prompt_compressed: nothing evicted until the prompt's
+  // end, then one cut to the budget); then each next token is sampled from the logits of the last
+  // one, until BOS or `steps` positions. As in run.c, a forced BOS inside the prompt ends the text
+  // before it.
   using Clock = std::chrono::steady_clock;
   const Clock::time_point run_start = Clock::now();
   std::size_t forced = std::min(prompt_tokens.size(), steps);  // positions fed from the prompt
   for (std::size_t i = 1; i < forced; ++i) {
     if (prompt_tokens[i] == h2o::Tokenizer::kBos) forced = i;
   }
-  const h2o::Vector* logits = &decoder.forward_batch(
-      std::vector<int>(prompt_tokens.begin(), prompt_tokens.begin() + static_cast<long>(forced)));
+  const std::vector<int> forced_tokens(prompt_tokens.begin(),
+                                       prompt_tokens.begin() + static_cast<long>(forced));
+  const h2o::Vector* logits = options.compress_prompt
+                                  ? &decoder.read_prompt_compressed(forced_tokens)
+                                  : &decoder.forward_batch(forced_tokens);
   for (std::size_t i = 1; i < forced; ++i) {
     print_piece(tokenizer.decode_piece(prompt_tokens[i - 1], prompt_tokens[i]));
   }

@@ -113,8 +113,8 @@ H2O_INLINE WindowPick add_and_pick(const Position* positions, float* scores,
     const Longs4 old_high = first4 > load_vector<Longs4>(positions + s + 4);
     old_count -= old_low;
     old_count -= old_high;
-    const Ints8 old = __builtin_shufflevector((Ints8)old_low, (Ints8)old_high, 0, 2, 4, 6, 8, 10,
-                                                    12, 14);
+    const Ints8 old =
+        __builtin_shufflevector((Ints8)old_low, (Ints8)old_high, 0, 2, 4, 6, 8, 10, 12, 14);
     const Floats8 key = old ? score : inf8;
     const Ints8 better = key < lowest;
     const Ints8 equal = key == lowest;
@@ -241,6 +241,50 @@ std::size_t add_rows_and_pick_victim(const Position* positions, float* scores,
       add_rows_and_pick(positions, scores, rows, n_rows, factor, n, first_recent);
   if (pick.old == n - recent && pick.unique) return pick.slot;
   return slot_to_evict(positions, scores, n, recent);  // scores already hold the rows
+}
+
+std::size_t slot_to_evict(const Position* positions, const float* scores, std::size_t n,
+                          const EvictionRule& rule) {
+  if (rule.start_area == 0 && !rule.normalise) {
+    return slot_to_evict(positions, scores, n, rule.recent);
+  }
+  if (n <= rule.recent) throw std::logic_error("slot_to_evict: every slot is in the recent window");
+  // The recent window: the `recent` largest positions (positions are distinct). In the decoder
+  // they are the last `recent` positions without a gap (a recent token is never evicted), which
+  // one count confirms without allocating; otherwise a sorted copy finds the smallest of them.
+  Position newest = positions[0];
+  for (std::size_t i = 1; i < n; ++i) newest = std::max(newest, positions[i]);
+  Position first_recent = newest + 1;  // smallest recent position (none when recent is 0)
+  if (rule.recent > 0) {
+    const Position candidate = newest + 1 - static_cast<Position>(rule.recent);
+    const auto at_or_after = static_cast<std::size_t>(
+        std::count_if(positions, positions + n, [&](Position p) { return p >= candidate; }));
+    if (at_or_after == rule.recent) {
+      first_recent = candidate;
+    } else {
+      std::vector<Position> sorted(positions, positions + n);
+      std::sort(sorted.begin(), sorted.end());
+      first_recent = sorted[n - rule.recent];
+    }
+  }
+  const auto start = static_cast<Position>(rule.start_area);
+  auto key = [&](std::size_t i) {  // what the slots are compared by
+    return rule.normalise
+               ? static_cast<double>(scores[i]) / static_cast<double>(newest - positions[i] + 1)
+               : static_cast<double>(scores[i]);
+  };
+  std::size_t victim = n;  // none yet
+  for (std::size_t i = 0; i < n; ++i) {
+    if (positions[i] >= first_recent || positions[i] < start) continue;  // protected
+    if (victim == n || key(i) < key(victim) ||
+        (key(i) == key(victim) && positions[i] > positions[victim])) {
+      victim = i;
+    }
+  }
+  if (victim == n) {
+    throw std::logic_error("slot_to_evict: every slot is in the recent window or the start area");
+  }
+  return victim;
 }
 
 void accumulate_attention(std::vector<float>& scores, const std::vector<float>& attention) {

@@ -54,10 +54,20 @@ TeacherForcedRun read_with_teacher_forcing(Decoder& decoder, const std::vector<i
   // With an after_step callback, which wants to look at the caches after every single step, the
   // tokens go one at a time instead.
   const std::size_t slice = options.after_step ? 1 : kTeacherForcingSlice;
+  const std::size_t prompt = options.compressed_prompt;
+  if (prompt >= n) {
+    throw std::invalid_argument("a compressed prompt of " + std::to_string(prompt) +
+                                " tokens leaves nothing of a " + std::to_string(n) +
+                                "-token text to continue");
+  }
   Matrix slice_logits;  // (slice, V)
-  for (std::size_t first = 0; first < steps; first += slice) {
-    const std::size_t count = std::min(slice, steps - first);
-    if (options.after_step) {
+  for (std::size_t first = 0, count = 0; first < steps; first += count) {
+    count = first == 0 && prompt > 0 ? prompt : std::min(slice, steps - first);
+    if (first == 0 && prompt > 0) {
+      decoder.read_prompt_compressed(
+          std::vector<int>(tokens.begin(), tokens.begin() + static_cast<long>(prompt)),
+          &slice_logits);  // (after_step then sees each prompt step's caches after the cut)
+    } else if (options.after_step) {
       const Vector& logits = decoder.forward(tokens[first]);
       slice_logits = xt::zeros<float>({std::size_t{1}, V});
       std::copy_n(logits.data(), V, slice_logits.data());

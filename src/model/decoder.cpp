@@ -35,19 +35,7 @@ Decoder::Decoder(const WeightView& weights, std::shared_ptr<const void> owner,
 
   // One slot more than the policy keeps between steps: the incoming token lands there first.
   const std::size_t kept = std::min(policy_->max_tokens(max_positions_), max_positions_);
-  const std::size_t capacity = std::min(kept + 1, max_positions_);
-  // Refuse a cache that could not sensibly fit in memory before allocating any of it.
-  const auto cache_bytes = static_cast<double>(cache_memory_bytes(c, capacity));
-  if (cache_bytes > kMaxCacheBytes) {
-    throw std::invalid_argument(
-        "a KV cache for " + std::to_string(capacity) + " positions would need " +
-        std::to_string(static_cast<long long>(cache_bytes / (1024.0 * 1024.0))) + " MiB (limit " +
-        std::to_string(static_cast<long long>(kMaxCacheBytes / (1024.0 * 1024.0))) +
-        " MiB); ask for fewer positions or use a smaller H2O budget");
-  }
-  caches_.reserve(c.n_layers);
-  for (std::size_t l = 0; l < c.n_layers; ++l)
-    caches_.emplace_back(c.n_kv_heads, c.head_dim(), capacity);
+  allocate_caches(std::min(kept + 1, max_positions_));
   records_.resize(c.n_layers);
 
   x_ = xt::zeros<float>({c.dim});
@@ -56,7 +44,6 @@ Decoder::Decoder(const WeightView& weights, std::shared_ptr<const void> owner,
   q_ = xt::zeros<float>({c.dim});
   k_ = xt::zeros<float>({c.kv_dim()});
   v_ = xt::zeros<float>({c.kv_dim()});
-  att_ = xt::zeros<float>({c.n_heads, capacity});
   hb_ = xt::zeros<float>({c.hidden_dim});
   hb2_ = xt::zeros<float>({c.hidden_dim});
   logits_ = xt::zeros<float>({c.vocab_size});
@@ -68,6 +55,59 @@ std::uint64_t Decoder::cache_memory_bytes(const ModelConfig& config, std::size_t
   // The constructor's caches_ and att_: everything whose size grows with the capacity.
   return config.n_layers * LayerKVCache::bytes_for(config.n_kv_heads, config.head_dim(), capacity) +
          static_cast<std::uint64_t>(config.n_heads) * capacity * sizeof(float);
+}
+
+void Decoder::allocate_caches(std::size_t capacity) {
+  const ModelConfig& c = weights_.config;
+  // Refuse a cache that could not sensibly fit in memory before allocating any of it.
+  const auto cache_bytes = static_cast<double>(cache_memory_bytes(c, capacity));
+  if (cache_bytes > kMaxCacheBytes) {
+    throw std::invalid_argument(
+        "a KV cache for " + std::to_string(capacity) + " positions would need " +
+        std::to_string(static_cast<long long>(cache_bytes / (1024.0 * 1024.0))) + " MiB (limit " +
+        std::to_string(static_cast<long long>(kMaxCacheBytes / (1024.0 * 1024.0))) +
+        " MiB); ask for fewer positions or use a smaller H2O budget");
+  }
+  caches_.clear();
+  caches_.reserve(c.n_layers);
+  for (std::size_t l = 0; l < c.n_layers; ++l) {
+    caches_.emplace_back(c.n_kv_heads, c.head_dim(), capacity);
+  }
+  att_ = xt::zeros<float>({c.n_heads, capacity});
+}
+
+const Vector& Decoder::read_prompt_compressed(const std::vector<int>& tokens, Matrix* all_logits) {
+  if (position_ != 0) {
+    throw std::logic_error("read_prompt_compressed: the prompt must come first (position 0)");
+  }
+  if (tokens.empty()) throw std::invalid_argument("read_prompt_compressed: no tokens");
+  if (tokens.size() > max_positions_) {
+    throw std::length_error("the prompt has " + std::to_string(tokens.size()) +
+                            " tokens; the decoder reads at most " + std::to_string(max_positions_));
+  }
+  // Nothing is evicted while the prompt is read, so every cache must hold all of it.
+  if (caches_.front().capacity() < tokens.size()) allocate_caches(tokens.size());
+  observe_only_ = true;
+  try {
+    forward_batch(tokens, all_logits);
+  } catch (...) {
+    observe_only_ = false;
+    throw;
+  }
+  observe_only_ = false;
+  // The one cut: every layer back to the policy's budget, by the policy's own rule.
+  const std::size_t keep = policy_->max_tokens(max_positions_);
+  for (LayerKVCache& cache : caches_) policy_->compress(cache, keep);
+  return logits_;
+}
+
+void Decoder::hand_step_to_policy(LayerKVCache& cache) {
+  const StepAttention attention{att_.data(), weights_.config.n_heads, att_.shape()[1]};
+  if (observe_only_) {
+    policy_->observe(cache, attention);  // reading a prompt to compress: scores only
+  } else {
+    policy_->after_attention(cache, attention);
+  }
 }
 
 void Decoder::reset() {
@@ -121,7 +161,7 @@ const Vector& Decoder::forward(int token) {
       record.weights = xt::zeros<float>({H, live});
       for (std::size_t h = 0; h < H; ++h) std::copy_n(&att_(h, 0), live, &record.weights(h, 0));
     }
-    policy_->after_attention(cache, StepAttention{att_.data(), H, stride});
+    hand_step_to_policy(cache);
 
     matvec(xb2_.data(), w.wo(l), xb_.data(), C, C);
     for (std::size_t i = 0; i < C; ++i) x_(i) += xb2_(i);
@@ -239,7 +279,7 @@ void Decoder::run_chunk(const int* tokens, std::size_t m, float* logits_out) {
         record.weights = xt::zeros<float>({H, live});
         for (std::size_t h = 0; h < H; ++h) std::copy_n(&att_(h, 0), live, &record.weights(h, 0));
       }
-      policy_->after_attention(cache, StepAttention{att_.data(), H, stride});
+      hand_step_to_policy(cache);
     }
 
     matmul_transposed(chunk_xb2_.data(), chunk_att_.data(), w.wo(l), m, C, C);

@@ -5,17 +5,58 @@
 
 namespace h2o {
 
-H2OPolicy::H2OPolicy(CacheBudget budget, ScoringMode mode) : budget_(budget), mode_(mode) {}
+std::string to_string(H2OScore score) { return score == H2OScore::Sum ? "sum" : "normalised-sum"; }
+
+H2OScore parse_h2o_score(const std::string& text) {
+  if (text == "sum") return H2OScore::Sum;
+  if (text == "normalised-sum") return H2OScore::NormalisedSum;
+  throw std::invalid_argument("unknown H2O score '" + text + "' (expected sum or normalised-sum)");
+}
+
+H2OPolicy::H2OPolicy(CacheBudget budget, ScoringMode mode, H2OScore score, std::size_t start_area)
+    : budget_(budget),
+      mode_(mode),
+      score_(score),
+      rule_{budget.recent, start_area, score == H2OScore::NormalisedSum} {
+  if (start_area > budget.heavy) {
+    throw std::invalid_argument("H2O: a start area of " + std::to_string(start_area) +
+                                " tokens does not fit in the heavy budget of " +
+                                std::to_string(budget.heavy));
+  }
+}
 
 std::string H2OPolicy::describe() const {
-  return "H2O, " + budget_.describe() + ", " + to_string(mode_) + " scores";
+  std::string text = "H2O, " + budget_.describe() + ", " + to_string(mode_) + " scores";
+  if (score_ == H2OScore::NormalisedSum) text += ", normalised by steps in the cache";
+  if (rule_.start_area > 0) {
+    text += ", the first " + std::to_string(rule_.start_area) + " of the heavy slots protected";
+  }
+  return text;
 }
 
 std::size_t H2OPolicy::max_tokens(std::size_t max_positions) const {
   return std::min(budget_.total(), max_positions);
 }
 
+void H2OPolicy::observe(LayerKVCache& cache, const StepAttention& attention) {
+  add_step_attention(cache, attention, mode_);
+}
+
+void H2OPolicy::choose_victims(LayerKVCache& cache, std::size_t* victims) {
+  for (std::size_t g = 0; g < cache.n_kv_heads(); ++g) {
+    // Shared mode: every head holds identical positions and scores, so head 0 decides for all.
+    victims[g] = mode_ == ScoringMode::Shared && g > 0
+                     ? victims[0]
+                     : slot_to_evict(cache.positions(g), cache.scores(g), cache.size(), rule_);
+  }
+}
+
 void H2OPolicy::after_attention(LayerKVCache& cache, const StepAttention& attention) {
+  // The options take the general path: observe, then choose (CachePolicy's default).
+  if (rule_.start_area > 0 || rule_.normalise) {
+    CachePolicy::after_attention(cache, attention);
+    return;
+  }
   const std::size_t n = cache.size();
 
   // Within budget: add this step's attention to every live slot's score; nothing goes.

@@ -38,7 +38,8 @@ const std::vector<PolicyEntry>& policy_table() {
        halves},
       {{"h2o", "Heavy-Hitter Oracle: keep the recent window plus the highest-scoring tokens"},
        [](const Settings& s) {
-         return std::make_unique<H2OPolicy>(CacheBudget{s.heavy, s.recent}, s.scoring);
+         return std::make_unique<H2OPolicy>(CacheBudget{s.heavy, s.recent}, s.scoring, s.h2o_score,
+                                            s.start_area);
        },
        halves},
       {{"window", "sliding window: keep the last heavy + recent tokens (H2O's local baseline)"},

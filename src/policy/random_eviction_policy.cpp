@@ -31,19 +31,17 @@ Rng& RandomEvictionPolicy::draws_for(const LayerKVCache& cache, bool new_sequenc
   return draws_[k].rng;
 }
 
-void RandomEvictionPolicy::after_attention(LayerKVCache& cache, const StepAttention&) {
-  const std::size_t n = cache.size();
+void RandomEvictionPolicy::observe(LayerKVCache& cache, const StepAttention&) {
   // A new sequence (its first token, position 0, alone in the cache): restart this layer's draws,
   // so every run of the same tokens repeats, also after Decoder::reset().
-  Rng& rng = draws_for(cache, n == 1 && cache.positions(0)[0] == 0);
-  if (n <= budget_) return;
-  if (n != budget_ + 1) {
-    throw std::logic_error("RandomEvictionPolicy: cache is more than one token over budget");
-  }
-  const std::size_t n_kv = cache.n_kv_heads();
-  victims_.resize(n_kv);
+  draws_for(cache, cache.size() == 1 && cache.positions(0)[0] == 0);
+}
+
+void RandomEvictionPolicy::choose_victims(LayerKVCache& cache, std::size_t* victims) {
+  const std::size_t n = cache.size();
+  Rng& rng = draws_for(cache, false);
   if (newest_.capacity() < cache.capacity()) newest_.reserve(cache.capacity());
-  for (std::size_t g = 0; g < n_kv; ++g) {
+  for (std::size_t g = 0; g < cache.n_kv_heads(); ++g) {
     const Position* positions = cache.positions(g);  // (n,)
     // The recent window is the `recent` largest positions: protected are the slots at or above
     // the recent-th largest (positions are distinct).
@@ -55,6 +53,7 @@ void RandomEvictionPolicy::after_attention(LayerKVCache& cache, const StepAttent
       std::nth_element(newest_.begin(), nth, newest_.end(), std::greater<Position>());
       first_recent = *nth;
     }
+    if (n <= recent_) throw std::logic_error("RandomEvictionPolicy: every slot is protected");
     // n - recent >= 1 unprotected slots; pick the k-th of them in slot order.
     std::uint32_t k = rng.below(static_cast<std::uint32_t>(n - recent_));
     std::size_t victim = n;
@@ -70,9 +69,8 @@ void RandomEvictionPolicy::after_attention(LayerKVCache& cache, const StepAttent
       throw std::logic_error(
           "RandomEvictionPolicy: too few unprotected slots (positions must be distinct)");
     }
-    victims_[g] = victim;
+    victims[g] = victim;
   }
-  cache.remove_one_per_head(victims_.data());
 }
 
 }  // namespace h2o

@@ -27,16 +27,10 @@ std::size_t SinkWindowPolicy::max_tokens(std::size_t max_positions) const {
   return std::min(budget(), max_positions);
 }
 
-void SinkWindowPolicy::after_attention(LayerKVCache& cache, const StepAttention&) {
+void SinkWindowPolicy::choose_victims(LayerKVCache& cache, std::size_t* victims) {
   const std::size_t n = cache.size();
-  if (n <= budget()) return;
-  if (n != budget() + 1) {
-    throw std::logic_error("SinkWindowPolicy: cache is more than one token over budget");
-  }
-  const std::size_t n_kv = cache.n_kv_heads();
   const auto first_non_sink = static_cast<Position>(sinks_);
-  victims_.resize(n_kv);
-  for (std::size_t g = 0; g < n_kv; ++g) {
+  for (std::size_t g = 0; g < cache.n_kv_heads(); ++g) {
     const Position* positions = cache.positions(g);  // (n,)
     // At most `sinks` slots are sinks and n > sinks + recent, so at least recent + 1 are not: the
     // oldest of them is never one of the last `recent` tokens.
@@ -49,9 +43,8 @@ void SinkWindowPolicy::after_attention(LayerKVCache& cache, const StepAttention&
       throw std::logic_error(
           "SinkWindowPolicy: no token outside the sinks (positions must be distinct)");
     }
-    victims_[g] = victim;
+    victims[g] = victim;
   }
-  cache.remove_one_per_head(victims_.data());
 }
 
 }  // namespace h2o

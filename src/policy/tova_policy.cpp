@@ -17,38 +17,33 @@ std::size_t TovaPolicy::max_tokens(std::size_t max_positions) const {
   return std::min(budget_, max_positions);
 }
 
-void TovaPolicy::after_attention(LayerKVCache& cache, const StepAttention& attention) {
-  const std::size_t n_kv = cache.n_kv_heads();
-  const std::size_t n = cache.size();
-
-  // 1. Every live slot's score becomes this step's (mean) attention: no memory of earlier steps.
-  for (std::size_t g = 0; g < n_kv; ++g) std::fill(cache.scores(g), cache.scores(g) + n, 0.0f);
-  add_step_attention(cache, attention, mode_);
-
-  // 2. Over budget: each KV head evicts its lowest score; on a tie the newer token goes.
-  if (n <= budget_) return;
-  if (n != budget_ + 1) {
-    throw std::logic_error("TovaPolicy: cache is more than one token over budget");
+void TovaPolicy::observe(LayerKVCache& cache, const StepAttention& attention) {
+  // Every live slot's score becomes this step's (mean) attention: no memory of earlier steps.
+  for (std::size_t g = 0; g < cache.n_kv_heads(); ++g) {
+    std::fill(cache.scores(g), cache.scores(g) + cache.size(), 0.0f);
   }
-  victims_.resize(n_kv);
-  for (std::size_t g = 0; g < n_kv; ++g) {
+  add_step_attention(cache, attention, mode_);
+}
+
+void TovaPolicy::choose_victims(LayerKVCache& cache, std::size_t* victims) {
+  const std::size_t n = cache.size();
+  for (std::size_t g = 0; g < cache.n_kv_heads(); ++g) {
     // Shared mode: every head holds identical positions and scores, so head 0 decides for all.
     if (mode_ == ScoringMode::Shared && g > 0) {
-      victims_[g] = victims_[0];
+      victims[g] = victims[0];
       continue;
     }
     const Position* positions = cache.positions(g);  // (n,)
     const float* scores = cache.scores(g);           // (n,)
-    std::size_t victim = 0;
+    std::size_t victim = 0;  // the lowest score; on a tie the newer token goes
     for (std::size_t s = 1; s < n; ++s) {
       if (scores[s] < scores[victim] ||
           (scores[s] == scores[victim] && positions[s] > positions[victim])) {
         victim = s;
       }
     }
-    victims_[g] = victim;
+    victims[g] = victim;
   }
-  cache.remove_one_per_head(victims_.data());
 }
 
 }  // namespace h2o

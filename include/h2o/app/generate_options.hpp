@@ -30,7 +30,9 @@ struct GenerateOptions {
   float top_p = 0.9f;                   // --top-p
   std::uint64_t seed = 42;              // --seed
   std::size_t threads = 1;              // --threads for the weight matrix products
-  PolicySettings settings;              // --heavy, --recent, --sinks, --evict-seed, --scoring
+  PolicySettings settings;              // --heavy, --recent, --sinks, --evict-seed, --scoring,
+                                        // --h2o-score, --start-area
+  bool compress_prompt = false;         // --compress-prompt
   std::unique_ptr<CachePolicy> policy;  // --cache, built from the settings (so they are checked)
 };
 

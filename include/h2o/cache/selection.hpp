@@ -57,6 +57,23 @@ std::size_t add_rows_and_pick_victim(const Position* positions, float* scores,
                                      const float* const* rows, std::size_t n_rows, float factor,
                                      std::size_t n, std::size_t recent);
 
+// H2O's eviction with the options production implementations add (OpenVINO GenAI's cache
+// eviction has both): besides the recent window,
+//   start_area  the first start_area positions are never evicted either (a protected "start
+//               area", like StreamingLLM's attention sinks);
+//   normalise   slots are compared by score / (newest - position + 1), the attention a token
+//               received per step it has been in the cache (NORM_SUM), not by the plain sum (SUM),
+//               so old tokens lose the head start of having been summed over more steps.
+// With start_area 0 and no normalising this is exactly slot_to_evict above. Ties: the newer goes.
+struct EvictionRule {
+  std::size_t recent = 0;
+  std::size_t start_area = 0;
+  bool normalise = false;
+};
+// positions (n,) scores (n,). Requires a slot outside the recent window and the start area.
+std::size_t slot_to_evict(const Position* positions, const float* scores, std::size_t n,
+                          const EvictionRule& rule);
+
 // "Old importance + new attention = new importance": scores (T,) += attention (T,).
 void accumulate_attention(std::vector<float>& scores, const std::vector<float>& attention);
 

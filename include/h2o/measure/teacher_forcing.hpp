@@ -45,6 +45,9 @@ struct TeacherForcingOptions {
   const TeacherForcedRun* reference = nullptr;
   // Called after each step with the step's index, e.g. to look inside the caches.
   std::function<void(std::size_t step)> after_step;
+  // > 0: the first `compressed_prompt` tokens are a prompt read with prompt-time compression
+  // (Decoder::read_prompt_compressed: full cache, then one cut), the rest token by token.
+  std::size_t compressed_prompt = 0;
 };
 
 // Tokens forward_batch reads at once here: its logits (slice, V) are kept until the slice's steps

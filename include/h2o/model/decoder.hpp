@@ -82,6 +82,16 @@ class Decoder {
   // use. n = 0 is refused (there would be no logits to return).
   const Vector& forward_batch(const std::vector<int>& tokens, Matrix* all_logits = nullptr);
 
+  // Prompt-time compression (the H2O paper's and kvpress's way with a prompt): reads the prompt
+  // (n,) from position 0 with nothing evicted - every policy only scores, CachePolicy::observe -
+  // then cuts every cache back to the policy's budget once (CachePolicy::compress: for H2O the
+  // recent window plus the highest accumulated scores of each head). Decoding then goes on token
+  // by token with the usual per-step eviction. Returns the logits after the last prompt token;
+  // all_logits gets every prompt token's, as forward_batch. The caches grow to hold the whole
+  // prompt if they must (allocating, once); the prompt's logits are the full cache's.
+  const Vector& read_prompt_compressed(const std::vector<int>& tokens,
+                                       Matrix* all_logits = nullptr);
+
   Position position() const { return position_; }  // tokens processed so far
   std::size_t max_positions() const { return max_positions_; }
   void reset();  // empties every cache; position back to 0
@@ -101,6 +111,11 @@ class Decoder {
   const AttentionRecord& attention(std::size_t layer) const { return records_.at(layer); }
 
  private:
+  void allocate_caches(std::size_t capacity);  // every layer's cache and att_, memory-checked
+  // The policy's turn after a layer's attention (held in att_): after_attention, or only observe
+  // while read_prompt_compressed reads its prompt.
+  void hand_step_to_policy(LayerKVCache& cache);
+
   WeightView weights_;
   std::shared_ptr<const void> owner_;  // what keeps weights_ alive
   std::unique_ptr<CachePolicy> policy_;
@@ -108,6 +123,7 @@ class Decoder {
   Position position_ = 0;
   std::vector<LayerKVCache> caches_;  // (L,)
   bool record_attention_ = false;
+  bool observe_only_ = false;  // reading a prompt for read_prompt_compressed: no eviction
   std::vector<AttentionRecord> records_;  // (L,)
 
   // Scratch buffers, allocated once.

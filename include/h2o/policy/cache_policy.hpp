@@ -40,8 +40,23 @@ class CachePolicy {
   // The decoder preallocates one slot more, for the incoming token.
   virtual std::size_t max_tokens(std::size_t max_positions) const = 0;
 
-  // Called once per layer per token, after attention; may update scores and evict slots.
-  virtual void after_attention(LayerKVCache& cache, const StepAttention& attention) = 0;
+  // Called once per layer per token, after attention; may update scores and evict slots. By
+  // default: observe() the step, then, once the cache holds more than max_tokens(), evict the
+  // one slot per KV head that choose_victims() names. A policy may do both in one pass instead.
+  virtual void after_attention(LayerKVCache& cache, const StepAttention& attention);
+
+  // The two halves of a step, also used on their own by prompt-time compression
+  // (Decoder::read_prompt_compressed: the whole prompt is observed, then compress() cuts once):
+  //   observe         update the per-slot scores with this step's attention; evict nothing;
+  //   choose_victims  the one slot per KV head to evict next, by the policy's rule, given the
+  //                   cache as it stands: victims (G,).
+  virtual void observe(LayerKVCache& cache, const StepAttention& attention) = 0;
+  virtual void choose_victims(LayerKVCache& cache, std::size_t* victims) = 0;
+
+  // Cuts the cache down to `keep` tokens per KV head in one go, keeping what the policy's rule
+  // keeps: its victims are evicted one after another with the scores as they stand, so for H2O
+  // this keeps the recent window plus the highest scores (exactly selection.hpp's plan_keep).
+  void compress(LayerKVCache& cache, std::size_t keep);
 
   // True when each decision depends only on the cache and attention it is given, not on the order
   // of calls across layers: Decoder::forward_batch may then run a chunk of tokens layer by layer
@@ -50,6 +65,11 @@ class CachePolicy {
   // the token-by-token order for it. (The library's random eviction keeps one generator per
   // layer cache, so it can say true.)
   virtual bool decisions_independent_of_layer_order() const { return true; }
+
+ protected:
+  // after_attention's victims live on the stack (a decode step allocates nothing) up to this many
+  // KV heads, far more than any model here has.
+  static constexpr std::size_t kMaxStackHeads = 64;
 };
 
 // Keeps every token: exact attention, memory growing with the sequence.
@@ -59,6 +79,9 @@ class FullCachePolicy final : public CachePolicy {
   std::string describe() const override { return "full cache (keeps every token)"; }
   std::size_t max_tokens(std::size_t max_positions) const override { return max_positions; }
   void after_attention(LayerKVCache&, const StepAttention&) override {}
+  void observe(LayerKVCache&, const StepAttention&) override {}
+  // Never asked: a full cache is never over its budget. The oldest, if it ever were.
+  void choose_victims(LayerKVCache& cache, std::size_t* victims) override;
 };
 
 }  // namespace h2o

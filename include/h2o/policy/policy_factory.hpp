@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "h2o/policy/cache_policy.hpp"
+#include "h2o/policy/h2o_policy.hpp"
 #include "h2o/policy/head_scores.hpp"
 
 namespace h2o {
@@ -31,6 +32,8 @@ struct PolicySettings {
   std::size_t heavy = 0;                       // tokens per layer and KV head (see above)
   std::size_t recent = 0;                      // tokens per layer and KV head (see above)
   ScoringMode scoring = ScoringMode::PerHead;  // h2o, tova: per-head or shared scores
+  H2OScore h2o_score = H2OScore::Sum;          // h2o: sum or normalised sum
+  std::size_t start_area = 0;                  // h2o: first positions never evicted (of heavy)
   std::size_t sinks = 4;   // sinks: first positions always kept (StreamingLLM's 4)
   std::uint64_t seed = 1;  // random: seed of the eviction draws
 };

@@ -39,8 +39,10 @@ class RandomEvictionPolicy final : public CachePolicy {
   // "random eviction, 64 tokens, the last 32 protected, seed 1"
   std::string describe() const override;
   std::size_t max_tokens(std::size_t max_positions) const override;
-  // Evicts at most one token per KV head: a random one outside the recent window.
-  void after_attention(LayerKVCache& cache, const StepAttention& attention) override;
+  // Restarts the draws when a sequence starts; keeps no scores.
+  void observe(LayerKVCache& cache, const StepAttention& attention) override;
+  // A random slot outside the recent window, per KV head.
+  void choose_victims(LayerKVCache& cache, std::size_t* victims) override;
 
   std::size_t budget() const { return budget_; }
   std::size_t recent() const { return recent_; }
@@ -57,8 +59,7 @@ class RandomEvictionPolicy final : public CachePolicy {
   };
   std::vector<CacheDraws> draws_;
   Rng& draws_for(const LayerKVCache& cache, bool new_sequence);
-  std::vector<std::size_t> victims_;  // (G,) scratch, sized on first use, reused after
-  std::vector<Position> newest_;      // (S,) scratch for finding the recent window, reserved once
+  std::vector<Position> newest_;  // (S,) scratch for finding the recent window, reserved once
 };
 
 }  // namespace h2o

@@ -34,8 +34,9 @@ class SinkWindowPolicy final : public CachePolicy {
   // "attention sinks 4 + recent 60 = 64 tokens (StreamingLLM)"
   std::string describe() const override;
   std::size_t max_tokens(std::size_t max_positions) const override;
-  // Evicts at most one token per KV head: the oldest non-sink, once over sinks + recent.
-  void after_attention(LayerKVCache& cache, const StepAttention& attention) override;
+  // Keeps no scores; the victim is the oldest token that is not a sink.
+  void observe(LayerKVCache&, const StepAttention&) override {}
+  void choose_victims(LayerKVCache& cache, std::size_t* victims) override;
 
   std::size_t sinks() const { return sinks_; }
   std::size_t recent() const { return recent_; }
@@ -43,7 +44,6 @@ class SinkWindowPolicy final : public CachePolicy {
 
  private:
   std::size_t sinks_, recent_;
-  std::vector<std::size_t> victims_;  // (G,) scratch, sized on first use, reused after
 };
 
 }  // namespace h2o

@@ -30,14 +30,14 @@ class SlidingWindowPolicy final : public CachePolicy {
   std::string name() const override { return "window"; }
   std::string describe() const override;  // "sliding window, last 64 tokens"
   std::size_t max_tokens(std::size_t max_positions) const override;
-  // Evicts at most one token per KV head: the oldest, once the cache holds more than window().
-  void after_attention(LayerKVCache& cache, const StepAttention& attention) override;
+  // Keeps no scores; the victim is always the oldest token (every KV head the same one).
+  void observe(LayerKVCache&, const StepAttention&) override {}
+  void choose_victims(LayerKVCache& cache, std::size_t* victims) override;
 
   std::size_t window() const { return window_; }
 
  private:
   std::size_t window_;
-  std::vector<std::size_t> victims_;  // (G,) scratch, reserved on first use, reused after
 };
 
 }  // namespace h2o

@@ -42,9 +42,10 @@ class TovaPolicy final : public CachePolicy {
   // "TOVA, 64 tokens, lowest current attention evicted, per-head scores"
   std::string describe() const override;
   std::size_t max_tokens(std::size_t max_positions) const override;
-  // Overwrites every live slot's score with this step's attention, then evicts at most one token
-  // per KV head: the lowest-scoring, once the cache holds more than `budget`.
-  void after_attention(LayerKVCache& cache, const StepAttention& attention) override;
+  // Overwrites every live slot's score with this step's attention.
+  void observe(LayerKVCache& cache, const StepAttention& attention) override;
+  // The lowest-scoring slot of each KV head (on a tie the newer token goes).
+  void choose_victims(LayerKVCache& cache, std::size_t* victims) override;
 
   std::size_t budget() const { return budget_; }
   ScoringMode mode() const { return mode_; }
@@ -52,7 +53,6 @@ class TovaPolicy final : public CachePolicy {
  private:
   std::size_t budget_;
   ScoringMode mode_;
-  std::vector<std::size_t> victims_;  // (G,) scratch, sized on first use, reused after
 };
 
 }  // namespace h2o

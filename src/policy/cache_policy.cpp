@@ -1,0 +1,45 @@
+#include "h2o/policy/cache_policy.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace h2o {
+
+void CachePolicy::after_attention(LayerKVCache& cache, const StepAttention& attention) {
+  observe(cache, attention);
+  const std::size_t budget = max_tokens(cache.capacity());
+  if (cache.size() <= budget) return;
+  // The decoder adds one token per step, so one token per head goes; more is a caller's bug.
+  if (cache.size() != budget + 1) {
+    throw std::logic_error(name() + " policy: the cache is more than one token over budget");
+  }
+  std::size_t victims[kMaxStackHeads];
+  std::vector<std::size_t> more;
+  std::size_t* out = victims;
+  if (cache.n_kv_heads() > kMaxStackHeads) {
+    more.resize(cache.n_kv_heads());
+    out = more.data();
+  }
+  choose_victims(cache, out);
+  cache.remove_one_per_head(out);
+}
+
+void CachePolicy::compress(LayerKVCache& cache, std::size_t keep) {
+  std::vector<std::size_t> victims(cache.n_kv_heads());
+  while (cache.size() > keep) {
+    choose_victims(cache, victims.data());
+    cache.remove_one_per_head(victims.data());
+  }
+}
+
+void FullCachePolicy::choose_victims(LayerKVCache& cache, std::size_t* victims) {
+  for (std::size_t g = 0; g < cache.n_kv_heads(); ++g) {
+    const Position* positions = cache.positions(g);
+    victims[g] =
+        static_cast<std::size_t>(std::min_element(positions, positions + cache.size()) - positions);
+  }
+}
+
+}  // namespace h2o
