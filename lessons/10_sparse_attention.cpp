@@ -98,7 +98,7 @@ int main(int argc, char** argv) try {
               percent(h2o::top_share(scores, 0.05)), percent(top10), fixed(fits.back().slope, 2),
               fixed(fits.back().r2, 2));
   }
-  std::cout << "\nStep 2-3: how sparse, and how concentrated on a few tokens, each layer's "
+  std::cout << "\nSteps 2-3: how sparse, and how concentrated on a few tokens, each layer's "
             << "attention is\n";
   table.print(std::cout);
   std::cout << "  all layers: " << percent(stats.sparsity()) << " of the weights are below 1% of "
@@ -158,7 +158,7 @@ int main(int argc, char** argv) try {
   // Step 7: the pictures (report/svg.hpp).
   if (!pictures.empty()) {
     std::filesystem::create_directories(pictures);
-    const std::string command = "build/bin/10_sparse_attention --pictures " + pictures;
+    const std::string command = h2o::command_line(argc, argv);
     h2o::Heatmap map;
     map.text = {
         "Attention of one head: query step x key position",

@@ -84,7 +84,8 @@ h2o_check_program(NAME lesson_08_blog_numbers TARGET 08_full_vs_h2o
          "logits identical through that position: yes")
 h2o_check_program(NAME lesson_08_big_budget_equals_full TARGET 08_full_vs_h2o
   ARGS --heavy 20 --recent 20 --tokens 32
-  EXPECT "H2O never had to evict" "logits identical to the full cache at every step: yes" "the top token agreed on 32 of 32 steps")
+  EXPECT "H2O never had to evict; logits identical at every step: yes"
+         "the top token agreed on 32 of 32 steps")
 h2o_check_program(NAME lesson_08_unknown_flag TARGET 08_full_vs_h2o ARGS --budget 3
   EXIT nonzero STREAM stderr EXPECT "unknown option --budget")
 h2o_check_program(NAME lesson_08_help TARGET 08_full_vs_h2o ARGS --help EXPECT "usage: 08_full_vs_h2o")
@@ -122,7 +123,7 @@ endforeach()
 # What lessons 05-11 compute, beyond their headline numbers.
 h2o_check_program(NAME lesson_05_output_and_favourite TARGET 05_attention_qkv
   EXPECT "output = xt::linalg::dot(weights, values) = [0.3503, 0.6497] (the same)"
-         "(cat gets the most attention" "h2o::attend, used from now on, gives [0.3503, 0.6497] (the same)")
+         "sum = 1.00; cat's key fits Q best" "h2o::attend, used from now on, gives [0.3503, 0.6497] (the same)")
 h2o_check_program(NAME lesson_06_cached_equals_recomputed TARGET 06_kv_cache
   EXPECT "largest |cached output - recomputed output| over all tokens: " FORBID "MISMATCH")
 h2o_check_program(NAME lesson_06_long_run TARGET 06_kv_cache ARGS --tokens 64 --seed 3
@@ -134,3 +135,78 @@ h2o_check_program(NAME lesson_09_explicit_missing_model_is_an_error TARGET 09_re
   EXIT nonzero STREAM stderr EXPECT "no-such-model.bin' does not exist")
 h2o_check_program(NAME lesson_09_full_budget_evicts_nothing TARGET 09_real_model ARGS --budgets 100
   EXPECT "none: that budget holds the whole text" "same: nothing was evicted")
+
+# Lesson 10: the three measures on the shipped model, and its two pictures.
+h2o_check_program(NAME lesson_10_measures TARGET 10_sparse_attention
+  EXPECT "Step 1: model.bin (dim 128, hidden 384, 4 layers, 8 heads, 4 KV heads, vocab 1792"
+         "reads 912 tokens of heldout_story.txt with the full cache:"
+         "4 layers x 8 heads x 912 steps of attention."
+         "layer  weights < 1% of row max  top 1% hold  top 5%  top 10%  power-law slope   R^2"
+         "of the weights are below 1% of their row's largest (the paper: over 95%)"
+         "t=114 -> 228  t=228 -> 456  t=456 -> 912" "Step 5: the heaviest hitters of layer"
+         "<BOS>[0]=" "Step 6: what it shows" "of the leaders at t still lead at 2t")
+h2o_check_program(NAME lesson_10_stories260k TARGET 10_sparse_attention ARGS ${h2o_stories260k_args}
+  REQUIRES "${H2O_MODELS_DIR}/stories260K/stories260K.bin"
+  EXPECT "Step 1: stories260K.bin (dim 64, hidden 172, 5 layers, 8 heads, 4 KV heads"
+         "5 layers x 8 heads x 383 steps of attention." "Step 6: what it shows")
+h2o_check_program(NAME lesson_10_missing_text TARGET 10_sparse_attention
+  ARGS --text ${CMAKE_CURRENT_BINARY_DIR}/no-such-story.txt EXIT nonzero STREAM stderr
+  EXPECT "10_sparse_attention: error: " "no-such-story.txt' does not exist")
+foreach(picture attention_heatmap rank_score)
+  add_test(NAME lesson_10_picture_${picture}
+    COMMAND ${CMAKE_COMMAND} -DPROGRAM=$<TARGET_FILE:10_sparse_attention>
+            "-DARGS=--pictures@@${CMAKE_CURRENT_BINARY_DIR}/lesson_10_${picture}"
+            "-DSVG_FILE=${CMAKE_CURRENT_BINARY_DIR}/lesson_10_${picture}/${picture}.svg"
+            "-DEXPECT=<title>@@<desc>Made by: 10_sparse_attention --pictures"
+            -P ${CMAKE_CURRENT_SOURCE_DIR}/check_svg.cmake)
+endforeach()
+
+# Lesson 11: the sweep with the H2O variants, the verdicts, and prompt-time compression.
+h2o_check_program(NAME lesson_11_sweep_and_verdicts TARGET 11_how_much_cache
+  EXPECT "Step 1: model.bin reads 912 tokens of heldout_story.txt"
+         "policy         2%     5%    10%    20%    30%    50%   100%" "  h2o-norm  " "  h2o+start4  "
+         "  window  " "  sinks  " "  random  " "  tova  " "KL from the full cache, nats"
+         "Step 4: the smallest budget within 5% of the full cache's perplexity"
+         "Step 5: the paper's \"20% is enough\"" "Step 6: which score, which protected tokens?"
+         "the paper's \"averaging did worse\"" "Step 7: prompt-time or token by token?"
+         "At a budget of 10% = 91 tokens" "(prompt, policy) pairs,")
+# At 100% nothing is evicted: every policy is the full cache (perplexity, KL 0, agreement 100%).
+h2o_check_program(NAME lesson_11_full_budget_is_the_full_cache TARGET 11_how_much_cache
+  ARGS --budgets 100 --prompt-budget 100 --prompts 50
+  EXPECT "  tova        100%" "0.0000" "(no budget below 100% to compare)" "in 0 of 5 (prompt, policy) pairs,"
+         "evicting token by token in 0 (the rest tie)." "100.0 | 100.0"
+  FORBID "none of these")
+h2o_check_program(NAME lesson_11_csv TARGET 11_how_much_cache
+  ARGS --budgets 10,20 --csv ${CMAKE_CURRENT_BINARY_DIR}/lesson_11.csv
+  EXPECT "written to ${CMAKE_CURRENT_BINARY_DIR}/lesson_11.csv")
+h2o_check_program(NAME lesson_11_stories260k TARGET 11_how_much_cache ARGS ${h2o_stories260k_args}
+  --budgets 10,20,50
+  REQUIRES "${H2O_MODELS_DIR}/stories260K/stories260K.bin"
+  EXPECT "Step 1: stories260K.bin reads 383 tokens of story.txt" "Step 7: prompt-time")
+foreach(bad
+    "bad_prompts@--prompts,0@--prompts expects percentages from 1 to 100"
+    "bad_prompt_budget@--prompt-budget,0@--prompt-budget must be between 1 and 100, got 0"
+    "bad_name_gap@--name-gap,0@--name-gap must be between 1 and 100000, got 0")
+  string(REPLACE "@" ";" parts "${bad}")
+  list(GET parts 0 short)
+  list(GET parts 1 flags)
+  list(GET parts 2 text)
+  string(REPLACE "," ";" flags "${flags}")
+  h2o_check_program(NAME lesson_11_${short} TARGET 11_how_much_cache ARGS ${flags}
+    EXIT nonzero STREAM stderr EXPECT "11_how_much_cache: error: ${text}")
+endforeach()
+foreach(picture budget_perplexity budget_kl budget_agreement budget_name_recall)
+  add_test(NAME lesson_11_picture_${picture}
+    COMMAND ${CMAKE_COMMAND} -DPROGRAM=$<TARGET_FILE:11_how_much_cache>
+            "-DARGS=--budgets@@10,50@@--pictures@@${CMAKE_CURRENT_BINARY_DIR}/lesson_11_${picture}"
+            "-DSVG_FILE=${CMAKE_CURRENT_BINARY_DIR}/lesson_11_${picture}/${picture}.svg"
+            "-DEXPECT=<title>@@>h2o<@@>h2o-norm<@@>window<@@cache budget (% of the text's tokens)"
+            -P ${CMAKE_CURRENT_SOURCE_DIR}/check_svg.cmake)
+endforeach()
+
+# The pictures the README shows (docs/pictures/) are what the programs draw today.
+add_test(NAME pictures_up_to_date
+  COMMAND ${CMAKE_COMMAND} -DSCRIPT=${PROJECT_SOURCE_DIR}/scripts/make-pictures.sh
+          -DBUILD_DIR=${CMAKE_BINARY_DIR} -DOUT=${CMAKE_CURRENT_BINARY_DIR}/pictures_now
+          -DCOMMITTED=${PROJECT_SOURCE_DIR}/docs/pictures
+          -P ${CMAKE_CURRENT_SOURCE_DIR}/check_pictures.cmake)

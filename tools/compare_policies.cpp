@@ -100,6 +100,12 @@ class RecordingPolicy final : public h2o::CachePolicy {
     if (layer0_ == nullptr) layer0_ = &cache;
     if (&cache == layer0_) kept_per_step_->push_back(cache.sorted_positions(0));
   }
+  void observe(h2o::LayerKVCache& cache, const h2o::StepAttention& attention) override {
+    inner_->observe(cache, attention);
+  }
+  void choose_victims(h2o::LayerKVCache& cache, std::size_t* victims) override {
+    inner_->choose_victims(cache, victims);
+  }
   bool decisions_independent_of_layer_order() const override {
     return inner_->decisions_independent_of_layer_order();
   }
@@ -193,13 +199,6 @@ std::string strip(const std::vector<Position>& sorted, std::size_t steps, std::s
     const std::size_t size = std::min(per_char, steps - b * per_char);
     out += kept_in_bucket[b] == size ? '#' : kept_in_bucket[b] > 0 ? '+' : '.';
   }
-  return out;
-}
-
-// The command line as typed, for the picture's provenance.
-std::string command_line(int argc, char** argv) {
-  std::string out;
-  for (int i = 0; i < argc; ++i) out += (i > 0 ? " " : "") + std::string(argv[i]);
   return out;
 }
 
@@ -413,7 +412,7 @@ int compare_policies(int argc, char** argv) {
             " tokens); " + std::filesystem::path(files.model).stem().string() + " reading " +
             std::filesystem::path(text_path).filename().string(),
         "layer 0, KV head 0; one cell = one decoding step x one original position"};
-    grid.text.command = command_line(argc, argv);
+    grid.text.command = h2o::command_line(argc, argv);
     grid.steps = steps;
     for (const Run* run : panels) {
       const double perplexity = run->perplexity();

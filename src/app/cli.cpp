@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
 #include <new>
 #include <set>
@@ -235,6 +236,15 @@ int run_program(const std::string& program, const std::function<int()>& body) {
   } catch (...) {
     return report_current_exception(program);
   }
+}
+
+std::string command_line(int argc, const char* const* argv) {
+  std::string out = argc > 0 ? std::filesystem::path(argv[0]).filename().string() : "";
+  for (int i = 1; i < argc; ++i) {
+    const std::string word = argv[i];
+    out += word.find(' ') == std::string::npos ? " " + word : " '" + word + "'";
+  }
+  return out;
 }
 
 }  // namespace h2o

@@ -66,6 +66,11 @@ CacheBudget budget_from_options(const ArgParser& args, long long max_each = 1'00
 std::vector<int> parse_percent_list(const std::string& option, const std::string& text,
                                     std::size_t max_count = 8);
 
+// The command as typed, for a picture's provenance (report/svg.hpp writes it into <desc>): the
+// program's file name (not its folder, so the text is the same wherever the build lives) and
+// every argument, quoted when it holds a space. "10_sparse_attention --pictures docs/pictures".
+std::string command_line(int argc, const char* const* argv);
+
 // For a main written as a function-try-block, as the lessons do:
 //   int main(int argc, char** argv) try { ...the lesson... } catch (...) {
 //     return h2o::exit_with_error(argv[0]);

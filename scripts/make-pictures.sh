@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Draws the pictures the README shows, into docs/pictures/ (or the folder given), from the
+# project's own model and held-out story: the same programs and options a user would run.
+#
+#   scripts/make-pictures.sh                 build, then redraw docs/pictures/
+#   scripts/make-pictures.sh --no-build DIR  draw into DIR with the binaries already built
+#                                            (CTest's "pictures_up_to_date" check does this)
+#
+# Every picture records the command that drew it in its <desc>. After retraining the model or
+# changing a lesson, run this and commit docs/pictures/ (the check fails until then).
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+build="${H2O_BUILD_DIR:-$root/build}"
+build_first=1
+if [ "${1:-}" = "--no-build" ]; then build_first=0; shift; fi
+out="${1:-$root/docs/pictures}"
+if [ $# -gt 1 ]; then echo "usage: make-pictures.sh [--no-build] [DIR]" >&2; exit 2; fi
+if [ "$build_first" = 1 ]; then "$root/scripts/build.sh"; fi
+mkdir -p "$out"
+
+cd "$root"  # the programs' default files (data/...) are found from here
+# Lesson 10: one head's attention (heatmap) and accumulated attention against rank (line chart).
+"$build/bin/10_sparse_attention" --pictures "$out" >/dev/null
+# Lesson 11: one line chart per measure of the budget sweep.
+"$build/bin/11_how_much_cache" --pictures "$out" >/dev/null
+# compare_policies: which positions each policy keeps, step by step, at 10% of the story.
+"$build/bin/compare_policies" --budgets 10 --policies h2o,window,sinks,tova \
+  --svg "$out/kept_positions.svg" >/dev/null
+echo "pictures written to $out"
