@@ -67,11 +67,11 @@ int main(int argc, char** argv) try {
   const h2o::Vector exps = xt::exp(scores - xt::amax(scores)());  // (T,)
   const h2o::Vector weights = exps / xt::sum(exps)();             // (T,)
   const float total = xt::sum(weights)();                         // 1, as every softmax
+  // The most attention goes to the token whose key matches the query best.
   const std::string favourite = words[static_cast<std::size_t>(
       std::max_element(weights.begin(), weights.end()) - weights.begin())];
-  std::cout << "\nStep 3: attention weights = softmax(scores): "
-            << h2o::format_pairs(words, weights) << "\n  sum = " << fixed(total) << " ("
-            << favourite << " gets the most attention: its key matches Q best)\n";
+  std::cout << "\nStep 3: weights = softmax(scores): " << h2o::format_pairs(words, weights)
+            << "\n  sum = " << fixed(total) << "; " << favourite << "'s key fits Q best\n";
 
   // Step 4: the output is the attention-weighted mix of the value rows.
   // attention @ values                          (T,) @ (T, D) -> (D,)

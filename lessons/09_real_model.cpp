@@ -79,15 +79,15 @@ int main(int argc, char** argv) try {
   // Step 2: the story, as token ids (BOS first, as the model was trained).
   const std::vector<int> tokens = h2o::read_story_tokens(args, tokenizer, 3, config.seq_len);
   const std::size_t n = tokens.size();
-  std::cout << "Step 2: the text in "
-            << std::filesystem::path(args.text("text")).filename().string() << " is " << n
-            << " tokens long (BOS included); every run predicts\n        each next "
-            << "token from the ones before it (" << n - 1 << " predictions).\n";
   const h2o::NameTokens names =
       h2o::names_as_tokens(tokenizer, h2o::read_names(args.text("names")));
   const std::size_t counted = h2o::long_gap_name_steps(tokens, names, min_gap).size();
-  std::cout << "        " << counted << " times the next token is a character's name last seen "
-            << "more than " << min_gap << " tokens back.\n";
+  std::cout << "Step 2: the text in "
+            << std::filesystem::path(args.text("text")).filename().string() << " is " << n
+            << " tokens long (BOS included); every run predicts\n        each next "
+            << "token from the ones before it (" << n - 1 << " predictions).\n        " << counted
+            << " times the next token is a character's name last seen more than " << min_gap
+            << " tokens back.\n";
 
   // Step 3: the measurement, on the full cache first: it is the reference of every other run.
   // perplexity = exp(mean -log p(next token))
@@ -154,6 +154,7 @@ int main(int argc, char** argv) try {
 
   // Step 6: what the numbers say, in words chosen from the numbers.
   std::cout << "\nStep 6: what it shows\n";
+  h2o::Table verdicts({"tokens kept", "H2O", "window", "full", "verdict"});
   std::size_t h2o_wins = 0, comparisons = 0;
   double largest_gap = 0.0;  // between H2O and the window, in percent of the window's perplexity
   for (std::size_t i = 0; i + 1 < runs.size(); i += 2) {
@@ -167,26 +168,21 @@ int main(int argc, char** argv) try {
           std::max(largest_gap, 100.0 * std::fabs(with_heavy.perplexity / window.perplexity - 1.0));
       verdict = heavy_helps ? "heavy hitters help" : "window as good or better";
     }
-    std::cout << "  "
-              << h2o::pad_right(std::to_string(with_heavy.decoder->cache(0).size()) + " of " +
-                                    std::to_string(n) + " tokens kept: ",
-                                25)
-              << "H2O " << fixed(with_heavy.perplexity, 3) << ", window "
-              << fixed(window.perplexity, 3) << ", full " << fixed(full.perplexity, 3) << " -> "
-              << verdict << "\n";
+    verdicts.row(std::to_string(with_heavy.decoder->cache(0).size()) + " of " + std::to_string(n),
+                 fixed(with_heavy.perplexity, 3), fixed(window.perplexity, 3),
+                 fixed(full.perplexity, 3), verdict);
   }
+  verdicts.print(std::cout);
+  const std::string why =
+      2 * h2o_wins <= comparisons
+          ? "This model gets most of what it needs from recent tokens\n  on this text; the paper "
+            "measured its gains on models with billions of weights."
+          : std::string("Keeping old tokens that earned attention helps at most\n  budgets here") +
+                (largest_gap < 5.0 ? ", if only a little." : ".");
   if (comparisons > 0) {
     std::cout << "  Heavy hitters beat a plain window of the same size at " << h2o_wins << " of "
               << comparisons << " budgets; the two differ\n  by at most " << fixed(largest_gap, 1)
-              << "% in perplexity.";
-    if (2 * h2o_wins <= comparisons) {
-      std::cout
-          << " This model gets most of what it needs from recent tokens\n"
-             "  on this text; the paper measured its gains on models with billions of weights.\n";
-    } else {
-      std::cout << " Keeping old tokens that earned attention helps at most\n  budgets here"
-                << (largest_gap < 5.0 ? ", if only a little.\n" : ".\n");
-    }
+              << "% in perplexity. " << why << "\n";
   }
   return 0;
 } catch (...) {
@@ -207,8 +203,6 @@ std::string visible(const h2o::Tokenizer& tokenizer, const std::vector<int>& tok
   return piece;
 }
 
-// For KV head 0 of every layer: the kept positions older than the recent window, as words, and
-// how many of them sit in the first 10 positions (the old-token bias of accumulated scores).
 // For KV head 0 of every layer: how many old tokens (older than the recent window) it kept, the
 // character names among them, and how many sit in the first 10 positions (the old-token bias of
 // accumulated scores).
