@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages this project builds with, but only those that are missing.
 # Works as root, or as a normal user through sudo. Arguments name more packages to install the
-# same way (scripts/fuzz.sh asks for clang-14 and libclang-rt-14-dev so).
+# same way (scripts/fuzz.sh asks for clang-14 and libclang-rt-14-dev so). python3 is for the
+# tests of training/'s command lines; PyTorch is never installed here (scripts/train-model.sh does).
 set -euo pipefail
 
-packages=(g++ cmake make pkg-config xtensor-dev libxtensor-blas-dev libopenblas-dev catch2 "$@")
+packages=(g++ cmake make pkg-config xtensor-dev libxtensor-blas-dev libopenblas-dev catch2 python3 "$@")
 
 missing=()
 for p in "${packages[@]}"; do
