@@ -153,12 +153,10 @@ h2o_check_program(NAME lesson_10_missing_text TARGET 10_sparse_attention
   ARGS --text ${CMAKE_CURRENT_BINARY_DIR}/no-such-story.txt EXIT nonzero STREAM stderr
   EXPECT "10_sparse_attention: error: " "no-such-story.txt' does not exist")
 foreach(picture attention_heatmap rank_score)
-  add_test(NAME lesson_10_picture_${picture}
-    COMMAND ${CMAKE_COMMAND} -DPROGRAM=$<TARGET_FILE:10_sparse_attention>
-            "-DARGS=--pictures@@${CMAKE_CURRENT_BINARY_DIR}/lesson_10_${picture}"
-            "-DSVG_FILE=${CMAKE_CURRENT_BINARY_DIR}/lesson_10_${picture}/${picture}.svg"
-            "-DEXPECT=<title>@@<desc>Made by: 10_sparse_attention --pictures"
-            -P ${CMAKE_CURRENT_SOURCE_DIR}/check_svg.cmake)
+  set(folder ${CMAKE_CURRENT_BINARY_DIR}/lesson_10_${picture})
+  h2o_check_picture(NAME lesson_10_picture_${picture} TARGET 10_sparse_attention
+    ARGS --pictures ${folder} SVG ${folder}/${picture}.svg
+    EXPECT "<title>" "<desc>Made by: 10_sparse_attention --pictures")
 endforeach()
 
 # Lesson 11: the sweep with the H2O variants, the verdicts, and prompt-time compression.
@@ -183,25 +181,15 @@ h2o_check_program(NAME lesson_11_stories260k TARGET 11_how_much_cache ARGS ${h2o
   --budgets 10,20,50
   REQUIRES "${H2O_MODELS_DIR}/stories260K/stories260K.bin"
   EXPECT "Step 1: stories260K.bin reads 383 tokens of story.txt" "Step 7: prompt-time")
-foreach(bad
+h2o_check_refusals(TARGET 11_how_much_cache PREFIX lesson_11_ CASES
     "bad_prompts@--prompts,0@--prompts expects percentages from 1 to 100"
     "bad_prompt_budget@--prompt-budget,0@--prompt-budget must be between 1 and 100, got 0"
     "bad_name_gap@--name-gap,0@--name-gap must be between 1 and 100000, got 0")
-  string(REPLACE "@" ";" parts "${bad}")
-  list(GET parts 0 short)
-  list(GET parts 1 flags)
-  list(GET parts 2 text)
-  string(REPLACE "," ";" flags "${flags}")
-  h2o_check_program(NAME lesson_11_${short} TARGET 11_how_much_cache ARGS ${flags}
-    EXIT nonzero STREAM stderr EXPECT "11_how_much_cache: error: ${text}")
-endforeach()
 foreach(picture budget_perplexity budget_kl budget_agreement budget_name_recall)
-  add_test(NAME lesson_11_picture_${picture}
-    COMMAND ${CMAKE_COMMAND} -DPROGRAM=$<TARGET_FILE:11_how_much_cache>
-            "-DARGS=--budgets@@10,50@@--pictures@@${CMAKE_CURRENT_BINARY_DIR}/lesson_11_${picture}"
-            "-DSVG_FILE=${CMAKE_CURRENT_BINARY_DIR}/lesson_11_${picture}/${picture}.svg"
-            "-DEXPECT=<title>@@>h2o<@@>h2o-norm<@@>window<@@cache budget (% of the text's tokens)"
-            -P ${CMAKE_CURRENT_SOURCE_DIR}/check_svg.cmake)
+  set(folder ${CMAKE_CURRENT_BINARY_DIR}/lesson_11_${picture})
+  h2o_check_picture(NAME lesson_11_picture_${picture} TARGET 11_how_much_cache
+    ARGS --budgets 10,50 --pictures ${folder} SVG ${folder}/${picture}.svg
+    EXPECT "<title>" ">h2o<" ">h2o-norm<" ">window<" "cache budget (% of the text's tokens)")
 endforeach()
 
 # The pictures the README shows (docs/pictures/) are what the programs draw today.

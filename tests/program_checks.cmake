@@ -56,3 +56,34 @@ function(h2o_check_script)
             -DSTREAM=${P_STREAM} "-DEXPECT=${joined_expect}"
             -P ${CMAKE_CURRENT_SOURCE_DIR}/check_program.cmake)
 endfunction()
+
+# h2o_check_refusals(TARGET program PREFIX name_prefix CASES "short@a,b,c@message" ...)
+# One check per case: run with those arguments ("," separates them; "#" stands for a comma inside
+# one), the program exits non-zero and prints "program: error: message" on stderr.
+function(h2o_check_refusals)
+  cmake_parse_arguments(R "" "TARGET;PREFIX" "CASES" ${ARGN})
+  foreach(case IN LISTS R_CASES)
+    string(REPLACE "@" ";" parts "${case}")
+    list(GET parts 0 short)
+    list(GET parts 1 flags)
+    list(GET parts 2 message)
+    string(REPLACE "," ";" flags "${flags}")
+    string(REPLACE "#" "," flags "${flags}")
+    h2o_check_program(NAME ${R_PREFIX}${short} TARGET ${R_TARGET} ARGS ${flags}
+      EXIT nonzero STREAM stderr EXPECT "${R_TARGET}: error: ${message}")
+  endforeach()
+endfunction()
+
+# h2o_check_picture(NAME test_name TARGET program ARGS a b ... SVG file [EXPECT "text" ...])
+# Runs the program (which must exit 0) and checks the SVG picture it wrote afresh: it starts with
+# "<svg", ends with "</svg>", holds rectangles and every EXPECT text (check_svg.cmake).
+function(h2o_check_picture)
+  cmake_parse_arguments(P "" "NAME;TARGET;SVG" "ARGS;EXPECT" ${ARGN})
+  string(REPLACE ";" "@@" joined_args "${P_ARGS}")
+  string(REPLACE ";" "@@" joined_expect "${P_EXPECT}")
+  add_test(NAME ${P_NAME}
+    COMMAND ${CMAKE_COMMAND} -DPROGRAM=$<TARGET_FILE:${P_TARGET}> "-DARGS=${joined_args}"
+            "-DSVG_FILE=${P_SVG}" "-DEXPECT=${joined_expect}"
+            -P ${CMAKE_CURRENT_SOURCE_DIR}/check_svg.cmake)
+  set_tests_properties(${P_NAME} PROPERTIES SKIP_REGULAR_EXPRESSION "SKIPPED: ")
+endfunction()

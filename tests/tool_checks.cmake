@@ -34,22 +34,13 @@ h2o_check_program(NAME bench_decode_tiny_sections TARGET bench_decode
   EXPECT "H2O / attention" "batched/single" "      8" "     70")
 h2o_check_program(NAME bench_decode_two_threads TARGET bench_decode
   ARGS --sections prompt --prompt 10 --repeats 1 --threads 2 EXPECT "matrix products: 2 threads")
-foreach(bad
+h2o_check_refusals(TARGET bench_decode PREFIX bench_decode_ CASES
     "bad_section@--sections,lengths#speed@--sections: unknown section 'speed'"
     "empty_section@--sections@--sections needs a value"
     "bad_shape@--shape,7b@--shape: unknown model shape '7b' (expected 260k, 15m or 110m)"
     "zero_threads@--threads,0@--threads must be between 1 and 64, got 0"
     "tiny_budget@--budgets,1@--budgets: each budget must be at least 2"
     "bad_prompt@--prompt,0@--prompt: each prompt length must be between 1 and 16384, got 0")
-  string(REPLACE "@" ";" parts "${bad}")
-  list(GET parts 0 name)
-  list(GET parts 1 flags)
-  list(GET parts 2 message)
-  string(REPLACE "," ";" flags "${flags}")
-  string(REPLACE "#" "," flags "${flags}")
-  h2o_check_program(NAME bench_decode_${name} TARGET bench_decode ARGS ${flags}
-    EXIT nonzero STREAM stderr EXPECT "bench_decode: error: ${message}")
-endforeach()
 
 # make_random_model: help, a tiny real run, one-line errors.
 h2o_check_program(NAME make_random_model_help TARGET make_random_model ARGS --help
@@ -271,7 +262,7 @@ h2o_check_generate(NAME generate_prompt_too_long_tokens
   EXPECT "the prompt is too long: 102 tokens (BOS included), the model's seq_len is 64")
 
 # Bad flags and values (flags separated by commas here): refused before any file is read.
-foreach(bad
+h2o_check_refusals(TARGET generate PREFIX generate_ CASES
     "unknown_flag@--bogus@unknown option --bogus"
     "positional@story.txt@unexpected argument 'story.txt'"
     "missing_value@--prompt@--prompt needs a value"
@@ -291,14 +282,6 @@ foreach(bad
     "negative_start_area@--start-area,-1@--start-area must be between 0 and 1048576, got -1"
     "start_area_over_heavy@--cache,h2o,--heavy,4,--start-area,5@--cache h2o: H2O: a start area of 5 tokens does not fit in the heavy budget of 4"
     "flag_with_value@--compress-prompt=yes@--compress-prompt takes no value")
-  string(REPLACE "@" ";" parts "${bad}")
-  list(GET parts 0 short)
-  list(GET parts 1 flags)
-  list(GET parts 2 text)
-  string(REPLACE "," ";" flags "${flags}")
-  h2o_check_program(NAME generate_${short} TARGET generate ARGS ${flags}
-    EXIT nonzero STREAM stderr EXPECT "generate: error: ${text}")
-endforeach()
 
 # ---------------------------------------------------------------------------------------------
 # generate with the policies beside H2O (window, sinks, random, tova).
@@ -355,7 +338,7 @@ h2o_check_stable_output(NAME generate_tiny_random_stable TARGET generate
 set_tests_properties(generate_tiny_random_stable PROPERTIES FIXTURES_REQUIRED generate_inputs)
 
 # Bad budgets for them: refused before any file is read.
-foreach(bad
+h2o_check_refusals(TARGET generate PREFIX generate_ CASES
     "zero_window_budget@--cache,window,--heavy,0,--recent,0@--cache window: heavy + recent must be at least 1"
     "zero_random_budget@--cache,random,--heavy,0,--recent,0@--cache random: heavy + recent must be at least 1"
     "zero_tova_budget@--cache,tova,--heavy,0,--recent,0@--cache tova: heavy + recent must be at least 1"
@@ -366,14 +349,6 @@ foreach(bad
     "negative_evict_seed@--cache,random,--evict-seed,-2@--evict-seed must be between 0 and"
     "bad_evict_seed@--evict-seed,x@--evict-seed expects a whole number, got 'x'"
     "tova_unknown_scoring@--cache,tova,--scoring,max@unknown scoring mode 'max' (expected per-head or shared)")
-  string(REPLACE "@" ";" parts "${bad}")
-  list(GET parts 0 short)
-  list(GET parts 1 flags)
-  list(GET parts 2 text)
-  string(REPLACE "," ";" flags "${flags}")
-  h2o_check_program(NAME generate_${short} TARGET generate ARGS ${flags}
-    EXIT nonzero STREAM stderr EXPECT "generate: error: ${text}")
-endforeach()
 
 # ---------------------------------------------------------------------------------------------
 # compare_policies: every policy of the factory on stories260K reading data/story.txt (the real
@@ -389,7 +364,7 @@ h2o_check_stable_output(NAME compare_policies_stable_and_narrow TARGET compare_p
 
 # Bad flags and values (flags separated by commas here, "#" = a comma inside a value): refused
 # before any file is read.
-foreach(bad
+h2o_check_refusals(TARGET compare_policies PREFIX compare_policies_ CASES
     "unknown_flag@--bogus@unknown option --bogus"
     "positional@story.txt@unexpected argument 'story.txt'"
     "missing_value@--budgets@--budgets needs a value"
@@ -404,15 +379,6 @@ foreach(bad
     "big_picture_budget@--picture-budget,101@--picture-budget must be between 1 and 100, got 101"
     "word_picture_budget@--picture-budget,small@--picture-budget expects a whole number, got 'small'"
     "empty_svg@--svg=@--svg needs a file path")
-  string(REPLACE "@" ";" parts "${bad}")
-  list(GET parts 0 short)
-  list(GET parts 1 flags)
-  list(GET parts 2 text)
-  string(REPLACE "," ";" flags "${flags}")
-  string(REPLACE "#" "," flags "${flags}")
-  h2o_check_program(NAME compare_policies_${short} TARGET compare_policies ARGS ${flags}
-    EXIT nonzero STREAM stderr EXPECT "compare_policies: error: ${text}")
-endforeach()
 
 # On the synthetic model (no download): a short text runs; a text that is not a regular file, is
 # over the 1 MiB limit, or holds far more tokens than the model's 64 positions is refused with one
@@ -480,10 +446,7 @@ h2o_check_program(NAME compare_policies_stories260k TARGET compare_policies
          "reference  full     382       3.029" "Kept after the last step at 10% = 38 tokens"
          "          344-381" "          0-3 348-381"
   FORBID "[holds" "refused")
-add_test(NAME compare_policies_svg_picture
-  COMMAND ${CMAKE_COMMAND} -DPROGRAM=$<TARGET_FILE:compare_policies>
-          "-DARGS=--budgets@@10@@--svg@@${CMAKE_CURRENT_BINARY_DIR}/compare_policies.svg"
-          "-DSVG_FILE=${CMAKE_CURRENT_BINARY_DIR}/compare_policies.svg"
-          "-DEXPECT=>full<@@>h2o<@@>window<@@decoding step@@original position@@budget 91 tokens"
-          -P ${CMAKE_CURRENT_SOURCE_DIR}/check_svg.cmake)
-set_tests_properties(compare_policies_svg_picture PROPERTIES SKIP_REGULAR_EXPRESSION "SKIPPED: ")
+h2o_check_picture(NAME compare_policies_svg_picture TARGET compare_policies
+  ARGS --budgets 10 --svg ${CMAKE_CURRENT_BINARY_DIR}/compare_policies.svg
+  SVG ${CMAKE_CURRENT_BINARY_DIR}/compare_policies.svg
+  EXPECT ">full<" ">h2o<" ">window<" "decoding step" "original position" "budget 91 tokens")
