@@ -57,18 +57,24 @@ function(h2o_check_script)
             -P ${CMAKE_CURRENT_SOURCE_DIR}/check_program.cmake)
 endfunction()
 
+# h2o_split_case("short@a,b,c@message" short flags message): the three fields of one case of a
+# table of refusals; in the arguments "," separates them and "#" stands for a comma inside one.
+macro(h2o_split_case case short_var flags_var message_var)
+  string(REPLACE "@" ";" h2o_case_parts "${case}")
+  list(GET h2o_case_parts 0 ${short_var})
+  list(GET h2o_case_parts 1 ${flags_var})
+  list(GET h2o_case_parts 2 ${message_var})
+  string(REPLACE "," ";" ${flags_var} "${${flags_var}}")
+  string(REPLACE "#" "," ${flags_var} "${${flags_var}}")
+endmacro()
+
 # h2o_check_refusals(TARGET program PREFIX name_prefix CASES "short@a,b,c@message" ...)
 # One check per case: run with those arguments ("," separates them; "#" stands for a comma inside
 # one), the program exits non-zero and prints "program: error: message" on stderr.
 function(h2o_check_refusals)
   cmake_parse_arguments(R "" "TARGET;PREFIX" "CASES" ${ARGN})
   foreach(case IN LISTS R_CASES)
-    string(REPLACE "@" ";" parts "${case}")
-    list(GET parts 0 short)
-    list(GET parts 1 flags)
-    list(GET parts 2 message)
-    string(REPLACE "," ";" flags "${flags}")
-    string(REPLACE "#" "," flags "${flags}")
+    h2o_split_case("${case}" short flags message)
     h2o_check_program(NAME ${R_PREFIX}${short} TARGET ${R_TARGET} ARGS ${flags}
       EXIT nonzero STREAM stderr EXPECT "${R_TARGET}: error: ${message}")
   endforeach()

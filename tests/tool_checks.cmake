@@ -76,12 +76,7 @@ foreach(bad
     "shape@--shapes,260k#7b@--shapes: unknown shape '7b'"
     "runc@--runc,/no/such/run.c@--runc '/no/such/run.c' is not a file"
     "missing@--work@--work needs a value")
-  string(REPLACE "@" ";" parts "${bad}")
-  list(GET parts 0 name)
-  list(GET parts 1 flags)
-  list(GET parts 2 message)
-  string(REPLACE "," ";" flags "${flags}")
-  string(REPLACE "#" "," flags "${flags}")
+  h2o_split_case("${bad}" name flags message)
   h2o_check_script(NAME bench_vs_llama2c_bad_${name} SCRIPT "${h2o_bench_script}" ARGS ${flags}
     EXIT nonzero STREAM stderr EXPECT "bench_vs_llama2c: error: ${message}")
 endforeach()
