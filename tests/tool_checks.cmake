@@ -373,7 +373,8 @@ h2o_check_refusals(TARGET compare_policies PREFIX compare_policies_ CASES
     "zero_picture_budget@--picture-budget,0@--picture-budget must be between 1 and 100, got 0"
     "big_picture_budget@--picture-budget,101@--picture-budget must be between 1 and 100, got 101"
     "word_picture_budget@--picture-budget,small@--picture-budget expects a whole number, got 'small'"
-    "empty_svg@--svg=@--svg needs a file path")
+    "empty_svg@--svg=@--svg needs a file path"
+    "unknown_scoring@--scoring,max@unknown scoring mode 'max' (expected per-head or shared)")
 
 # On the synthetic model (no download): a short text runs; a text that is not a regular file, is
 # over the 1 MiB limit, or holds far more tokens than the model's 64 positions is refused with one
@@ -441,6 +442,11 @@ h2o_check_program(NAME compare_policies_stories260k TARGET compare_policies
          "reference  full     382       3.029" "Kept after the last step at 10% = 38 tokens"
          "          344-381" "          0-3 348-381"
   FORBID "[holds" "refused")
+# --scoring reaches the policies that score (h2o, tova), as generate's does.
+h2o_check_program(NAME compare_policies_tova_shared TARGET compare_policies
+  ARGS --policies tova,window --budgets 10 --scoring shared
+  EXPECT "tova     TOVA, 91 tokens, lowest current attention evicted, shared scores"
+         "window   sliding window, last 91 tokens")
 h2o_check_picture(NAME compare_policies_svg_picture TARGET compare_policies
   ARGS --budgets 10 --svg ${CMAKE_CURRENT_BINARY_DIR}/compare_policies.svg
   SVG ${CMAKE_CURRENT_BINARY_DIR}/compare_policies.svg

@@ -121,8 +121,8 @@ class RecordingPolicy final : public h2o::CachePolicy {
 // positions layer 0 / KV head 0 holds after every step of the first story (for the picture).
 Run read_stories(std::shared_ptr<const h2o::DecoderWeights> weights,
                  const std::vector<std::vector<int>>& stories, const h2o::NameTokens& names,
-                 std::size_t name_gap, const std::string& policy_name, int percent, const Run* full,
-                 bool record) {
+                 std::size_t name_gap, const h2o::PolicySettings& base,
+                 const std::string& policy_name, int percent, const Run* full, bool record) {
   Run run;
   run.policy = policy_name;
   run.percent = percent;
@@ -131,7 +131,7 @@ Run read_stories(std::shared_ptr<const h2o::DecoderWeights> weights,
     const std::size_t budget = percent == 0 ? 0 : h2o::tokens_for_percent(tokens.size(), percent);
     std::unique_ptr<h2o::CachePolicy> policy;
     try {
-      policy = h2o::make_policy(policy_name, h2o::settings_for_budget(policy_name, budget));
+      policy = h2o::make_policy(policy_name, h2o::settings_for_budget(policy_name, budget, base));
     } catch (const std::invalid_argument& e) {
       run.refused = e.what();  // e.g. a policy that needs more tokens than this budget gives
       return run;
@@ -252,21 +252,23 @@ int compare_policies(int argc, char** argv) {
   // once, whatever the budget. Runs at the picture's budget record what layer 0 keeps.
   const bool picture_in_table =
       std::find(percents.begin(), percents.end(), picture_percent) != percents.end();
-  const Run full = read_stories(weights, stories, names, gap, "full", 0, nullptr, true);
+  h2o::PolicySettings base;  // what settings_for_budget does not set: --scoring
+  base.scoring = options.scoring;
+  const Run full = read_stories(weights, stories, names, gap, base, "full", 0, nullptr, true);
   std::map<int, std::vector<Run>> by_percent;  // budget percent -> runs, factory order
   for (int percent : percents) {
     for (const std::string& name : policies) {
       if (name == "full") continue;
-      by_percent[percent].push_back(read_stories(weights, stories, names, gap, name, percent, &full,
-                                                 percent == picture_percent));
+      by_percent[percent].push_back(read_stories(weights, stories, names, gap, base, name, percent,
+                                                 &full, percent == picture_percent));
     }
   }
   std::vector<Run> picture_only;  // when --picture-budget is not one of --budgets
   if (!picture_in_table) {
     for (const std::string& name : policies) {
       if (name != "full")
-        picture_only.push_back(
-            read_stories({weights}, {tokens}, names, gap, name, picture_percent, &full, true));
+        picture_only.push_back(read_stories({weights}, {tokens}, names, gap, base, name,
+                                            picture_percent, &full, true));
     }
   }
   const std::vector<Run>& picture_runs =

@@ -2,6 +2,7 @@
 
 #include <set>
 #include <sstream>
+#include <stdexcept>
 
 #include "h2o/app/default_files.hpp"
 #include "h2o/base/format.hpp"
@@ -24,6 +25,7 @@ ArgParser compare_policies_arguments() {
                   "the budget the picture shows (default: the smallest of --budgets)");
   args.add_option("names", "PATH", default_names_file(), "the character names (name recall)");
   args.add_option("name-gap", "N", "64", "name recall counts names last seen > N tokens back");
+  args.add_option("scoring", "MODE", "per-head", "h2o, tova: per-head or shared attention scores");
   return args;
 }
 
@@ -39,6 +41,11 @@ ComparePoliciesOptions compare_policies_options(const ArgParser& args) {
   options.text_path = args.text("text");
   options.names_path = args.text("names");
   options.name_gap = static_cast<std::size_t>(args.integer("name-gap", 1, 100000));
+  try {
+    options.scoring = parse_scoring_mode(args.text("scoring"));
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
   return options;
 }
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "h2o/app/cli.hpp"
+#include "h2o/policy/head_scores.hpp"
 
 namespace h2o {
 
@@ -22,6 +23,7 @@ struct ComparePoliciesOptions {
   std::string text_path;              // --text
   std::string names_path;             // --names: the character names, for name recall
   std::size_t name_gap = 64;          // --name-gap: names last seen more than this many back
+  ScoringMode scoring = ScoringMode::PerHead;  // --scoring: h2o's and tova's per-head or shared
 };
 
 // compare_policies' options (model, tokenizer and text files included) and --help text.
