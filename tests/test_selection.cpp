@@ -94,8 +94,9 @@ bool ranks_above(std::size_t kept, std::size_t evicted, const RandomCache& cache
 
 TEST_CASE("selection plan_keep reproduces the blog example", "[selection]") {
   // [The, cat, sat, because, it] with scores [1.78, 1.58, 0.91, 0.51, 0.22], heavy 2 + recent 2.
-  const KeepPlan plan = h2o::plan_keep(positions_0_to(5), std::vector<float>{1.78f, 1.58f, 0.91f, 0.51f, 0.22f},
-                                       h2o::CacheBudget(2, 2));
+  const KeepPlan plan =
+      h2o::plan_keep(positions_0_to(5), std::vector<float>{1.78f, 1.58f, 0.91f, 0.51f, 0.22f},
+                     h2o::CacheBudget(2, 2));
   CHECK(plan.recent == std::vector<std::size_t>{3, 4});  // because, it
   CHECK(plan.heavy == std::vector<std::size_t>{0, 1});   // The, cat
   CHECK(plan.kept == std::vector<std::size_t>{0, 1, 3, 4});
@@ -103,8 +104,8 @@ TEST_CASE("selection plan_keep reproduces the blog example", "[selection]") {
 }
 
 TEST_CASE("selection plan_keep reproduces the handbook worked example", "[selection]") {
-  const KeepPlan plan =
-      h2o::plan_keep(positions_0_to(5), std::vector<float>{3.8f, 0.4f, 2.1f, 0.3f, 0.0f}, h2o::CacheBudget(2, 2));
+  const KeepPlan plan = h2o::plan_keep(
+      positions_0_to(5), std::vector<float>{3.8f, 0.4f, 2.1f, 0.3f, 0.0f}, h2o::CacheBudget(2, 2));
   CHECK(plan.recent == std::vector<std::size_t>{3, 4});
   CHECK(plan.heavy == std::vector<std::size_t>{0, 2});
   CHECK(plan.kept == std::vector<std::size_t>{0, 2, 3, 4});
@@ -141,15 +142,16 @@ TEST_CASE("selection the tie break keeps the older token", "[selection]") {
   }
   SECTION("only the tied tokens are decided by age") {
     // Positions 1, 2 and 3 tie at 0.9 for the last heavy slot; position 0 wins outright.
-    const KeepPlan plan = h2o::plan_keep(positions_0_to(6), std::vector<float>{2.0f, 0.9f, 0.9f, 0.9f, 0.1f, 0.0f},
-                                         h2o::CacheBudget(2, 1));
+    const KeepPlan plan =
+        h2o::plan_keep(positions_0_to(6), std::vector<float>{2.0f, 0.9f, 0.9f, 0.9f, 0.1f, 0.0f},
+                       h2o::CacheBudget(2, 1));
     CHECK(plan.heavy == std::vector<std::size_t>{0, 1});
     CHECK(plan.evicted == std::vector<std::size_t>{2, 3, 4});
   }
   SECTION("plan_keep with shuffled slots still keeps the older of a tie") {
     const std::vector<Position> positions = {7, 3, 9, 1};
-    const KeepPlan plan =
-        h2o::plan_keep(positions, std::vector<float>{0.5f, 0.5f, 0.0f, 0.5f}, h2o::CacheBudget(1, 1));
+    const KeepPlan plan = h2o::plan_keep(positions, std::vector<float>{0.5f, 0.5f, 0.0f, 0.5f},
+                                         h2o::CacheBudget(1, 1));
     CHECK(plan.heavy == std::vector<std::size_t>{3});       // position 1
     CHECK(plan.evicted == std::vector<std::size_t>{1, 0});  // positions 3, 7
   }
@@ -162,10 +164,12 @@ TEST_CASE("selection the tie break keeps the older token", "[selection]") {
 }
 
 TEST_CASE("selection mismatched lengths throw", "[selection]") {
-  CHECK_THROWS_AS(h2o::plan_keep(positions_0_to(3), std::vector<float>{1.0f, 2.0f}, h2o::CacheBudget(1, 1)),
-                  std::invalid_argument);
-  CHECK_THROWS_WITH(h2o::plan_keep(positions_0_to(3), std::vector<float>{1.0f, 2.0f}, h2o::CacheBudget(1, 1)),
-                    Catch::Contains("3 positions but 2 scores"));
+  CHECK_THROWS_AS(
+      h2o::plan_keep(positions_0_to(3), std::vector<float>{1.0f, 2.0f}, h2o::CacheBudget(1, 1)),
+      std::invalid_argument);
+  CHECK_THROWS_WITH(
+      h2o::plan_keep(positions_0_to(3), std::vector<float>{1.0f, 2.0f}, h2o::CacheBudget(1, 1)),
+      Catch::Contains("3 positions but 2 scores"));
   std::vector<float> scores = {1.0f, 2.0f};
   CHECK_THROWS_AS(h2o::accumulate_attention(scores, {0.5f, 0.25f, 0.25f}), std::invalid_argument);
   CHECK_THROWS_WITH(h2o::accumulate_attention(scores, {0.5f, 0.25f, 0.25f}),
@@ -328,4 +332,61 @@ TEST_CASE("selection slot_to_evict agrees with plan_keep when one token is over 
   REQUIRE(plan.evicted.size() == 1);
   CHECK(h2o::slot_to_evict(cache.positions.data(), cache.scores.data(), n, budget.recent) ==
         plan.evicted[0]);
+}
+
+TEST_CASE("selection add_rows_and_pick_victim equals adding the rows then plan_keep",
+          "[selection]") {
+  // The decoder's one-pass eviction at the sizes it runs (blocks of 8 and 16 slots and a tail),
+  // with ties, zero rows, decode-like and gapped caches: the same scores, bit for bit, as adding
+  // the rows one by one, and the victim plan_keep names.
+  const auto seed = GENERATE(range(1, 601));
+  CAPTURE(seed);
+  h2o::Rng rng(static_cast<std::uint64_t>(seed) * 40503u + 7u);
+  const std::size_t recent = rng.below(40);
+  const std::size_t heavy = 1 + rng.below(90);
+  const std::size_t n = heavy + recent + 1;
+  const std::size_t n_rows = rng.below(6);
+  CAPTURE(heavy, recent, n_rows);
+  RandomCache cache;
+  if (rng.below(4) != 0) {
+    // Decode-like: the newest recent + 1 positions consecutive, the newest in the last slot.
+    cache = random_cache(rng, heavy);
+    const Position start = cache.positions.empty() ? 0
+                                                   : 1 + *std::max_element(cache.positions.begin(),
+                                                                           cache.positions.end());
+    for (std::size_t i = 0; i <= recent; ++i) {
+      cache.positions.push_back(start + static_cast<Position>(i));
+      cache.scores.push_back(0.5f * static_cast<float>(rng.below(4)));
+    }
+    std::vector<std::size_t> order = slots_0_to(n - 1);  // all but the newest
+    shuffle(order, rng);
+    order.push_back(n - 1);
+    RandomCache shuffled;
+    for (std::size_t s : order) {
+      shuffled.positions.push_back(cache.positions[s]);
+      shuffled.scores.push_back(cache.scores[s]);
+    }
+    cache = shuffled;
+  } else {
+    cache = random_cache(rng, n);  // gaps anywhere, the newest anywhere
+  }
+  std::vector<std::vector<float>> rows(n_rows, std::vector<float>(n));
+  const bool zero_rows = rng.below(4) == 0;
+  for (auto& row : rows) {
+    for (float& weight : row) weight = zero_rows ? 0.0f : 0.25f * static_cast<float>(rng.below(3));
+  }
+  const float factor = n_rows > 0 ? 1.0f / static_cast<float>(n_rows) : 1.0f;
+  std::vector<float> expected = cache.scores;
+  for (const auto& row : rows) {
+    for (std::size_t s = 0; s < n; ++s) expected[s] += row[s] * factor;
+  }
+  std::vector<const float*> row_pointers;
+  for (const auto& row : rows) row_pointers.push_back(row.data());
+  std::vector<float> scores = cache.scores;
+  const std::size_t victim = h2o::add_rows_and_pick_victim(
+      cache.positions.data(), scores.data(), row_pointers.data(), n_rows, factor, n, recent);
+  REQUIRE(scores == expected);
+  const KeepPlan plan = h2o::plan_keep(cache.positions, expected, CacheBudget(heavy, recent));
+  REQUIRE(plan.evicted.size() == 1);
+  CHECK(victim == plan.evicted[0]);
 }

@@ -1,9 +1,8 @@
 // Tests for rows.hpp (take, append_row) and toy_cache.hpp (the blog's append-then-filter cache):
 // the blog's numbers, bad input, seeded online runs in which every row must stay aligned, and the
 // library's preallocated H2O making the same decisions as the toy cache online (lesson 04's loop).
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -150,7 +149,7 @@ TEST_CASE("toy cache refuses bad input", "[toy_cache]") {
   CHECK(cache.size() == 1);  // a refused append changes nothing
   cache.append("b", 1, key_for(1, 2), value_for(1, 2));
   CHECK_THROWS_AS(cache.keep({0, 2}), std::out_of_range);
-  CHECK(cache.size() == 2);  // a refused keep changes nothing
+  CHECK(cache.size() == 2);     // a refused keep changes nothing
   cache.h2o_scores.pop_back();  // lists edited by hand to different lengths
   CHECK_THROWS_AS(cache.keep({0}), std::logic_error);
 }
@@ -174,7 +173,8 @@ TEST_CASE("toy cache online runs keep the budget and aligned rows", "[toy_cache]
     reference_scores[p] = 0.0f;
     const std::vector<float> attention = random_attention(rng, cache.size());
     h2o::accumulate_attention(cache.h2o_scores, attention);
-    for (std::size_t s = 0; s < cache.size(); ++s) reference_scores[cache.positions[s]] += attention[s];
+    for (std::size_t s = 0; s < cache.size(); ++s)
+      reference_scores[cache.positions[s]] += attention[s];
 
     const std::vector<Position> before = cache.positions;
     const std::vector<float> scores_before = cache.h2o_scores;
@@ -282,10 +282,11 @@ TEST_CASE("the library h2o policy makes the toy cache's online decisions", "[toy
       const std::vector<float> attention = random_attention(rng, toy.size());
       for (std::size_t s = 0; s < toy.size(); ++s) toy.h2o_scores[s] += attention[s] * share;
       for (std::size_t slot = 0; slot < cache.size(); ++slot) {
-        const auto at = std::find(toy.positions.begin(), toy.positions.end(),
-                                  cache.positions(0)[slot]);
+        const auto at =
+            std::find(toy.positions.begin(), toy.positions.end(), cache.positions(0)[slot]);
         REQUIRE(at != toy.positions.end());
-        by_slot[h * cache.size() + slot] = attention[static_cast<std::size_t>(at - toy.positions.begin())];
+        by_slot[h * cache.size() + slot] =
+            attention[static_cast<std::size_t>(at - toy.positions.begin())];
       }
     }
     policy.after_attention(cache, h2o::StepAttention{by_slot.data(), n_heads, cache.size()});
@@ -294,8 +295,8 @@ TEST_CASE("the library h2o policy makes the toy cache's online decisions", "[toy
     }
     REQUIRE(cache.sorted_positions(0) == toy.positions);
     for (std::size_t slot = 0; slot < cache.size(); ++slot) {
-      const auto at = std::find(toy.positions.begin(), toy.positions.end(),
-                                cache.positions(0)[slot]);
+      const auto at =
+          std::find(toy.positions.begin(), toy.positions.end(), cache.positions(0)[slot]);
       CHECK(toy.h2o_scores[static_cast<std::size_t>(at - toy.positions.begin())] ==
             cache.scores(0)[slot]);
     }

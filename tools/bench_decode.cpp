@@ -159,7 +159,7 @@ EvictionCost measure_eviction(const ModelConfig& c, std::size_t budget, std::siz
 
 void eviction_section(const ModelConfig& config, const std::vector<std::size_t>& budgets,
                       std::size_t repeats, std::uint64_t seed) {
-  std::cout << "H2O scoring + eviction next to attention, one layer cache (" << config.n_heads
+  std::cout << "H2O scoring + eviction next to attention, one layer cache\n(" << config.n_heads
             << " query heads, " << config.n_kv_heads << " KV heads, head size " << config.head_dim()
             << "), heavy = recent = budget / 2, per token;\n"
             << "median step of 4096 (clock overhead subtracted), median of " << repeats
@@ -191,7 +191,7 @@ void prompt_section(const std::shared_ptr<const DecoderWeights>& weights,
   using Clock = std::chrono::steady_clock;
   const ModelConfig& c = weights->config;
   std::cout << "Prompt processing, full cache: token by token (forward) versus batches of up to "
-            << Decoder::kChunkTokens << " tokens (forward_batch);\nmedian of " << repeats
+            << Decoder::kChunkTokens << " tokens\n(forward_batch); median of " << repeats
             << " runs each, alternating:\n"
             << pad_left("prompt", 8) << pad_left("single tok/s", 14)
             << pad_left("batched tok/s", 15) << pad_left("batched/single", 16) << "\n"
@@ -246,7 +246,7 @@ int run(int argc, const char* const* argv) {
   const std::size_t longest = std::max(*std::max_element(lengths.begin(), lengths.end()),
                                        *std::max_element(prompts.begin(), prompts.end()));
   config.seq_len = std::max(config.seq_len, longest);
-  std::cout << "model:  random weights, " << config.describe() << "\n"
+  std::cout << "model:  random weights,\n        " << config.describe() << "\n"
             << "matrix products: " << threads << " thread" << (threads == 1 ? "" : "s") << "\n\n";
   if (wants("eviction")) eviction_section(config, budgets, repeats, seed);
   if (!wants("lengths") && !wants("prompt")) return 0;

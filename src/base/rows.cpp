@@ -1,7 +1,6 @@
 #include "h2o/base/rows.hpp"
 
 #include <algorithm>
-
 #include <xtensor/xbuilder.hpp>
 
 namespace h2o {

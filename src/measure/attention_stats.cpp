@@ -73,8 +73,11 @@ AttentionStatistics::AttentionStatistics(std::size_t n_layers, std::size_t n_hea
                                          std::size_t max_steps,
                                          std::vector<std::size_t> snapshot_steps,
                                          double tiny_fraction)
-    : tiny_fraction_(tiny_fraction), n_heads_(n_heads), snapshot_steps_(std::move(snapshot_steps)),
-      tiny_(n_layers, 0), weights_(n_layers, 0),
+    : tiny_fraction_(tiny_fraction),
+      n_heads_(n_heads),
+      snapshot_steps_(std::move(snapshot_steps)),
+      tiny_(n_layers, 0),
+      weights_(n_layers, 0),
       accumulated_(n_layers, std::vector<double>(max_steps, 0.0)),
       snapshots_(n_layers) {
   if (n_layers == 0 || n_heads == 0) {
@@ -90,10 +93,11 @@ void AttentionStatistics::add_step(const Decoder& decoder) {
   for (std::size_t l = 0; l < accumulated_.size(); ++l) {
     const AttentionRecord& record = decoder.attention(l);
     const std::size_t live = record.weights.shape()[1];
-    if (record.weights.shape()[0] != n_heads_ || live != step + 1 || live > accumulated_[l].size()) {
-      throw std::invalid_argument(
-          "AttentionStatistics: step " + std::to_string(step) + " recorded " +
-          std::to_string(live) + " keys; it needs a full cache with attention recording on");
+    if (record.weights.shape()[0] != n_heads_ || live != step + 1 ||
+        live > accumulated_[l].size()) {
+      throw std::invalid_argument("AttentionStatistics: step " + std::to_string(step) +
+                                  " recorded " + std::to_string(live) +
+                                  " keys; it needs a full cache with attention recording on");
     }
     const double share = 1.0 / static_cast<double>(n_heads_);
     for (std::size_t h = 0; h < n_heads_; ++h) {
@@ -110,8 +114,7 @@ void AttentionStatistics::add_step(const Decoder& decoder) {
 }
 
 double AttentionStatistics::sparsity(std::size_t layer) const {
-  return weights_.at(layer) == 0 ? 0.0
-                                 : static_cast<double>(tiny_[layer]) / weights_[layer];
+  return weights_.at(layer) == 0 ? 0.0 : static_cast<double>(tiny_[layer]) / weights_[layer];
 }
 
 double AttentionStatistics::sparsity() const {
