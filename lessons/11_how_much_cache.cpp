@@ -132,8 +132,7 @@ int main(int argc, char** argv) try {
   for (Contender& c : contenders) {
     for (int percent : percents) {
       const std::size_t budget = h2o::tokens_for_percent(n, percent);
-      h2o::PolicySettings settings = h2o::settings_for_budget(c.policy, budget, c.settings);
-      settings.start_area = std::min(settings.start_area, settings.heavy);  // tiny budgets
+      const h2o::PolicySettings settings = h2o::settings_for_budget(c.policy, budget, c.settings);
       const h2o::TeacherForcedRun run = measure(c.policy, settings, &full, false);
       c.by_budget.push_back({run.perplexity(), run.mean_kl(), run.agreement(),
                              h2o::name_recall(tokens, run.top1, names, min_gap).recall()});

@@ -69,7 +69,10 @@ h2o::Tokenizer tiny_tokenizer(std::size_t vocab) {
 }
 
 int make_inputs(int argc, char** argv) {
-  if (argc != 2) throw h2o::UsageError("usage: make_test_inputs OUTPUT_FOLDER");
+  // A test helper, not a user's program; still, "--help" or any option is not taken for a folder.
+  if (argc != 2 || argv[1][0] == '-') {
+    throw h2o::UsageError("usage: make_test_inputs OUTPUT_FOLDER");
+  }
   const std::filesystem::path folder = argv[1];
   std::filesystem::create_directories(folder);
   const auto at = [&](const std::string& name) { return (folder / name).string(); };

@@ -374,7 +374,9 @@ h2o_check_refusals(TARGET compare_policies PREFIX compare_policies_ CASES
     "big_picture_budget@--picture-budget,101@--picture-budget must be between 1 and 100, got 101"
     "word_picture_budget@--picture-budget,small@--picture-budget expects a whole number, got 'small'"
     "empty_svg@--svg=@--svg needs a file path"
-    "unknown_scoring@--scoring,max@unknown scoring mode 'max' (expected per-head or shared)")
+    "unknown_scoring@--scoring,max@unknown scoring mode 'max' (expected per-head or shared)"
+    "unknown_h2o_score@--h2o-score,mean@unknown H2O score 'mean' (expected sum or normalised-sum)"
+    "negative_start_area@--start-area,-1@--start-area must be between 0 and 1048576, got -1")
 
 # On the synthetic model (no download): a short text runs; a text that is not a regular file, is
 # over the 1 MiB limit, or holds far more tokens than the model's 64 positions is refused with one
@@ -447,6 +449,15 @@ h2o_check_program(NAME compare_policies_tova_shared TARGET compare_policies
   ARGS --policies tova,window --budgets 10 --scoring shared
   EXPECT "tova     TOVA, 91 tokens, lowest current attention evicted, shared scores"
          "window   sliding window, last 91 tokens")
+# --h2o-score and --start-area reach H2O (generate's options, one owner: app/policy_options); a
+# start area larger than a budget's heavy half is cut to it (the factory's rule), not refused.
+h2o_check_program(NAME compare_policies_h2o_options TARGET compare_policies
+  ARGS --policies h2o --budgets 1,10 --h2o-score normalised-sum --start-area 20
+  EXPECT "heavy 4 + recent 5 = 9 tokens, per-head scores, normalised by steps in"
+         "the cache, the first 4 of the heavy slots protected"
+         "heavy 45 + recent 46 = 91 tokens, per-head scores, normalised by steps"
+         "in the cache, the first 20 of the heavy slots protected"
+  FORBID "error")
 h2o_check_picture(NAME compare_policies_svg_picture TARGET compare_policies
   ARGS --budgets 10 --svg ${CMAKE_CURRENT_BINARY_DIR}/compare_policies.svg
   SVG ${CMAKE_CURRENT_BINARY_DIR}/compare_policies.svg

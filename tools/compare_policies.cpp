@@ -252,8 +252,8 @@ int compare_policies(int argc, char** argv) {
   // once, whatever the budget. Runs at the picture's budget record what layer 0 keeps.
   const bool picture_in_table =
       std::find(percents.begin(), percents.end(), picture_percent) != percents.end();
-  h2o::PolicySettings base;  // what settings_for_budget does not set: --scoring
-  base.scoring = options.scoring;
+  // What settings_for_budget does not set: --scoring, --h2o-score, --start-area.
+  const h2o::PolicySettings base = options.scoring;
   const Run full = read_stories(weights, stories, names, gap, base, "full", 0, nullptr, true);
   std::map<int, std::vector<Run>> by_percent;  // budget percent -> runs, factory order
   for (int percent : percents) {

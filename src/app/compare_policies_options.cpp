@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "h2o/app/default_files.hpp"
+#include "h2o/app/policy_options.hpp"
 #include "h2o/base/format.hpp"
 #include "h2o/policy/policy_factory.hpp"
 
@@ -25,7 +26,7 @@ ArgParser compare_policies_arguments() {
                   "the budget the picture shows (default: the smallest of --budgets)");
   args.add_option("names", "PATH", default_names_file(), "the character names (name recall)");
   args.add_option("name-gap", "N", "64", "name recall counts names last seen > N tokens back");
-  args.add_option("scoring", "MODE", "per-head", "h2o, tova: per-head or shared attention scores");
+  add_scoring_options(args);
   return args;
 }
 
@@ -41,11 +42,7 @@ ComparePoliciesOptions compare_policies_options(const ArgParser& args) {
   options.text_path = args.text("text");
   options.names_path = args.text("names");
   options.name_gap = static_cast<std::size_t>(args.integer("name-gap", 1, 100000));
-  try {
-    options.scoring = parse_scoring_mode(args.text("scoring"));
-  } catch (const std::invalid_argument& e) {
-    throw UsageError(e.what());
-  }
+  read_scoring_options(args, options.scoring);
   return options;
 }
 

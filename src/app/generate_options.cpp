@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 
+#include "h2o/app/policy_options.hpp"
 #include "h2o/base/format.hpp"
 #include "h2o/model/model_config.hpp"
 
@@ -30,10 +31,7 @@ ArgParser generate_arguments() {
   args.add_option("sinks", "N", std::to_string(PolicySettings{}.sinks),
                   "sinks: first tokens always kept; budget sinks + recent");
   args.add_option("evict-seed", "N", "1", "random: seed of the eviction draws");
-  args.add_option("scoring", "MODE", "per-head", "h2o, tova: per-head or shared attention scores");
-  args.add_option("h2o-score", "RULE", "sum",
-                  "h2o: rank tokens by sum, or normalised-sum (per step cached)");
-  args.add_option("start-area", "N", "0", "h2o: first N positions never evicted (out of --heavy)");
+  add_scoring_options(args);
   args.add_flag("compress-prompt",
                 "keep the whole prompt, then cut to the budget once (as the paper)");
   args.add_option("threads", "N", "1",
@@ -57,16 +55,9 @@ GenerateOptions generate_options(const ArgParser& args) {
   options.settings.recent = static_cast<std::size_t>(args.integer("recent", 0, max_count));
   options.settings.sinks = static_cast<std::size_t>(args.integer("sinks", 0, max_count));
   options.settings.seed = static_cast<std::uint64_t>(args.integer("evict-seed", 0, 1LL << 62));
-  options.settings.start_area = static_cast<std::size_t>(args.integer("start-area", 0, max_count));
+  read_scoring_options(args, options.settings);
   options.compress_prompt = args.flag("compress-prompt");
   const std::string cache = args.text("cache");
-  // A bad option value is a usage error (exit code 2); the library's message names the rule.
-  try {
-    options.settings.scoring = parse_scoring_mode(args.text("scoring"));
-    options.settings.h2o_score = parse_h2o_score(args.text("h2o-score"));
-  } catch (const std::invalid_argument& e) {
-    throw UsageError(e.what());
-  }
   if (!is_policy_name(cache)) throw UsageError(unknown_policy_message(cache));
   try {
     options.policy = make_policy(cache, options.settings);

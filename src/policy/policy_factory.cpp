@@ -41,7 +41,11 @@ const std::vector<PolicyEntry>& policy_table() {
          return std::make_unique<H2OPolicy>(CacheBudget{s.heavy, s.recent}, s.scoring, s.h2o_score,
                                             s.start_area);
        },
-       halves},
+       [](Settings s, std::size_t tokens) {
+         s = halves(s, tokens);
+         s.start_area = std::min(s.start_area, s.heavy);  // it comes out of the heavy half
+         return s;
+       }},
       {{"window", "sliding window: keep the last heavy + recent tokens (H2O's local baseline)"},
        [](const Settings& s) {
          return std::make_unique<SlidingWindowPolicy>(CacheBudget{s.heavy, s.recent});

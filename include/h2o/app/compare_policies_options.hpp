@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "h2o/app/cli.hpp"
-#include "h2o/policy/head_scores.hpp"
+#include "h2o/policy/policy_factory.hpp"
 
 namespace h2o {
 
@@ -23,7 +23,7 @@ struct ComparePoliciesOptions {
   std::string text_path;              // --text
   std::string names_path;             // --names: the character names, for name recall
   std::size_t name_gap = 64;          // --name-gap: names last seen more than this many back
-  ScoringMode scoring = ScoringMode::PerHead;  // --scoring: h2o's and tova's per-head or shared
+  PolicySettings scoring;  // --scoring, --h2o-score, --start-area (the factory sets the budget)
 };
 
 // compare_policies' options (model, tokenizer and text files included) and --help text.

@@ -64,7 +64,8 @@ std::unique_ptr<CachePolicy> make_policy(const std::string& name,
 // Settings under which the named policy holds exactly `tokens` tokens per layer and KV head, so
 // that policies compare at equal cache size (compare_policies, lessons 09 and 11): heavy = recent
 // = half of it (the odd token goes to the recent window); sinks take their sinks (at most half)
-// out of the heavy half and give the rest to the recent window. Other fields come from `base`.
+// out of the heavy half and give the rest to the recent window; H2O's start area is cut to the
+// heavy half when the budget is smaller. Other fields come from `base`.
 PolicySettings settings_for_budget(const std::string& name, std::size_t tokens,
                                    PolicySettings base = {});
 

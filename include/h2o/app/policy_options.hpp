@@ -1,0 +1,22 @@
+// policy_options.hpp: the command-line options that tune how the scoring policies score, shared
+// by every program that offers them (generate, compare_policies), so the names, defaults, help
+// lines and checks live in one place.
+//
+//   --scoring MODE     h2o, tova: per-head or shared attention scores (head_scores.hpp)
+//   --h2o-score RULE   h2o: sum or normalised-sum (h2o_policy.hpp)
+//   --start-area N     h2o: the first N positions are never evicted (taken out of the heavy part)
+#pragma once
+
+#include "h2o/app/cli.hpp"
+#include "h2o/policy/policy_factory.hpp"
+
+namespace h2o {
+
+// Adds the three options, with PolicySettings' defaults. Returns the parser.
+ArgParser& add_scoring_options(ArgParser& args);
+
+// Reads them into `settings` (the other fields are left alone). A bad value is a UsageError
+// naming the rule; --start-area goes up to the longest sequence a model may have.
+void read_scoring_options(const ArgParser& args, PolicySettings& settings);
+
+}  // namespace h2o
