@@ -44,6 +44,17 @@ struct RandomCache {
   std::vector<float> scores;        // (T,)
 };
 
+// The same tokens moved to new slots: slot i holds the token of slot order[i] (positions and
+// scores move together, so each token keeps its score).
+RandomCache in_slot_order(const RandomCache& cache, const std::vector<std::size_t>& order) {
+  RandomCache moved;
+  for (std::size_t s : order) {
+    moved.positions.push_back(cache.positions[s]);
+    moved.scores.push_back(cache.scores[s]);
+  }
+  return moved;
+}
+
 RandomCache random_cache(h2o::Rng& rng, std::size_t n) {
   RandomCache cache;
   Position next = static_cast<Position>(rng.below(5));
@@ -56,15 +67,9 @@ RandomCache random_cache(h2o::Rng& rng, std::size_t n) {
     cache.scores.push_back(few_values ? 0.5f * static_cast<float>(rng.below(4))
                                       : rng.uniform(0.0f, 10.0f));
   }
-  // Shuffle slots: positions and scores together, so each token keeps its score.
   std::vector<std::size_t> order = slots_0_to(n);
   shuffle(order, rng);
-  RandomCache shuffled;
-  for (std::size_t s : order) {
-    shuffled.positions.push_back(cache.positions[s]);
-    shuffled.scores.push_back(cache.scores[s]);
-  }
-  return shuffled;
+  return in_slot_order(cache, order);
 }
 
 CacheBudget random_budget(h2o::Rng& rng) {
@@ -318,12 +323,7 @@ TEST_CASE("selection slot_to_evict agrees with plan_keep when one token is over 
     }
     std::vector<std::size_t> order = slots_0_to(n);
     shuffle(order, rng);
-    RandomCache shuffled;
-    for (std::size_t s : order) {
-      shuffled.positions.push_back(cache.positions[s]);
-      shuffled.scores.push_back(cache.scores[s]);
-    }
-    cache = shuffled;
+    cache = in_slot_order(cache, order);
   } else {
     // Any distinct positions, gaps anywhere (also inside the recent window).
     cache = random_cache(rng, n);
@@ -361,12 +361,7 @@ TEST_CASE("selection add_rows_and_pick_victim equals adding the rows then plan_k
     std::vector<std::size_t> order = slots_0_to(n - 1);  // all but the newest
     shuffle(order, rng);
     order.push_back(n - 1);
-    RandomCache shuffled;
-    for (std::size_t s : order) {
-      shuffled.positions.push_back(cache.positions[s]);
-      shuffled.scores.push_back(cache.scores[s]);
-    }
-    cache = shuffled;
+    cache = in_slot_order(cache, order);
   } else {
     cache = random_cache(rng, n);  // gaps anywhere, the newest anywhere
   }
