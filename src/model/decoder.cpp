@@ -101,8 +101,31 @@ const Vector& Decoder::read_prompt_compressed(const std::vector<int>& tokens, Ma
   return logits_;
 }
 
-void Decoder::hand_step_to_policy(LayerKVCache& cache) {
-  const StepAttention attention{att_.data(), weights_.config.n_heads, att_.shape()[1]};
+void Decoder::attend_through_cache(std::size_t layer, const float* q, const float* k,
+                                   const float* v, Position position, float* out) {
+  const ModelConfig& c = weights_.config;
+  const std::size_t D = c.head_dim(), H = c.n_heads, group = c.heads_per_kv_head();
+  const std::size_t stride = att_.shape()[1];
+  LayerKVCache& cache = caches_[layer];
+  cache.append(k, v, position);
+  const std::size_t live = cache.size();
+  for (std::size_t g = 0; g < c.n_kv_heads; ++g) {
+    // Query heads g * group .. (g + 1) * group - 1 read KV head g, all in one kernel call.
+    const std::size_t h = g * group;
+    attend_group_into(q + h * D, group, cache.keys(g), cache.values(g), live, D, &att_(h, 0),
+                      stride, out + h * D);
+  }
+  if (record_attention_) {
+    AttentionRecord& record = records_[layer];
+    record.positions.assign(c.n_kv_heads, {});
+    for (std::size_t g = 0; g < c.n_kv_heads; ++g) {
+      record.positions[g].assign(cache.positions(g), cache.positions(g) + live);
+    }
+    record.weights = xt::zeros<float>({H, live});
+    for (std::size_t h = 0; h < H; ++h) std::copy_n(&att_(h, 0), live, &record.weights(h, 0));
+  }
+  // The policy's turn: after_attention, or only observe while a prompt is read to be compressed.
+  const StepAttention attention{att_.data(), H, stride};
   if (observe_only_) {
     policy_->observe(cache, attention);  // reading a prompt to compress: scores only
   } else {
@@ -128,8 +151,6 @@ const Vector& Decoder::forward(int token) {
                             " positions");
   }
   const std::size_t C = c.dim, F = c.hidden_dim, KV = c.kv_dim(), D = c.head_dim();
-  const std::size_t H = c.n_heads, group = c.heads_per_kv_head();
-  const std::size_t stride = att_.shape()[1];
 
   std::copy_n(w.embedding(static_cast<std::size_t>(token)), C, x_.data());
   rope_angles(position_, D, rope_cos_.data(), rope_sin_.data());  // once for every layer
@@ -143,25 +164,7 @@ const Vector& Decoder::forward(int token) {
     rope_rotate_with(q_.data(), C, D, rope_cos_.data(), rope_sin_.data());
     rope_rotate_with(k_.data(), KV, D, rope_cos_.data(), rope_sin_.data());
 
-    LayerKVCache& cache = caches_[l];
-    cache.append(k_.data(), v_.data(), position_);
-    const std::size_t live = cache.size();
-    for (std::size_t g = 0; g < c.n_kv_heads; ++g) {
-      // Query heads g * group .. (g + 1) * group - 1 read KV head g, all in one kernel call.
-      const std::size_t h = g * group;
-      attend_group_into(&q_(h * D), group, cache.keys(g), cache.values(g), live, D, &att_(h, 0),
-                        stride, &xb_(h * D));
-    }
-    if (record_attention_) {
-      AttentionRecord& record = records_[l];
-      record.positions.assign(c.n_kv_heads, {});
-      for (std::size_t g = 0; g < c.n_kv_heads; ++g) {
-        record.positions[g].assign(cache.positions(g), cache.positions(g) + live);
-      }
-      record.weights = xt::zeros<float>({H, live});
-      for (std::size_t h = 0; h < H; ++h) std::copy_n(&att_(h, 0), live, &record.weights(h, 0));
-    }
-    hand_step_to_policy(cache);
+    attend_through_cache(l, q_.data(), k_.data(), v_.data(), position_, xb_.data());
 
     matvec(xb2_.data(), w.wo(l), xb_.data(), C, C);
     for (std::size_t i = 0; i < C; ++i) x_(i) += xb2_(i);
@@ -239,8 +242,6 @@ void Decoder::run_chunk(const int* tokens, std::size_t m, float* logits_out) {
   const ModelConfig& c = weights_.config;
   const WeightView& w = weights_;
   const std::size_t C = c.dim, F = c.hidden_dim, KV = c.kv_dim(), D = c.head_dim();
-  const std::size_t H = c.n_heads, group = c.heads_per_kv_head();
-  const std::size_t stride = att_.shape()[1];
 
   for (std::size_t i = 0; i < m; ++i) {
     std::copy_n(w.embedding(static_cast<std::size_t>(tokens[i])), C, &chunk_x_(i, 0));
@@ -260,26 +261,9 @@ void Decoder::run_chunk(const int* tokens, std::size_t m, float* logits_out) {
 
     // Token by token, as forward() does: the policy sees each token's attention over the cache as
     // the previous token left it.
-    LayerKVCache& cache = caches_[l];
     for (std::size_t i = 0; i < m; ++i) {
-      const Position position = position_ + static_cast<Position>(i);
-      cache.append(&chunk_k_(i, 0), &chunk_v_(i, 0), position);
-      const std::size_t live = cache.size();
-      for (std::size_t g = 0; g < c.n_kv_heads; ++g) {
-        const std::size_t h = g * group;
-        attend_group_into(&chunk_q_(i, h * D), group, cache.keys(g), cache.values(g), live, D,
-                          &att_(h, 0), stride, &chunk_att_(i, h * D));
-      }
-      if (record_attention_) {
-        AttentionRecord& record = records_[l];
-        record.positions.assign(c.n_kv_heads, {});
-        for (std::size_t g = 0; g < c.n_kv_heads; ++g) {
-          record.positions[g].assign(cache.positions(g), cache.positions(g) + live);
-        }
-        record.weights = xt::zeros<float>({H, live});
-        for (std::size_t h = 0; h < H; ++h) std::copy_n(&att_(h, 0), live, &record.weights(h, 0));
-      }
-      hand_step_to_policy(cache);
+      attend_through_cache(l, &chunk_q_(i, 0), &chunk_k_(i, 0), &chunk_v_(i, 0),
+                           position_ + static_cast<Position>(i), &chunk_att_(i, 0));
     }
 
     matmul_transposed(chunk_xb2_.data(), chunk_att_.data(), w.wo(l), m, C, C);

@@ -112,9 +112,12 @@ class Decoder {
 
  private:
   void allocate_caches(std::size_t capacity);  // every layer's cache and att_, memory-checked
-  // The policy's turn after a layer's attention (held in att_): after_attention, or only observe
-  // while read_prompt_compressed reads its prompt.
-  void hand_step_to_policy(LayerKVCache& cache);
+  // One token through layer `layer`'s cache, the same in forward() and forward_batch(): append its
+  // key and value, attend every query head over the cache (weights into att_, recorded when asked),
+  // then the policy's turn: after_attention, or only observe while read_prompt_compressed reads
+  // its prompt.  q (C,)  k, v (KV,)  out (C,): the attention output of every head.
+  void attend_through_cache(std::size_t layer, const float* q, const float* k, const float* v,
+                            Position position, float* out);
 
   WeightView weights_;
   std::shared_ptr<const void> owner_;  // what keeps weights_ alive
