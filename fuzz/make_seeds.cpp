@@ -7,7 +7,6 @@
 // per seed). TOKENIZER_FILE, when it exists (e.g. stories260K's tok512.bin, 512 tokens), adds
 // seeds with a real vocabulary.
 #include <cstdint>
-#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -74,12 +73,7 @@ void checkpoint_seeds(const fs::path& folder) {
 
 // <unk>, BOS, EOS and the byte tokens: the 259 entries every llama2.c vocabulary starts with.
 void base_entries(std::vector<std::string>& pieces, std::vector<float>& scores) {
-  pieces = {"<unk>", "\n<s>\n", "\n</s>\n"};
-  for (int b = 0; b < 256; ++b) {
-    char name[8];
-    std::snprintf(name, sizeof(name), "<0x%02X>", b);
-    pieces.push_back(name);
-  }
+  pieces = h2o::Tokenizer::base_pieces();
   scores.assign(pieces.size(), 0.0f);
 }
 

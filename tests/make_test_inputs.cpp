@@ -50,12 +50,7 @@ Bytes header_only(std::int32_t dim, std::int32_t hidden, std::int32_t layers, st
 
 // <unk>, BOS, EOS, the 256 byte tokens, " ", "a".."z", then merges until `vocab` entries.
 h2o::Tokenizer tiny_tokenizer(std::size_t vocab) {
-  std::vector<std::string> pieces = {"<unk>", "\n<s>\n", "\n</s>\n"};
-  for (int b = 0; b < 256; ++b) {
-    char name[8];
-    std::snprintf(name, sizeof(name), "<0x%02X>", b);
-    pieces.push_back(name);
-  }
+  std::vector<std::string> pieces = h2o::Tokenizer::base_pieces();
   pieces.push_back(" ");
   for (char c = 'a'; c <= 'z'; ++c) pieces.push_back(std::string(1, c));
   const char* const merges[] = {"th", "he",  "the", " the", "an", "and", " and",

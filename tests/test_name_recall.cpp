@@ -12,12 +12,7 @@ namespace {
 
 // <unk>, BOS, EOS, the 256 byte tokens, then a few pieces of our own at ids 259...
 h2o::Tokenizer small_tokenizer() {
-  std::vector<std::string> pieces = {"<unk>", "<s>", "</s>"};
-  for (int b = 0; b < 256; ++b) {
-    char hex[8];
-    std::snprintf(hex, sizeof hex, "<0x%02X>", b);
-    pieces.push_back(hex);
-  }
+  std::vector<std::string> pieces = h2o::Tokenizer::base_pieces();
   for (const char* piece : {" Mia", "Mia", " Tom", " the", " dog", " Sam", "\n"}) {
     pieces.push_back(piece);
   }

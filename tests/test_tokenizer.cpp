@@ -12,7 +12,6 @@
 #include <chrono>
 #include <cmath>
 #include <cstdint>
-#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -41,12 +40,7 @@ bool have_real_tokenizer() { return std::filesystem::exists(model_file("tok512.b
 
 // The 259 entries every llama2.c vocabulary starts with: <unk>, BOS, EOS, <0x00>..<0xFF>.
 void add_base_entries(std::vector<std::string>& pieces, std::vector<float>& scores) {
-  pieces = {"<unk>", "\n<s>\n", "\n</s>\n"};
-  for (int b = 0; b < 256; ++b) {
-    char name[8];
-    std::snprintf(name, sizeof(name), "<0x%02X>", b);
-    pieces.push_back(name);
-  }
+  pieces = h2o::Tokenizer::base_pieces();
   scores.assign(pieces.size(), 0.0f);
 }
 
@@ -518,4 +512,23 @@ TEST_CASE("encode_at_most refuses a long text before encoding it, and a near mis
   }
   CHECK(t.encode_at_most(ten, true, false, 12) == t.encode(ten, true, false));
   CHECK(t.encode_at_most("", true, true, 2).size() == 2);
+}
+
+TEST_CASE("base_pieces are the 259 entries at the ids the tokenizer expects") {
+  const std::vector<std::string> pieces = h2o::Tokenizer::base_pieces();
+  REQUIRE(pieces.size() == h2o::Tokenizer::kMinVocab);
+  CHECK(pieces[h2o::Tokenizer::kUnknown] == "<unk>");
+  CHECK(pieces[h2o::Tokenizer::kBos] == "\n<s>\n");
+  CHECK(pieces[h2o::Tokenizer::kEos] == "\n</s>\n");
+  CHECK(pieces[h2o::Tokenizer::kFirstByteToken] == "<0x00>");
+  CHECK(pieces[h2o::Tokenizer::kFirstByteToken + 0x0A] == "<0x0A>");
+  CHECK(pieces.back() == "<0xFF>");
+  // Each byte token is found under its name and decodes to its byte.
+  const h2o::Tokenizer tokenizer(pieces, std::vector<float>(pieces.size(), 0.0f));
+  for (int b = 0; b < 256; ++b) {
+    const int id = h2o::Tokenizer::kFirstByteToken + b;
+    INFO("byte " << b);
+    CHECK(tokenizer.find(pieces[static_cast<std::size_t>(id)]) == id);
+    CHECK(tokenizer.decode_piece(h2o::Tokenizer::kEos, id) == std::string(1, static_cast<char>(b)));
+  }
 }

@@ -10,7 +10,6 @@
 //   bin/make_random_model --shape 15m --out /tmp/m15           -> /tmp/m15/model.bin, tok.bin
 //
 // Dimension legend: V = vocabulary size, C = dim.
-#include <cstdio>
 #include <filesystem>
 #include <iostream>
 #include <set>
@@ -29,12 +28,7 @@ namespace {
 // <unk>, BOS, EOS, the 256 byte tokens, printable ASCII characters, then made-up words (" " and 2
 // to 7 lowercase letters) until V pieces; later pieces score lower (merge later).
 h2o::Tokenizer made_up_tokenizer(std::size_t vocab, std::uint64_t seed) {
-  std::vector<std::string> pieces = {"<unk>", "\n<s>\n", "\n</s>\n"};
-  for (int b = 0; b < 256; ++b) {
-    char name[8];
-    std::snprintf(name, sizeof(name), "<0x%02X>", b);
-    pieces.push_back(name);
-  }
+  std::vector<std::string> pieces = h2o::Tokenizer::base_pieces();
   std::set<std::string> seen(pieces.begin(), pieces.end());
   for (char ch = ' '; ch <= '~' && pieces.size() < vocab; ++ch) {
     if (seen.insert(std::string(1, ch)).second) pieces.push_back(std::string(1, ch));

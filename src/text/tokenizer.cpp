@@ -185,6 +185,13 @@ void Tokenizer::save(const std::string& path) const {
   if (!out) throw std::runtime_error("could not write tokenizer '" + path + "'");
 }
 
+std::vector<std::string> Tokenizer::base_pieces() {
+  std::vector<std::string> pieces = {"<unk>", "\n<s>\n", "\n</s>\n"};
+  const char* const hex = "0123456789ABCDEF";
+  for (int b = 0; b < 256; ++b) pieces.push_back({'<', '0', 'x', hex[b / 16], hex[b % 16], '>'});
+  return pieces;
+}
+
 int Tokenizer::find(const std::string& piece) const {
   const auto it = std::lower_bound(
       sorted_ids_.begin(), sorted_ids_.end(), piece,

@@ -53,6 +53,11 @@ class Tokenizer {
   static constexpr std::uint32_t kMaxTokenLengthLimit = 1024;  // sanity limit for a piece's bytes
   static constexpr std::uint64_t kMaxFileBytes = 64ull << 20;  // largest tokenizer file read
 
+  // The kMinVocab pieces every llama2.c vocabulary starts with, in id order: "<unk>", "\n<s>\n",
+  // "\n</s>\n" (as llama2.c's export writes them), then the byte tokens "<0x00>".."<0xFF>". For
+  // code that builds a vocabulary (tools, tests, the fuzz seeds).
+  static std::vector<std::string> base_pieces();
+
   // pieces (V,) and scores (V,). Throws std::invalid_argument on mismatched sizes, V < kMinVocab,
   // or a non-finite score.
   Tokenizer(std::vector<std::string> pieces, std::vector<float> scores);
