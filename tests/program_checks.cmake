@@ -1,13 +1,20 @@
-# h2o_check_program(NAME test_name TARGET program [ARGS a b ...] [EXIT 0|nonzero]
+# h2o_check_program(NAME test_name TARGET program | COMMAND path [ARGS a b ...] [EXIT 0|nonzero]
 #                   [STREAM stdout|stderr] [EXPECT "literal text" ...] [FORBID "text" ...]
 #                   [REQUIRES file] [ENV VAR=value] [TIMEOUT seconds])
-# Registers a CTest test that runs a built program and checks its exit code and output texts.
+# Registers a CTest test that runs a built program (TARGET) or any other executable (COMMAND: a
+# script, python3) and checks its exit code and output texts. A program that prints "SKIPPED: "
+# is reported as skipped.
 # With REQUIRES, the test is reported as skipped (not passed) when that file does not exist, e.g.
 # the real model in ../shared/models, which is not part of this repository. TIMEOUT (default 600)
 # stops a program that runs too long, e.g. one reading /dev/zero without end, and fails the check.
 function(h2o_check_program)
-  cmake_parse_arguments(P "" "NAME;TARGET;EXIT;STREAM;REQUIRES;ENV;TIMEOUT" "ARGS;EXPECT;FORBID"
-                        ${ARGN})
+  cmake_parse_arguments(P "" "NAME;TARGET;COMMAND;EXIT;STREAM;REQUIRES;ENV;TIMEOUT"
+                        "ARGS;EXPECT;FORBID" ${ARGN})
+  if(P_TARGET)
+    set(program $<TARGET_FILE:${P_TARGET}>)
+  else()
+    set(program ${P_COMMAND})
+  endif()
   if(NOT P_EXIT)
     set(P_EXIT 0)
   endif()
@@ -21,7 +28,7 @@ function(h2o_check_program)
   string(REPLACE ";" "@@" joined_expect "${P_EXPECT}")
   string(REPLACE ";" "@@" joined_forbid "${P_FORBID}")
   add_test(NAME ${P_NAME}
-    COMMAND ${CMAKE_COMMAND} -DPROGRAM=$<TARGET_FILE:${P_TARGET}> "-DARGS=${joined_args}"
+    COMMAND ${CMAKE_COMMAND} -DPROGRAM=${program} "-DARGS=${joined_args}"
             -DEXIT=${P_EXIT} -DSTREAM=${P_STREAM} "-DEXPECT=${joined_expect}"
             "-DREQUIRES=${P_REQUIRES}" "-DFORBID=${joined_forbid}" "-DENV_SETTING=${P_ENV}"
             -DTIMEOUT=${P_TIMEOUT} -P ${CMAKE_CURRENT_SOURCE_DIR}/check_program.cmake)
@@ -39,22 +46,11 @@ function(h2o_check_stable_output)
             -P ${CMAKE_CURRENT_SOURCE_DIR}/check_stable_output.cmake)
 endfunction()
 
-# h2o_check_script(NAME test_name SCRIPT path [ARGS ...] [EXIT ...] [STREAM ...] [EXPECT ...])
+# h2o_check_script(NAME test_name SCRIPT path ...h2o_check_program's options)
 # h2o_check_program for a script of scripts/ rather than a built program.
 function(h2o_check_script)
-  cmake_parse_arguments(P "" "NAME;SCRIPT;EXIT;STREAM" "ARGS;EXPECT" ${ARGN})
-  if(NOT P_EXIT)
-    set(P_EXIT 0)
-  endif()
-  if(NOT P_STREAM)
-    set(P_STREAM stdout)
-  endif()
-  string(REPLACE ";" "@@" joined_args "${P_ARGS}")
-  string(REPLACE ";" "@@" joined_expect "${P_EXPECT}")
-  add_test(NAME ${P_NAME}
-    COMMAND ${CMAKE_COMMAND} -DPROGRAM=${P_SCRIPT} "-DARGS=${joined_args}" -DEXIT=${P_EXIT}
-            -DSTREAM=${P_STREAM} "-DEXPECT=${joined_expect}"
-            -P ${CMAKE_CURRENT_SOURCE_DIR}/check_program.cmake)
+  cmake_parse_arguments(S "" "SCRIPT" "" ${ARGN})
+  h2o_check_program(${S_UNPARSED_ARGUMENTS} COMMAND ${S_SCRIPT})
 endfunction()
 
 # h2o_split_case("short@a,b,c@message" short flags message): the three fields of one case of a

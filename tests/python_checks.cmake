@@ -18,26 +18,9 @@ endif()
 
 # h2o_check_python(NAME name SCRIPT file.py ARGS ... h2o_check_program's EXIT/STREAM/EXPECT...)
 function(h2o_check_python)
-  cmake_parse_arguments(Q "" "NAME;SCRIPT;EXIT;STREAM" "ARGS;EXPECT;FORBID" ${ARGN})
-  set(P_NAME ${Q_NAME})
-  set(P_SCRIPT ${Q_SCRIPT})
-  set(P_ARGS ${Q_ARGS})
-  set(P_EXPECT ${Q_EXPECT})
-  set(P_FORBID ${Q_FORBID})
-  if(NOT Q_EXIT)
-    set(Q_EXIT 0)
-  endif()
-  if(NOT Q_STREAM)
-    set(Q_STREAM stdout)
-  endif()
-  string(REPLACE ";" "@@" joined_args "${h2o_training}/${P_SCRIPT};${P_ARGS}")
-  string(REPLACE ";" "@@" joined_expect "${P_EXPECT}")
-  string(REPLACE ";" "@@" joined_forbid "${P_FORBID}")
-  add_test(NAME ${P_NAME}
-    COMMAND ${CMAKE_COMMAND} -DPROGRAM=${H2O_PYTHON} "-DARGS=${joined_args}" -DEXIT=${Q_EXIT}
-            -DSTREAM=${Q_STREAM} "-DEXPECT=${joined_expect}" "-DFORBID=${joined_forbid}"
-            -P ${CMAKE_CURRENT_SOURCE_DIR}/check_program.cmake)
-  set_tests_properties(${P_NAME} PROPERTIES SKIP_REGULAR_EXPRESSION "SKIPPED: ")
+  cmake_parse_arguments(Q "" "SCRIPT" "ARGS" ${ARGN})
+  h2o_check_program(${Q_UNPARSED_ARGUMENTS} COMMAND ${H2O_PYTHON}
+                    ARGS ${h2o_training}/${Q_SCRIPT} ${Q_ARGS})
 endfunction()
 
 # PyTorch against C++: the shipped model's logits on the lesson story, and the exporter's floats.
