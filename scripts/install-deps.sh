@@ -1,11 +1,19 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages this project builds with, but only those that are missing.
 # Works as root, or as a normal user through sudo. Arguments name more packages to install the
-# same way (scripts/fuzz.sh asks for clang-14 and libclang-rt-14-dev so). python3 is for the
-# tests of training/'s command lines; PyTorch is never installed here (scripts/train-model.sh does).
+# same way (scripts/fuzz.sh asks for clang-14 and libclang-rt-14-dev so); after --only, just the
+# packages named (scripts/train-model.sh asks for PyTorch so). python3 is for the tests of
+# training/'s command lines; building and testing never install PyTorch.
 set -euo pipefail
 
-packages=(g++ cmake make pkg-config xtensor-dev libxtensor-blas-dev libopenblas-dev catch2 python3 "$@")
+if [ "${1:-}" = "--only" ]; then
+  shift
+  [ $# -gt 0 ] || { echo "install-deps: --only needs package names" >&2; exit 2; }
+  packages=("$@")
+else
+  packages=(g++ cmake make pkg-config xtensor-dev libxtensor-blas-dev libopenblas-dev catch2 python3
+            "$@")
+fi
 
 missing=()
 for p in "${packages[@]}"; do

@@ -39,21 +39,8 @@ done
 
 py=/usr/bin/python3  # Debian's Python, where python3-torch installs (not a pyenv python3)
 
-# -- python3-torch, installed like scripts/install-deps.sh installs the build packages --------
-if ! dpkg-query -W -f='${Status}' python3-torch 2>/dev/null | grep -q "install ok installed"; then
-  if [ "$(id -u)" -eq 0 ]; then
-    sudo_cmd=()
-  elif command -v sudo >/dev/null 2>&1; then
-    sudo_cmd=(sudo)
-  else
-    echo "train-model: python3-torch is missing and there is no sudo to install it; run as root" >&2
-    exit 1
-  fi
-  echo "train-model: installing python3-torch"
-  "${sudo_cmd[@]}" apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends \
-    python3-torch python3-numpy
-fi
+# -- python3-torch, if missing (as root, or through sudo) -------------------------------------
+bash scripts/install-deps.sh --only python3 python3-torch python3-numpy
 
 work=build/train
 mkdir -p "$work" data
