@@ -38,31 +38,30 @@ auto adapt_vector(float* data, std::size_t n) {
   const std::array<std::size_t, 1> shape{n};
   return xt::adapt(data, n, xt::no_ownership(), shape);
 }
-}  // namespace
 
-void matvec(float* out, const float* w, const float* x, std::size_t rows, std::size_t cols) {
-  if (rows == 0) return;
-  if (cols == 0) {
-    for (std::size_t r = 0; r < rows; ++r) out[r] = 0.0f;
+// out = W x (transposed: W^T x) for W (rows, cols). Empty products are zeros, without BLAS.
+void gemv_into(float* out, const float* w, const float* x, std::size_t rows, std::size_t cols,
+               bool transposed) {
+  const std::size_t out_size = transposed ? cols : rows, in_size = transposed ? rows : cols;
+  if (out_size == 0) return;
+  if (in_size == 0) {
+    for (std::size_t i = 0; i < out_size; ++i) out[i] = 0.0f;
     return;
   }
   auto w_view = adapt_matrix(w, rows, cols);
-  auto x_view = adapt_vector(const_cast<float*>(x), cols);
-  auto out_view = adapt_vector(out, rows);
-  xt::blas::gemv(w_view, x_view, out_view, false);
+  auto x_view = adapt_vector(const_cast<float*>(x), in_size);
+  auto out_view = adapt_vector(out, out_size);
+  xt::blas::gemv(w_view, x_view, out_view, transposed);
+}
+}  // namespace
+
+void matvec(float* out, const float* w, const float* x, std::size_t rows, std::size_t cols) {
+  gemv_into(out, w, x, rows, cols, false);
 }
 
 void matvec_transposed(float* out, const float* w, const float* x, std::size_t rows,
                        std::size_t cols) {
-  if (cols == 0) return;
-  if (rows == 0) {
-    for (std::size_t c = 0; c < cols; ++c) out[c] = 0.0f;
-    return;
-  }
-  auto w_view = adapt_matrix(w, rows, cols);
-  auto x_view = adapt_vector(const_cast<float*>(x), rows);
-  auto out_view = adapt_vector(out, cols);
-  xt::blas::gemv(w_view, x_view, out_view, true);
+  gemv_into(out, w, x, rows, cols, true);
 }
 
 void matmul_transposed(float* out, const float* x, const float* w, std::size_t m, std::size_t rows,
