@@ -1,0 +1,59 @@
+// explore_options.hpp: the command line of tools/explore.cpp (the explorer page): its option table
+// and the checks of every value, as library functions, like the other tools' *_options.hpp.
+//
+// Every problem with an option is a UsageError (exit code 2) with a one-line message naming the
+// option; nothing here reads a file (the model, tokenizer and --text are read by the program).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "h2o/app/cli.hpp"
+#include "h2o/policy/policy_factory.hpp"
+
+namespace h2o {
+
+// Tokens of the longest text the explorer reads (the model's seq_len may lower it): the page
+// holds about one byte per kept position, step, layer and KV head.
+constexpr std::size_t kMaxExploreTokens = 2048;
+// Largest trace (and so, about, the page) the explorer builds; checked before the runs.
+constexpr std::uint64_t kMaxExploreBytes = 64ull << 20;
+
+// --budget: "10%" (a share of the text's tokens) or "91" (tokens per layer and KV head).
+struct ExploreBudget {
+  int percent = 0;         // 1..100 when given as a share, else 0
+  std::size_t tokens = 0;  // when given as a count, else 0
+  // Tokens per layer and KV head for a text of n tokens.
+  std::size_t for_text(std::size_t n) const;
+  std::string describe(std::size_t n) const;  // "91 tokens (10% of 912)"
+};
+
+struct ExploreOptions {
+  std::vector<std::string> policies;  // --policies: 1 or 2 names, factory order
+  ExploreBudget budget;               // --budget
+  std::string out_path;               // --out: the page
+  std::string kept_path;              // --kept: every step's kept positions as text ("" = none)
+  PolicySettings scoring;             // --scoring, --h2o-score, --start-area
+};
+
+// explore's options (model, tokenizer and text files included) and --help text.
+ArgParser explore_arguments();
+
+// Reads and checks every option of a parsed explore_arguments(); throws UsageError.
+ExploreOptions explore_options(const ArgParser& args);
+
+// "10%" or "91"; a UsageError naming --budget otherwise.
+ExploreBudget parse_explore_budget(const std::string& text);
+
+// How the page labels what a policy keeps (settings from settings_for_budget): the newest
+// `recent` positions are its recent window; whatever else it keeps is called `kept_label`
+// (H2O: heavy hitter; sinks: sink; TOVA: kept by score; random: kept at random; full: kept).
+struct KeptLabels {
+  std::size_t recent = 0;
+  std::string kept_label;
+};
+KeptLabels kept_labels(const std::string& policy, const PolicySettings& settings);
+
+}  // namespace h2o

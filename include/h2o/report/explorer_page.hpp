@@ -1,0 +1,67 @@
+// explorer_page.hpp: one self-contained HTML page that replays what cache policies did while a
+// model read a text (measure/cache_trace.hpp), step by step, for a classroom or a reader.
+//
+// The page holds everything: inline CSS and JavaScript, no network, no external script, style or
+// font, so it opens from disk in any browser. The C++ run computes every number and writes them as
+// JSON inside the page (<script type="application/json">); the script only displays them:
+//   the text as words, each coloured (and styled, for readers who cannot tell the colours apart)
+//   by its state at step t in the chosen policy's cache for the chosen layer and KV head: kept as a
+//   heavy hitter (or whatever the policy keeps besides its recent window), kept as recent, evicted
+//   (and at which step), not yet read; the policy's score as the shade of a kept word, the
+//   attention of step t as a bar under each word; two policies side by side; a chart of each
+//   policy's agreement with the full cache so far. A step slider, previous / next / play, the
+//   arrow keys, and a URL fragment (#step=120&layer=0&head=0&policy=h2o&compare=window) set what
+//   it shows.
+// Every word's <span> carries data-p (its position) and data-state (heavy, recent, evicted,
+// unread), so a test reading the page's DOM sees what a reader sees.
+//
+// Dimension legend: N = tokens of the text, S = N - 1 steps, L = layers, G = KV heads.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "h2o/measure/cache_trace.hpp"
+
+namespace h2o {
+
+struct ExplorerPolicy {
+  std::string name;         // as typed: "h2o"
+  std::string description;  // the policy's describe()
+  std::string kept_label;   // what the page calls kept tokens outside the recent window
+  std::size_t recent = 0;   // newest positions the policy always keeps (its recent window)
+  const CacheTrace* trace = nullptr;  // (L, G) per-step record, with agreement vs the full cache
+};
+
+struct ExplorerPage {
+  std::string title;                  // one line
+  std::vector<std::string> about;     // lines under the title: model, text, budget
+  std::string command;                // the command that wrote the page (shown at the bottom)
+  std::vector<std::string> words;     // (N,) each token's text as the page shows it
+  std::size_t budget = 0;             // tokens per layer and KV head
+  std::vector<ExplorerPolicy> policies;  // 1 or 2, shown side by side
+};
+
+// The page, as HTML text. Throws std::invalid_argument when the policies' traces do not match the
+// words (N) or each other, or there are not 1 or 2 policies.
+std::string explorer_page_html(const ExplorerPage& page);
+
+// `text` as a JSON string literal (quotes included) that is also safe inside an HTML <script>
+// element: <, > and & are written as \u escapes (so "</script>" cannot end the element), so are
+// U+2028 and U+2029; bytes that are not valid UTF-8 become U+FFFD.
+std::string json_string(const std::string& text);
+
+// `text` with &, <, >, " and ' as HTML character references.
+std::string html_escape(const std::string& text);
+
+// Writes `text` to `path` through a temporary file in the same folder and a rename, so a reader
+// never sees half a page and a failed write leaves any old file as it was. One-line errors name
+// the path: a folder, a missing folder, a file that cannot be written.
+void save_text_file(const std::string& path, const std::string& text, const std::string& what);
+
+// Throws the error save_text_file would, without writing anything: for checking an output path
+// before a long run.
+void check_writable_path(const std::string& path, const std::string& what);
+
+}  // namespace h2o

@@ -1,0 +1,135 @@
+// test_explorer_page.cpp: the explorer page's escaping, its data and its refusals
+// (report/explorer_page.hpp), and the explorer's --budget (app/explore_options.hpp).
+// tests/check_explorer_page.cmake loads real pages in a browser.
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "h2o/app/explore_options.hpp"
+#include "h2o/policy/policy_factory.hpp"
+#include "h2o/report/explorer_page.hpp"
+#include "policy_test_support.hpp"
+#include "test_support.hpp"
+
+using namespace h2o;
+
+namespace {
+
+std::size_t count_of(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("json strings are safe inside a script element", "[explorer_page]") {
+  CHECK(json_string("cat") == "\"cat\"");
+  CHECK(json_string("a\"b\\c\nd\te") == "\"a\\\"b\\\\c\\nd\\u0009e\"");
+  CHECK(json_string("</script><!--&") == "\"\\u003c/script\\u003e\\u003c!--\\u0026\"");
+  CHECK(json_string("caf\xc3\xa9") == "\"caf\xc3\xa9\"");               // valid UTF-8 stays
+  CHECK(json_string("\xe2\x80\xa8") == "\"\\u2028\"");                   // a JavaScript line end
+  CHECK(json_string("a\xff" "b") == "\"a\\ufffdb\"");                    // not UTF-8
+  CHECK(json_string("\xe2\x82") == "\"\\ufffd\\ufffd\"");                // cut short
+  CHECK(json_string("\xc0\xaf") == "\"\\ufffd\\ufffd\"");                // overlong '/'
+  CHECK(json_string("\xed\xa0\x80") == "\"\\ufffd\\ufffd\\ufffd\"");     // a surrogate
+  CHECK(html_escape("<b class='x'>\"&\"</b>") ==
+        "&lt;b class=&#39;x&#39;&gt;&quot;&amp;&quot;&lt;/b&gt;");
+}
+
+TEST_CASE("an explorer page holds its data and nothing from outside", "[explorer_page]") {
+  const auto weights = h2o_test::random_model(32, 3);
+  const std::vector<int> tokens = h2o_test::random_tokens(16, weights->config.vocab_size, 3);
+  Decoder full(weights, std::make_unique<FullCachePolicy>(), 32);
+  const TeacherForcedRun reference = read_with_teacher_forcing(full, tokens);
+  std::vector<CacheTrace> traces;
+  for (const std::string name : {"h2o", "window"}) {
+    Decoder decoder(weights, make_policy(name, settings_for_budget(name, 6)), 32);
+    traces.push_back(trace_cache(decoder, tokens, &reference));
+  }
+  ExplorerPage page;
+  page.title = "Title <with> & markup";
+  page.about = {"about 'this'"};
+  page.command = "explore --text \"</script>\"";
+  for (std::size_t p = 0; p < tokens.size(); ++p) page.words.push_back(" w" + std::to_string(p));
+  page.words[3] = "</script><script>alert(1)</script>";
+  page.budget = 6;
+  page.policies = {{"h2o", "H2O", "heavy hitter", 3, &traces[0]},
+                   {"window", "window", "kept", 6, &traces[1]}};
+  const std::string html = explorer_page_html(page);
+  // Exactly the page's own two script elements; the hostile word and command are inert.
+  CHECK(count_of(html, "<script") == 2);
+  CHECK(count_of(html, "</script>") == 2);
+  CHECK(html.find("Title &lt;with&gt; &amp; markup") != std::string::npos);
+  CHECK(html.find("\\u003c/script\\u003e\\u003cscript\\u003ealert(1)") != std::string::npos);
+  // Self-contained: nothing is fetched from anywhere.
+  for (const char* outside : {"http:", "https:", "src=", "@import", "url(", "<link"}) {
+    INFO(outside);
+    CHECK(html.find(outside) == std::string::npos);
+  }
+  // The data: both policies, every step's agreement so far, the evictions of layer 0, KV head 0.
+  CHECK(html.find("\"name\":\"h2o\"") != std::string::npos);
+  CHECK(html.find("\"name\":\"window\"") != std::string::npos);
+  CHECK(html.find("\"steps\":15,\"layers\":" + std::to_string(traces[0].layers)) !=
+        std::string::npos);
+  std::string evicted = "{\"evicted\":[";
+  for (std::size_t p = 0; p < tokens.size(); ++p) {
+    evicted += (p ? "," : "") + std::to_string(traces[1].heads[0][0].evicted_at[p]);
+  }
+  CHECK(html.find(evicted + "]") != std::string::npos);
+  // A window never keeps scores, so its page carries none.
+  CHECK(html.find("\"has_scores\":false") != std::string::npos);
+
+  // Refusals: no policy, three policies, words that do not match the traces.
+  ExplorerPage bad = page;
+  bad.policies.clear();
+  CHECK_THROWS_AS(explorer_page_html(bad), std::invalid_argument);
+  bad.policies = {page.policies[0], page.policies[1], page.policies[0]};
+  CHECK_THROWS_AS(explorer_page_html(bad), std::invalid_argument);
+  bad = page;
+  bad.words.pop_back();
+  CHECK(h2o_test::error_of<std::exception>([&] { explorer_page_html(bad); }) ==
+        "the trace of policy 'h2o' does not match the page's text or the other trace");
+}
+
+TEST_CASE("pages are written whole, and never into a folder", "[explorer_page]") {
+  const std::filesystem::path folder =
+      std::filesystem::temp_directory_path() / "h2o_test_explorer_page";
+  std::filesystem::create_directories(folder);
+  const std::string path = (folder / "page.html").string();
+  save_text_file(path, "<p>one</p>", "the page");
+  save_text_file(path, "<p>two</p>", "the page");  // replaces the old page
+  std::ifstream in(path);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  CHECK(text == "<p>two</p>");
+  CHECK_FALSE(std::filesystem::exists(path + ".tmp"));
+  CHECK(h2o_test::error_of<std::exception>([&] { save_text_file(folder.string(), "x", "the page"); }) ==
+        "cannot write the page to '" + folder.string() + "': it is a folder");
+  CHECK(h2o_test::error_of<std::exception>([&] { check_writable_path((folder / "no/such.html").string(), "the page"); }) ==
+        "cannot write the page to '" + (folder / "no/such.html").string() + "': no folder '" +
+            (folder / "no").string() + "'");
+  std::filesystem::remove_all(folder);
+}
+
+TEST_CASE("the explorer's budget is a share or a number of tokens", "[explorer_page]") {
+  CHECK(parse_explore_budget("10%").for_text(912) == 91);
+  CHECK(parse_explore_budget("10%").describe(912) ==
+        "91 tokens per layer and KV head (10% of 912)");
+  CHECK(parse_explore_budget("64").for_text(912) == 64);
+  CHECK(parse_explore_budget("100%").for_text(50) == 50);
+  for (const char* bad : {"", "%", "ten", "10 %", "-5", "1.5%", "12345678"}) {
+    INFO(bad);
+    CHECK_THROWS_AS(parse_explore_budget(bad), UsageError);
+  }
+  CHECK(h2o_test::error_of<std::exception>([] { parse_explore_budget("0%"); }) ==
+        "--budget must be between 1% and 100%, got 0%");
+  CHECK(h2o_test::error_of<std::exception>([] { parse_explore_budget("1"); }) ==
+        "--budget must be at least 2 tokens, got 1");
+  // What the page calls each policy's kept tokens, from the factory's equal-budget settings.
+  CHECK(kept_labels("h2o", settings_for_budget("h2o", 9)).recent == 5);
+  CHECK(kept_labels("window", settings_for_budget("window", 9)).recent == 9);
+  CHECK(kept_labels("tova", settings_for_budget("tova", 9)).recent == 0);
+}

@@ -1,0 +1,183 @@
+// explore.cpp: writes the explorer page, for watching a KV cache evolve in a classroom.
+//
+// It reads the first story of a text with the model (teacher forcing, as lesson 09 and
+// compare_policies do) once with the full cache, the reference, and once with each of one or two
+// policies at one budget, tracing every cache at every step (measure/cache_trace.hpp): which
+// positions each layer and KV head keeps, when each was evicted, the policy's scores and the
+// step's attention, and whether the step's most likely next token is the full cache's. The page
+// (report/explorer_page.hpp) replays it in any browser, from disk, with no network.
+//
+//   bin/explore --out explorer.html                       h2o and window at 10% of the held-out story
+//   bin/explore --text my_story.txt --policies h2o,sinks --budget 64 --out /tmp/sinks.html
+//
+// Memory and page size: about one byte per kept position, step, layer and KV head and policy
+// (for the shipped model, 912 tokens at 10%: about 3 MB); the size is checked before the runs
+// against kMaxExploreBytes, and the text against kMaxExploreTokens (app/explore_options.hpp).
+//
+// Dimension legend: N = tokens in the story (BOS included), S = N - 1 steps, L = layers,
+// G = KV heads.
+#include <algorithm>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "h2o/app/cli.hpp"
+#include "h2o/app/default_files.hpp"
+#include "h2o/app/explore_options.hpp"
+#include "h2o/base/files.hpp"
+#include "h2o/base/format.hpp"
+#include "h2o/measure/cache_trace.hpp"
+#include "h2o/measure/teacher_forcing.hpp"
+#include "h2o/model/checkpoint.hpp"
+#include "h2o/model/decoder.hpp"
+#include "h2o/policy/policy_factory.hpp"
+#include "h2o/report/explorer_page.hpp"
+#include "h2o/text/tokenizer.hpp"
+
+namespace {
+
+// One policy of the page: how it was built and what its run traced.
+struct Explored {
+  std::string name;
+  h2o::PolicySettings settings;
+  std::unique_ptr<h2o::CachePolicy> policy;  // until its run takes it
+  h2o::CacheTrace trace;
+};
+
+// The text each token shows on the page: its bytes as run.c prints them after its predecessor;
+// BOS, which is no text, as "<s>".
+std::vector<std::string> token_words(const h2o::Tokenizer& tokenizer,
+                                     const std::vector<int>& tokens) {
+  std::vector<std::string> words;
+  for (std::size_t p = 0; p < tokens.size(); ++p) {
+    words.push_back(tokens[p] == h2o::Tokenizer::kBos ? "<s>"
+                                           : tokenizer.decode_piece(p ? tokens[p - 1] : -1,
+                                                                    tokens[p]));
+  }
+  return words;
+}
+
+// Positions evicted over the run from one cache (every layer and KV head evicts one token a step
+// once full, so layer 0, KV head 0 speaks for all).
+std::size_t evictions(const h2o::CacheTrace& trace) {
+  const std::vector<std::int32_t>& evicted_at = trace.heads.at(0).at(0).evicted_at;
+  return static_cast<std::size_t>(std::count_if(evicted_at.begin(), evicted_at.end(), [](std::int32_t t) {
+    return t != h2o::kNeverEvicted;
+  }));
+}
+
+int explore(int argc, char** argv) {
+  // Step 1: options, all checked before any file is read; then the output paths, so that a path
+  // that cannot be written fails before the runs.
+  h2o::ArgParser args = h2o::explore_arguments();
+  if (!args.parse(argc, argv)) return 0;
+  const h2o::ExploreOptions options = h2o::explore_options(args);
+  h2o::check_writable_path(options.out_path, "the page");
+  if (!options.kept_path.empty()) h2o::check_writable_path(options.kept_path, "the kept positions");
+
+  // Step 2: the model and the first story of the text, as token ids (BOS first).
+  const h2o::ModelFiles files = h2o::model_files_from_options(args);
+  auto weights = std::make_shared<const h2o::DecoderWeights>(h2o::load_checkpoint(files.model));
+  const h2o::ModelConfig& config = weights->config;
+  const h2o::Tokenizer tokenizer = h2o::Tokenizer::load(files.tokenizer, config.vocab_size);
+  const std::size_t longest = std::min<std::size_t>(config.seq_len, h2o::kMaxExploreTokens);
+  const std::vector<int> tokens = h2o::read_story_tokens(args, tokenizer, 3, longest);
+  const std::size_t n = tokens.size(), steps = n - 1;
+  const std::size_t budget = options.budget.for_text(n);
+
+  // Step 3: the policies at the budget, and the size of what their traces will hold.
+  std::vector<Explored> explored;
+  std::uint64_t trace_bytes = 0;
+  for (const std::string& name : options.policies) {
+    Explored e;
+    e.name = name;
+    e.settings = h2o::settings_for_budget(name, budget, options.scoring);
+    try {
+      e.policy = h2o::make_policy(name, e.settings);
+    } catch (const std::invalid_argument& error) {
+      throw std::runtime_error("policy '" + name + "' at a budget of " + std::to_string(budget) +
+                               " tokens: " + error.what());
+    }
+    trace_bytes += h2o::cache_trace_bytes(steps, config.n_layers, config.n_kv_heads,
+                                          std::min(e.policy->max_tokens(n), n));
+    explored.push_back(std::move(e));
+  }
+  if (trace_bytes > h2o::kMaxExploreBytes) {
+    throw std::runtime_error("the page would hold about " + h2o::byte_size_text(trace_bytes) +
+                             " (at most " + h2o::byte_size_text(h2o::kMaxExploreBytes) +
+                             "): choose a smaller --budget or a shorter text");
+  }
+
+  // Step 4: the full cache, the reference, then each policy's traced run.
+  h2o::Decoder full_decoder(weights, h2o::make_policy("full"), n);
+  const h2o::TeacherForcedRun full = h2o::read_with_teacher_forcing(full_decoder, tokens);
+  std::ostringstream kept;  // --kept: "h2o layer 0 head 0 step 12: 0 1 5 ...", from the caches
+  for (Explored& e : explored) {
+    h2o::Decoder decoder(weights, std::move(e.policy), n);
+    std::function<void(std::size_t)> note_kept;
+    if (!options.kept_path.empty()) {
+      note_kept = [&](std::size_t t) {
+        for (std::size_t l = 0; l < config.n_layers; ++l) {
+          for (std::size_t g = 0; g < config.n_kv_heads; ++g) {
+            kept << e.name << " layer " << l << " head " << g << " step " << t << ":";
+            for (h2o::Position p : decoder.cache(l).sorted_positions(g)) kept << " " << p;
+            kept << "\n";
+          }
+        }
+      };
+    }
+    e.trace = h2o::trace_cache(decoder, tokens, &full, note_kept);
+  }
+
+  // Step 5: the page.
+  h2o::ExplorerPage page;
+  page.title = "H2O explorer: which tokens stay in the KV cache";
+  const std::string model_name = std::filesystem::path(files.model).filename().string();
+  const std::string text_name = std::filesystem::path(args.text("text")).filename().string();
+  page.about = {model_name + " (" + config.describe() + ") reading " + text_name + ": " +
+                    std::to_string(n) + " tokens (BOS included), " + std::to_string(steps) +
+                    " steps",
+                "budget: " + options.budget.describe(n)};
+  std::string agreement_line = "agreement with the full cache over all steps (teacher forcing):";
+  for (const Explored& e : explored) {
+    agreement_line += " " + e.name + " " + h2o::fixed(100.0 * e.trace.reading.agreement(), 1) + "%";
+  }
+  page.about.push_back(agreement_line);
+  page.command = h2o::command_line(argc, argv);
+  page.words = token_words(tokenizer, tokens);
+  page.budget = budget;
+  for (const Explored& e : explored) {
+    const h2o::KeptLabels labels = h2o::kept_labels(e.name, e.settings);
+    std::string description = h2o::make_policy(e.name, e.settings)->describe();
+    page.policies.push_back({e.name, description, labels.kept_label, labels.recent, &e.trace});
+  }
+  const std::string html = h2o::explorer_page_html(page);
+  h2o::save_text_file(options.out_path, html, "the page");
+  if (!options.kept_path.empty()) {
+    h2o::save_text_file(options.kept_path, kept.str(), "the kept positions");
+  }
+
+  // Step 6: what was written, in words.
+  std::cout << "explore: " << model_name << " reading " << text_name << ", " << n
+            << " tokens; budget " << options.budget.describe(n) << "\n";
+  for (const Explored& e : explored) {
+    std::cout << "  " << h2o::pad_right(e.name, 8) << "agreement with the full cache "
+              << h2o::fixed(100.0 * e.trace.reading.agreement(), 1) << "% ("
+              << e.trace.reading.agreements << " of " << steps << " steps), "
+              << evictions(e.trace) << " evictions per layer and KV head\n";
+  }
+  std::cout << "page written to " << options.out_path << " (" << h2o::byte_size_text(html.size())
+            << ")\n";
+  if (!options.kept_path.empty()) std::cout << "kept positions written to " << options.kept_path << "\n";
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return h2o::run_program("explore", [&] { return explore(argc, argv); });
+}
