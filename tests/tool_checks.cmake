@@ -462,3 +462,46 @@ h2o_check_picture(NAME compare_policies_svg_picture TARGET compare_policies
   ARGS --budgets 10 --svg ${CMAKE_CURRENT_BINARY_DIR}/compare_policies.svg
   SVG ${CMAKE_CURRENT_BINARY_DIR}/compare_policies.svg
   EXPECT ">full<" ">h2o<" ">window<" "decoding step" "original position" "budget 91 tokens")
+
+# explore: the explorer page. Help, a run on the hand-written story, one-line errors for bad
+# options, texts and output paths, and the page in a real browser (check_explorer_page.cmake,
+# skipped without chromium: bash scripts/install-deps.sh --only chromium).
+h2o_check_program(NAME explore_help TARGET explore ARGS --help
+  EXPECT "usage: explore" "--model PATH" "--text PATH" "--policies LIST" "--budget B" "--out PATH"
+         "--kept PATH" "at most 2048 tokens")
+h2o_check_program(NAME explore_story TARGET explore
+  ARGS --text "${PROJECT_SOURCE_DIR}/data/story.txt" --policies h2o,sinks --budget 32
+       --out "${CMAKE_CURRENT_BINARY_DIR}/explore_story.html"
+  EXPECT "explore: model.bin reading story.txt, 241 tokens; budget 32 tokens per layer and KV head"
+         "  h2o     agreement with the full cache " "  sinks   agreement with the full cache "
+         "208 evictions per layer and KV head" "page written to ")
+h2o_check_refusals(TARGET explore PREFIX explore_ CASES
+    "unknown_flag@--bogus@unknown option --bogus"
+    "unknown_policy@--policies,h2o#lru@--policies: unknown cache policy 'lru'"
+    "all_policies@--policies,all@--policies takes one or two names, not all"
+    "three_policies@--policies,h2o#window#tova@--policies takes one or two names (shown side by side), got 3"
+    "word_budget@--budget,ten@--budget expects a share such as 10% or a number of tokens such as 91, got 'ten'"
+    "zero_percent@--budget,0%@--budget must be between 1% and 100%, got 0%"
+    "big_percent@--budget,150%@--budget must be between 1% and 100%, got 150%"
+    "one_token@--budget,1@--budget must be at least 2 tokens, got 1"
+    "empty_out@--out=@--out needs a file path"
+    "out_folder@--out,${CMAKE_CURRENT_BINARY_DIR}@cannot write the page to '${CMAKE_CURRENT_BINARY_DIR}': it is a folder"
+    "out_no_folder@--out,${CMAKE_CURRENT_BINARY_DIR}/no/page.html@cannot write the page to '${CMAKE_CURRENT_BINARY_DIR}/no/page.html': no folder"
+    "kept_folder@--kept,${CMAKE_CURRENT_BINARY_DIR}@cannot write the kept positions to '${CMAKE_CURRENT_BINARY_DIR}': it is a folder"
+    "missing_text@--text,${CMAKE_CURRENT_BINARY_DIR}/no-such-text.txt@text file '${CMAKE_CURRENT_BINARY_DIR}/no-such-text.txt' does not exist"
+    "dev_zero_text@--text,/dev/zero@text file '/dev/zero' is not a regular file"
+    "folder_text@--text,${CMAKE_CURRENT_BINARY_DIR}@text file '${CMAKE_CURRENT_BINARY_DIR}' is a directory, not a file"
+    "too_big_page@--policies,full#window,--budget,100%@the page would hold about "
+    "unknown_scoring@--scoring,max@unknown scoring mode 'max' (expected per-head or shared)")
+h2o_check_program(NAME explore_tiny_model_long_text TARGET explore
+  ARGS ${h2o_tiny} --text "${h2o_inputs}/long.txt" --out "${CMAKE_CURRENT_BINARY_DIR}/explore_tiny.html"
+  EXIT nonzero STREAM stderr EXPECT "explore: error: the story in '" "; the model reads at most 64")
+set_tests_properties(explore_tiny_model_long_text PROPERTIES FIXTURES_REQUIRED generate_inputs)
+add_test(NAME explore_page_in_browser
+  COMMAND ${CMAKE_COMMAND} -DEXPLORE=$<TARGET_FILE:explore>
+          -DBROWSER=${PROJECT_SOURCE_DIR}/scripts/headless-chromium.sh
+          -DTEXT=${PROJECT_SOURCE_DIR}/data/story.txt -DWORK=${CMAKE_CURRENT_BINARY_DIR}/explore_page
+          -DSCREENSHOT=${CMAKE_BINARY_DIR}/explorer.png
+          -P ${CMAKE_CURRENT_SOURCE_DIR}/check_explorer_page.cmake)
+set_tests_properties(explore_page_in_browser PROPERTIES SKIP_REGULAR_EXPRESSION "SKIPPED: "
+                     TIMEOUT 900)

@@ -19,7 +19,7 @@ namespace h2o {
 // holds about one byte per kept position, step, layer and KV head.
 constexpr std::size_t kMaxExploreTokens = 2048;
 // Largest trace (and so, about, the page) the explorer builds; checked before the runs.
-constexpr std::uint64_t kMaxExploreBytes = 64ull << 20;
+constexpr std::uint64_t kMaxExploreBytes = 32ull << 20;
 
 // --budget: "10%" (a share of the text's tokens) or "91" (tokens per layer and KV head).
 struct ExploreBudget {

@@ -1,0 +1,126 @@
+# The explorer page in a real browser: does what a reader sees match what the C++ run kept?
+#   cmake -DEXPLORE=bin/explore -DBROWSER=scripts/headless-chromium.sh -DTEXT=story.txt
+#         -DWORK=dir -DSCREENSHOT=explorer.png -P check_explorer_page.cmake
+# Writes a page for h2o and window (with --kept: every step's kept positions, read from the
+# decoder's caches), loads it in headless chromium at several URL fragments (steps, layers, KV
+# heads, either policy on the left), and checks every word's data-state in both panels against
+# those kept sets: kept words are exactly the kept positions, the words after the step are unread,
+# the others evicted; a window keeps no heavy hitters. Then saves a screenshot at a fixed step.
+# Prints "SKIPPED: ..." (CTest's skip) when chromium is not installed.
+cmake_policy(VERSION 3.18)  # if() compares quoted words as words (CMP0054)
+find_program(chromium NAMES chromium chromium-browser)
+if(NOT chromium)
+  message("SKIPPED: chromium is not installed (bash scripts/install-deps.sh --only chromium)")
+  return()
+endif()
+
+file(REMOVE_RECURSE "${WORK}")
+file(MAKE_DIRECTORY "${WORK}")
+set(page "${WORK}/explorer.html")
+set(kept "${WORK}/kept.txt")
+execute_process(COMMAND "${EXPLORE}" --text "${TEXT}" --policies h2o,window --budget 20%
+                        --out "${page}" --kept "${kept}"
+  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 300)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "explore exited ${rc}\n${out}\n${err}")
+endif()
+# The last step the run traced, from the last line of the kept file.
+file(STRINGS "${kept}" last REGEX "^window layer 0 head 0 step ")
+list(GET last -1 last)
+string(REGEX REPLACE "^.* step ([0-9]+):.*$" "\\1" last_step "${last}")
+math(EXPR middle "${last_step} / 2")
+
+# Every step, layer, KV head and policy of these is loaded (step 999999 clamps to the last step).
+# Each case: step, layer, KV head, the policy on the left, the one on the right.
+set(cases "0,0,0,h2o,window" "${middle},1,2,h2o,window" "${middle},3,1,window,h2o"
+          "${last_step},2,3,window,h2o" "999999,0,1,h2o,window" "25,3,3,h2o,window")
+set(checked 0)
+foreach(case IN LISTS cases)
+  string(REPLACE "," ";" case "${case}")
+  list(GET case 0 step)
+  list(GET case 1 layer)
+  list(GET case 2 head)
+  list(GET case 3 left)
+  list(GET case 4 right)
+  set(url "file://${page}#step=${step}&layer=${layer}&head=${head}&policy=${left}")
+  execute_process(COMMAND bash "${BROWSER}" --dump-dom "${url}"
+    RESULT_VARIABLE rc OUTPUT_VARIABLE dom ERROR_VARIABLE err TIMEOUT 180)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "chromium could not load ${url} (exit ${rc}):\n${err}")
+  endif()
+  if(step GREATER last_step)
+    set(step ${last_step})
+  endif()
+  string(FIND "${dom}" "id=\"stepText\">step ${step} of ${last_step}<" at)
+  if(at EQUAL -1)
+    message(FATAL_ERROR "${url}: the page does not show step ${step} of ${last_step}")
+  endif()
+  # Panel A (left) and B (right): each word's position and state, in page order.
+  string(FIND "${dom}" "id=\"textA\"" a_start)
+  string(FIND "${dom}" "id=\"textB\"" b_start)
+  string(FIND "${dom}" "</main>" b_end)
+  math(EXPR a_length "${b_start} - ${a_start}")
+  math(EXPR b_length "${b_end} - ${b_start}")
+  string(SUBSTRING "${dom}" ${a_start} ${a_length} panel_a)
+  string(SUBSTRING "${dom}" ${b_start} ${b_length} panel_b)
+  foreach(side a b)
+    if(side STREQUAL "a")
+      set(policy ${left})
+    else()
+      set(policy ${right})
+    endif()
+    string(REGEX MATCHALL "data-p=\"[0-9]+\" data-state=\"[a-z]+\"" words "${panel_${side}}")
+    set(shown_kept "")
+    set(unread 0)
+    set(heavy 0)
+    set(count 0)
+    foreach(word IN LISTS words)
+      string(REGEX REPLACE "data-p=\"([0-9]+)\" data-state=\"([a-z]+)\"" "\\1;\\2" word "${word}")
+      list(GET word 0 p)
+      list(GET word 1 state)
+      if(NOT p EQUAL count)
+        message(FATAL_ERROR "${url}: panel ${side} shows word ${p} where ${count} belongs")
+      endif()
+      math(EXPR count "${count} + 1")
+      if(state STREQUAL "heavy" OR state STREQUAL "recent")
+        string(APPEND shown_kept " ${p}")
+      endif()
+      if(state STREQUAL "heavy")
+        math(EXPR heavy "${heavy} + 1")
+      endif()
+      if(state STREQUAL "unread")
+        math(EXPR unread "${unread} + 1")
+        if(NOT p GREATER step)
+          message(FATAL_ERROR "${url}: panel ${side} shows word ${p} unread at step ${step}")
+        endif()
+      elseif(p GREATER step)
+        message(FATAL_ERROR "${url}: panel ${side} shows word ${p} as ${state} before it is read")
+      endif()
+    endforeach()
+    math(EXPR expected_unread "${last_step} + 1 - ${step}")
+    if(NOT unread EQUAL expected_unread)
+      message(FATAL_ERROR "${url}: panel ${side} shows ${unread} unread words, not ${expected_unread}")
+    endif()
+    file(STRINGS "${kept}" expected REGEX "^${policy} layer ${layer} head ${head} step ${step}:")
+    string(REGEX REPLACE "^[^:]*:" "" expected "${expected}")
+    if(NOT shown_kept STREQUAL expected)
+      message(FATAL_ERROR "${url}: panel ${side} (${policy}, layer ${layer}, KV head ${head}, "
+                          "step ${step}) shows kept [${shown_kept}] but the run kept [${expected}]")
+    endif()
+    if(policy STREQUAL "window" AND heavy GREATER 0)
+      message(FATAL_ERROR "${url}: a sliding window shows ${heavy} heavy hitters")
+    endif()
+    math(EXPR checked "${checked} + 1")
+  endforeach()
+endforeach()
+
+# A screenshot at a fixed step, for people to look at (docs/pictures/explorer.png is made so too).
+execute_process(COMMAND bash "${BROWSER}" --window-size=1400,1250 "--screenshot=${SCREENSHOT}"
+                        "file://${page}#step=${middle}&layer=1&head=0&policy=h2o"
+  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 180)
+file(SIZE "${SCREENSHOT}" bytes)
+if(NOT rc EQUAL 0 OR bytes LESS 10000)
+  message(FATAL_ERROR "no screenshot (exit ${rc}, ${bytes} bytes):\n${err}")
+endif()
+message("explorer page: ${checked} panels match the kept positions of the C++ run; "
+        "screenshot ${SCREENSHOT}")
