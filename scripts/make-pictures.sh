@@ -26,4 +26,12 @@ cd "$root"  # the programs' default files (data/...) are found from here
 # compare_policies: which positions each policy keeps, step by step, at 10% of the story.
 "$build/bin/compare_policies" --budgets 10 --policies h2o,window,sinks,tova \
   --svg "$out/kept_positions.svg" >/dev/null
+# The explorer page (tools/explore) at one step, as a screenshot for the README: only where
+# chromium is installed (bash scripts/install-deps.sh --only chromium). pictures_up_to_date,
+# which compares the SVG pictures only, skips it (H2O_NO_SCREENSHOT).
+if [ -z "${H2O_NO_SCREENSHOT:-}" ] && command -v chromium >/dev/null 2>&1; then
+  "$build/bin/explore" --out "$build/explorer_readme.html" >/dev/null
+  bash "$root/scripts/headless-chromium.sh" --window-size=1400,1200 --screenshot="$out/explorer.png" \
+    "file://$build/explorer_readme.html#step=300&layer=1&head=0&policy=h2o&compare=window"
+fi
 echo "pictures written to $out"

@@ -6,7 +6,7 @@
 # committed file byte for byte, except the <desc> line (it names the output folder). A picture
 # drawn but not committed, or committed but no longer drawn, fails too.
 file(REMOVE_RECURSE "${OUT}")
-execute_process(COMMAND "${CMAKE_COMMAND}" -E env "H2O_BUILD_DIR=${BUILD_DIR}"
+execute_process(COMMAND "${CMAKE_COMMAND}" -E env "H2O_BUILD_DIR=${BUILD_DIR}" H2O_NO_SCREENSHOT=1
                         bash "${SCRIPT}" --no-build "${OUT}"
   RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 600)
 if(NOT rc EQUAL 0)

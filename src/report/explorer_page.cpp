@@ -181,7 +181,7 @@ header p { margin: 0; color: var(--muted); font-size: 13px; }
 .panel .swatch { width: 12px; height: 12px; border-radius: 2px; display: inline-block; }
 .desc { color: var(--muted); font-size: 13px; margin: 2px 0 4px; }
 .counts { font-size: 13px; margin: 0 0 8px; font-variant-numeric: tabular-nums; }
-.text { position: relative; white-space: pre-wrap; font-size: 14px; line-height: 2.05; max-height: 62vh; overflow-y: auto;
+.text { position: relative; white-space: pre-wrap; font-size: 14px; line-height: 2.05; max-height: 50vh; overflow-y: auto;
         background: #fff; border: 1px solid #ececf0; border-radius: 6px; padding: 6px 10px; }
 .w { position: relative; border-radius: 3px; padding: 1px 1px; --s: 1; --a: 0; }
 .w::after { content: ""; position: absolute; left: 0; bottom: -3px; height: 3px; border-radius: 1px;
@@ -196,7 +196,7 @@ header p { margin: 0; color: var(--muted); font-size: 13px; }
 #chart { margin-top: 16px; }
 #chart h2 { font-size: 16px; margin: 0 0 4px; }
 #chart p { margin: 2px 0; font-size: 13px; color: var(--muted); }
-#agreement { width: 100%; height: 150px; display: block; cursor: pointer; }
+#agreement { width: 100%; height: 170px; display: block; cursor: pointer; }
 #agreement text { font: 11px system-ui, sans-serif; fill: var(--muted); }
 footer { margin-top: 18px; font-size: 12px; color: var(--muted); }
 footer code { background: #f5f5f7; padding: 1px 4px; border-radius: 3px; }
@@ -285,9 +285,10 @@ const char* const kScript = R"JS(
       span.style.setProperty("--a", a.toFixed(3));
       span.title = "position " + p + " " + quote(p) + ": " + tip;
     }
-    var here = panel.spans[t], box = here.parentNode;  // keep the word being read in sight
+    // Keep the word being read in sight, low in the box, so that most of what is above shows.
+    var here = panel.spans[t], box = here.parentNode;
     if (here.offsetTop < box.scrollTop || here.offsetTop > box.scrollTop + box.clientHeight - 30) {
-      box.scrollTop = Math.max(0, here.offsetTop - box.clientHeight / 2);
+      box.scrollTop = Math.max(0, here.offsetTop - box.clientHeight * 0.8);
     }
     var kept = counts.heavy + counts.recent;
     panel.counts.textContent = "step " + t + ": " + kept + " kept (" + P.kept_label + ": " +
@@ -298,34 +299,48 @@ const char* const kScript = R"JS(
   }
 
   // The agreement chart: every policy's agreement so far, one line each, and the current step.
-  var chart = $("agreement"), W = 1000, HGT = 150, X0 = 40, Y0 = 10, Y1 = 120;
+  // The y axis starts at the lowest tens of percent any shown line reaches.
+  var chart = $("agreement"), W = 1000, HGT = 170, X0 = 40, Y0 = 34, Y1 = 124;
   var xOf = function (t) { return X0 + (W - X0 - 10) * (S > 1 ? t / (S - 1) : 0); };
-  var yOf = function (pct) { return Y1 - (Y1 - Y0) * pct / 100; };
+  var low = 0;
+  var yOf = function (pct) { return Y1 - (Y1 - Y0) * (pct - low) / (100 - low); };
   function drawChart() {
-    var svg = '<line x1="' + X0 + '" y1="' + Y1 + '" x2="' + (W - 10) + '" y2="' + Y1 +
-      '" stroke="#c7c7cc"/>';
-    [0, 50, 100].forEach(function (pct) {
+    low = 100;
+    panels.forEach(function (panel) {
+      D.policies[view[panel.key]].agreement_so_far.forEach(function (pct) {
+        low = Math.min(low, Math.floor(+pct / 10) * 10);
+      });
+    });
+    low = Math.min(low, 90);
+    var svg = "";
+    [low, (low + 100) / 2, 100].forEach(function (pct) {
       svg += '<line x1="' + X0 + '" x2="' + (W - 10) + '" y1="' + yOf(pct) + '" y2="' + yOf(pct) +
-        '" stroke="#eee"/><text x="' + (X0 - 6) + '" y="' + (yOf(pct) + 4) +
+        '" stroke="#e5e5ea"/><text x="' + (X0 - 6) + '" y="' + (yOf(pct) + 4) +
         '" text-anchor="end">' + pct + '%</text>';
     });
-    svg += '<text x="' + X0 + '" y="' + (Y1 + 16) + '">step 0</text><text x="' + (W - 10) +
-      '" y="' + (Y1 + 16) + '" text-anchor="end">step ' + (S - 1) + '</text>';
     panels.forEach(function (panel, i) {
-      var P = D.policies[view[panel.key]], pts = [];
+      var P = D.policies[view[panel.key]], pts = [], row = Y1 + 6 + 8 * i;
       for (var t = 0; t < S; ++t) pts.push(xOf(t).toFixed(1) + "," + yOf(+P.agreement_so_far[t]).toFixed(1));
       svg += '<polyline fill="none" stroke-width="2" stroke="' + COLORS[i] + '" points="' +
         pts.join(" ") + '"/>';
       for (var u = 0; u < S; ++u) {
         if (P.agrees.charAt(u) === "0") {
-          svg += '<line x1="' + xOf(u).toFixed(1) + '" x2="' + xOf(u).toFixed(1) + '" y1="' +
-            (Y1 + 22 + 8 * i) + '" y2="' + (Y1 + 28 + 8 * i) + '" stroke="' + COLORS[i] + '"/>';
+          svg += '<line x1="' + xOf(u).toFixed(1) + '" x2="' + xOf(u).toFixed(1) + '" y1="' + row +
+            '" y2="' + (row + 6) + '" stroke="' + COLORS[i] + '"/>';
         }
       }
+      svg += '<text x="' + (W - 10) + '" y="' + (11 + 13 * i) + '" text-anchor="end" fill="' +
+        COLORS[i] + '">' + P.name + ": " + P.agreement_so_far[S - 1] + "% at the end</text>";
     });
+    svg += '<text x="' + X0 + '" y="' + (Y1 + 36) + '">step 0</text><text x="' + (W - 10) +
+      '" y="' + (Y1 + 36) + '" text-anchor="end">step ' + (S - 1) + '</text>';
     var x = xOf(view.step).toFixed(1);
-    svg += '<line x1="' + x + '" x2="' + x + '" y1="' + (Y0 - 6) + '" y2="' + (Y1 + 4) +
-      '" stroke="#1d1d1f" stroke-dasharray="3 2"/>';
+    svg += '<line x1="' + x + '" x2="' + x + '" y1="' + (Y0 - 6) + '" y2="' + (Y1 + 22) +
+      '" stroke="#1d1d1f" stroke-dasharray="3 2"/><text x="' + x + '" y="' + (Y1 + 36) +
+      '" text-anchor="middle" style="fill:#1d1d1f">step ' + view.step + " (" +
+      panels.map(function (panel) {
+        return D.policies[view[panel.key]].agreement_so_far[view.step] + "%"; }).join(" / ") +
+      ")</text>";
     chart.innerHTML = svg;
   }
   chart.setAttribute("viewBox", "0 0 " + W + " " + (HGT + 6));
@@ -521,8 +536,9 @@ std::string explorer_page_html(const ExplorerPage& page) {
   }
   html << "</main>\n<section id=\"chart\">\n<h2>Agreement with the full cache</h2>\n"
        << "<svg id=\"agreement\" role=\"img\" aria-label=\"agreement with the full cache so far"
-       << "\"></svg>\n<p>Each line: the share of steps so far whose most likely next token is the "
-       << "full cache's (teacher forcing). Ticks below: steps where it differs. Click to jump.</p>"
+       << "\"></svg>\n<p>Each line: the share of steps so far at which the policy's most likely next "
+       << "token is the full cache's (teacher forcing). Ticks below the lines: the steps where it "
+       << "is not. Click the chart to go to a step.</p>"
        << "\n</section>\n<footer>Written by <code>" << html_escape(page.command)
        << "</code>. Every number on this page was computed by that run; the page only shows them."
        << "</footer>\n";
