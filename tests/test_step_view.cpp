@@ -1,0 +1,99 @@
+// test_step_view.cpp: the lessons' terminal step mode (report/step_view.hpp) on string streams:
+// roles in words, evicted tokens found from frame to frame, colour only when asked, Enter, q and
+// the end of the input. tests/lesson_checks.cmake runs it on a real terminal (tmux).
+#include <catch2/catch.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "h2o/report/step_view.hpp"
+
+using namespace h2o;
+
+namespace {
+const CacheBudget kBudget(2, 2);
+}  // namespace
+
+TEST_CASE("a step view that is off writes and reads nothing", "[step_view]") {
+  std::istringstream in("\n\n");
+  std::ostringstream out;
+  StepView view(false, in, out, true, true);
+  view.show("token 0", {"The"}, {0}, {1.0f}, kBudget);
+  view.pause("token 1");
+  CHECK(out.str().empty());
+  CHECK(in.tellg() == 0);  // no Enter was read
+}
+
+TEST_CASE("a step view names every token's role and the evicted one in words", "[step_view]") {
+  std::istringstream in("\n\n\n");
+  std::ostringstream out;
+  StepView view(true, in, out, false, false);
+  // Four tokens fill the budget of 2 + 2; at the next token "sat" has left (the lesson evicted it).
+  view.show("token 3", {"The", "cat", "sat", "because"}, {0, 1, 2, 3}, {1.5f, 2.0f, 0.3f, 0.2f},
+            kBudget);
+  view.show("token 4", {"The", "cat", "because", "it"}, {0, 1, 3, 4}, {1.6f, 2.1f, 0.4f, 0.3f},
+            kBudget);
+  const std::string text = out.str();
+  CHECK(text.find("\ntoken 3\n") != std::string::npos);
+  CHECK(text.find("  heavy = kept for its score, recent = among the newest, evicted = left at "
+                  "this token\n") != std::string::npos);
+  // Frame 1: plan_keep keeps the two newest as recent and the two best others as heavy.
+  CHECK(text.find("  cache        heavy: The@0 1.50 cat@1 2.00 | recent: sat@2 0.30 because@3 "
+                  "0.20 | evicted: -\n") != std::string::npos);
+  // Frame 2: sat@2 is gone, so it is named as evicted.
+  CHECK(text.find("  cache        heavy: The@0 1.60 cat@1 2.10 | recent: because@3 0.40 it@4 "
+                  "0.30 | evicted: sat@2\n") != std::string::npos);
+  CHECK(text.find("[Enter] next token, q [Enter] stop stepping") != std::string::npos);
+  CHECK(text.find('\x1b') == std::string::npos);  // no colour, no screen clearing
+}
+
+TEST_CASE("a step view colours roles only when asked, and clears the screen after Enter",
+          "[step_view]") {
+  std::istringstream in("\n");
+  std::ostringstream out;
+  StepView view(true, in, out, true, true);
+  view.show("token 0", {"The", "cat", "sat"}, {0, 1, 2}, {1.0f, 0.5f, 0.2f}, CacheBudget(1, 2));
+  const std::string text = out.str();
+  CHECK(text.find("\x1b[1;30;43mThe@0 1.00\x1b[0m") != std::string::npos);  // heavy
+  CHECK(text.find("\x1b[30;46mcat@1 0.50\x1b[0m") != std::string::npos);    // recent
+  CHECK(text.find("\x1b[H\x1b[2J") != std::string::npos);                  // redraw in place
+}
+
+TEST_CASE("q or the end of the input stops stepping", "[step_view]") {
+  for (const std::string input : {"q\n", ""}) {
+    std::istringstream in(input);
+    std::ostringstream out;
+    StepView view(true, in, out, false, false);
+    view.show("token 0", {"a"}, {0}, {1.0f}, kBudget);
+    CHECK(view.on() == false);
+    const std::size_t length = out.str().size();
+    view.show("token 1", {"a", "b"}, {0, 1}, {1.0f, 0.5f}, kBudget);  // draws nothing more
+    CHECK(out.str().size() == length);
+  }
+}
+
+TEST_CASE("a step view draws every head of a layer cache and wraps at 100 columns",
+          "[step_view]") {
+  LayerKVCache cache(2, 1, 40);
+  const float k[2] = {0.0f, 0.0f};
+  for (Position p = 0; p < 30; ++p) {
+    cache.append(k, k, p);
+    cache.scores(0)[p] = static_cast<float>(p % 7);
+    cache.scores(1)[p] = static_cast<float>(p % 5);
+  }
+  std::istringstream in("\n");
+  std::ostringstream out;
+  StepView view(true, in, out, false, false);
+  view.rows("per-head", cache, CacheBudget(14, 16));
+  view.pause("token 29");
+  std::istringstream lines(out.str());
+  std::string line;
+  std::size_t heads = 0, widest = 0;
+  while (std::getline(lines, line)) {
+    widest = std::max(widest, line.size());
+    if (line.rfind("  per-head head ", 0) == 0) ++heads;
+  }
+  CHECK(heads == 2);
+  CHECK(widest <= 100);
+  CHECK(out.str().find("recent: 14 0.00 15 1.00") != std::string::npos);  // by position
+}
