@@ -95,5 +95,5 @@ TEST_CASE("a step view draws every head of a layer cache and wraps at 100 column
   }
   CHECK(heads == 2);
   CHECK(widest <= 100);
-  CHECK(out.str().find("recent: 14 0.00 15 1.00") != std::string::npos);  // by position
+  CHECK(out.str().find("recent: #14 0.00 #15 1.00") != std::string::npos);  // by position
 }

@@ -76,7 +76,7 @@ void StepView::row(const std::string& label, const std::vector<std::string>& wor
   std::sort(order.begin(), order.end(),
             [&](std::size_t a, std::size_t b) { return positions[a] < positions[b]; });
   const auto name = [](const std::string& word, Position p) {
-    return word.empty() ? std::to_string(p) : word + "@" + std::to_string(p);
+    return word.empty() ? "#" + std::to_string(p) : word + "@" + std::to_string(p);
   };
   const auto token = [&](std::size_t i) {
     return name(words[i], positions[i]) + " " + fixed(scores[i], 2);

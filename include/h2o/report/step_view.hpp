@@ -8,7 +8,7 @@
 //   evicted  left the cache at this token                                  red, struck out
 // Roles come from the selection rule itself (cache/selection.hpp's plan_keep), and the evicted
 // tokens from what the previous frame of the same row held, so the lesson only hands over its
-// cache as it stands. Each token shows as word@position (or its position, when it has no word)
+// cache as it stands. Each token shows as word@position (or #position, when it has no word)
 // and its score.
 //
 // Colour only when the output is a terminal and NO_COLOR is not set (https://no-color.org: set to
