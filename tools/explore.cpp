@@ -18,6 +18,7 @@
 // G = KV heads.
 #include <algorithm>
 #include <filesystem>
+#include <functional>
 #include <iostream>
 #include <memory>
 #include <sstream>
@@ -151,7 +152,7 @@ int explore(int argc, char** argv) {
   page.words = token_words(tokenizer, tokens);
   page.budget = budget;
   for (const Explored& e : explored) {
-    const h2o::KeptLabels labels = h2o::kept_labels(e.name, e.settings);
+    const h2o::KeptLabels labels = h2o::kept_labels(e.name, e.settings, n);
     std::string description = h2o::make_policy(e.name, e.settings)->describe();
     page.policies.push_back({e.name, description, labels.kept_label, labels.recent, &e.trace});
   }

@@ -212,6 +212,9 @@ const char* const kScript = R"JS(
   var view = { step: 0, layer: 0, head: 0, a: 0, b: D.policies.length > 1 ? 1 : -1 };
   var $ = function (id) { return document.getElementById(id); };
   var level = function (ch) { return DIGITS.indexOf(ch) / TOP; };
+  var esc = function (text) {  // for text written into the chart's SVG markup
+    return String(text).replace(/[&<>"]/g, function (c) { return "&#" + c.charCodeAt(0) + ";"; });
+  };
   var byName = function (name) {
     for (var i = 0; i < D.policies.length; ++i) if (D.policies[i].name === name) return i;
     return -1;
@@ -330,7 +333,7 @@ const char* const kScript = R"JS(
         }
       }
       svg += '<text x="' + (W - 10) + '" y="' + (11 + 13 * i) + '" text-anchor="end" fill="' +
-        COLORS[i] + '">' + P.name + ": " + P.agreement_so_far[S - 1] + "% at the end</text>";
+        COLORS[i] + '">' + esc(P.name) + ": " + P.agreement_so_far[S - 1] + "% at the end</text>";
     });
     svg += '<text x="' + X0 + '" y="' + (Y1 + 36) + '">step 0</text><text x="' + (W - 10) +
       '" y="' + (Y1 + 36) + '" text-anchor="end">step ' + (S - 1) + '</text>';
