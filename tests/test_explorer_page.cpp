@@ -36,6 +36,9 @@ TEST_CASE("json strings are safe inside a script element", "[explorer_page]") {
   CHECK(json_string("\xe2\x82") == "\"\\ufffd\\ufffd\"");                // cut short
   CHECK(json_string("\xc0\xaf") == "\"\\ufffd\\ufffd\"");                // overlong '/'
   CHECK(json_string("\xed\xa0\x80") == "\"\\ufffd\\ufffd\\ufffd\"");     // a surrogate
+  CHECK(is_valid_utf8("caf\xc3\xa9 \xf0\x9f\x99\x82"));
+  CHECK_FALSE(is_valid_utf8("\xc3"));
+  CHECK_FALSE(is_valid_utf8("\xa9"));
   CHECK(html_escape("<b class='x'>\"&\"</b>") ==
         "&lt;b class=&#39;x&#39;&gt;&quot;&amp;&quot;&lt;/b&gt;");
 }

@@ -50,14 +50,17 @@ struct Explored {
 };
 
 // The text each token shows on the page: its bytes as run.c prints them after its predecessor;
-// BOS, which is no text, as "<s>".
+// BOS, which is no text, as "<s>"; a byte token that is only part of a character (the two
+// tokens of an "é" the vocabulary has no piece for) as its piece, "<0xC3>".
 std::vector<std::string> token_words(const h2o::Tokenizer& tokenizer,
                                      const std::vector<int>& tokens) {
   std::vector<std::string> words;
   for (std::size_t p = 0; p < tokens.size(); ++p) {
-    words.push_back(tokens[p] == h2o::Tokenizer::kBos ? "<s>"
-                                           : tokenizer.decode_piece(p ? tokens[p - 1] : -1,
-                                                                    tokens[p]));
+    const int token = tokens[p];
+    const std::string text = tokenizer.decode_piece(p ? tokens[p - 1] : -1, token);
+    words.push_back(token == h2o::Tokenizer::kBos ? "<s>"
+                    : h2o::is_valid_utf8(text)    ? text
+                                                  : tokenizer.piece(token));
   }
   return words;
 }

@@ -92,6 +92,15 @@ std::string json_string(const std::string& text) {
   return out + "\"";
 }
 
+bool is_valid_utf8(const std::string& text) {
+  unsigned cp = 0;
+  for (std::size_t i = 0, n = 0; i < text.size(); i += n) {
+    n = utf8_sequence(text, i, &cp);
+    if (n == 0) return false;
+  }
+  return true;
+}
+
 std::string html_escape(const std::string& text) {
   std::string out;
   for (char c : text) {

@@ -52,6 +52,9 @@ std::string explorer_page_html(const ExplorerPage& page);
 // U+2028 and U+2029; bytes that are not valid UTF-8 become U+FFFD.
 std::string json_string(const std::string& text);
 
+// True when `text` is valid UTF-8 (no overlong forms, surrogates or code points past U+10FFFF).
+bool is_valid_utf8(const std::string& text);
+
 // `text` with &, <, >, " and ' as HTML character references.
 std::string html_escape(const std::string& text);
 
