@@ -2,7 +2,7 @@
 // Mirrors the blog's learn_02_scores.py ("Add attention to importance scores").
 //
 // Every cached token carries an importance score that starts at 0. Each time a new token is
-// processed, it pays some attention to every cached token (the weights sum to 1), and H2O adds
+// processed, it pays some attention to every cached token (its attention sums to 1), and H2O adds
 // that attention to the scores:  old importance + new attention = new importance.
 // A token the model keeps looking at therefore climbs above the others: it becomes a heavy hitter.
 // H2O never looks at what a word means - only at these numbers.

@@ -11,9 +11,9 @@
 // LessonH2O below is that contract written out in a few lines.
 // Steps 3-5 run a tiny Llama-style decoder (RANDOM weights, shaped like the stories260K model)
 // token by token three times - keeping every token, with LessonH2O, and with the library's
-// h2o::H2OPolicy
-// - and compare their logits at every step. Random weights make every logit noise, so a small
-// change in the cache moves them a lot: lesson 09 measures what H2O costs a trained model.
+// h2o::H2OPolicy - and compare their logits at every step. Random weights make every logit noise,
+// so a small change in the cache moves them a lot: lesson 09 measures what H2O costs a trained
+// model.
 //
 // Dimension legend: D = numbers in a key or value, V = vocabulary size.
 #include <algorithm>
@@ -49,7 +49,9 @@ class LessonH2O final : public h2o::CachePolicy {
   explicit LessonH2O(h2o::CacheBudget budget) : budget_(budget) {}
   std::string name() const override { return "lesson-h2o"; }
   std::string describe() const override { return "lesson 08's H2O, " + budget_.describe(); }
-  std::size_t max_tokens(std::size_t) const override { return budget_.total(); }
+  std::size_t max_tokens(std::size_t max_positions) const override {
+    return std::min(budget_.total(), max_positions);
+  }
 
   // See the attention, update the scores: h2o_scores = h2o_scores + attention.
   void observe(h2o::LayerKVCache& cache, const h2o::StepAttention& attention) override {

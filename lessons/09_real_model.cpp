@@ -175,12 +175,11 @@ int main(int argc, char** argv) {
       lower_perplexity += perplexity_better ? 1 : 0;
       more_names += names_better ? 1 : 0;
       fewer_names += names_worse ? 1 : 0;
+      const std::string perplexity_side = perplexity_better ? "H2O" : "window";
       const std::string names_side = names_better ? "H2O" : names_worse ? "window" : "tie";
-      better = perplexity_better && names_better ? "H2O on both"
-               : !perplexity_better && names_worse
-                   ? "window on both"
-                   : std::string(perplexity_better ? "H2O" : "window") +
-                         " on perplexity, names: " + names_side;
+      better = names_side == perplexity_side
+                   ? perplexity_side + " on both"
+                   : "perplexity: " + perplexity_side + ", names: " + names_side;
     }
     verdicts.row(std::to_string(with_heavy.decoder->cache(0).size()) + " of " + std::to_string(n),
                  fixed(with_heavy.perplexity, 3), fixed(window.perplexity, 3), names_of(with_heavy),
