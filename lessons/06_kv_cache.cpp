@@ -7,7 +7,8 @@
 // recomputing every key and value from scratch, and counts the work the cache saved. Attention
 // itself comes from the library (lesson 05 wrote it out).
 //
-// Dimension legend: T = tokens so far, C = embedding width (4), D = numbers in q, k, v (4).
+// Dimension legend: T = tokens so far, C = embedding width (4), D = numbers in a query, key or
+// value (4).
 #include <algorithm>
 #include <iostream>
 #include <string>
