@@ -18,7 +18,6 @@
 #include <vector>
 
 #include "h2o/app/cli.hpp"
-#include "h2o/attention/attention.hpp"
 #include "h2o/base/format.hpp"
 #include "h2o/base/rows.hpp"
 #include "h2o/cache/selection.hpp"
@@ -34,11 +33,10 @@ void print_cache(const h2o::ToyKVCache& cache);  // small helpers, defined below
 std::size_t rows_with_a_wrong_value(const h2o::ToyKVCache& cache);
 }  // namespace
 
-int main(int argc, char** argv) try {
-  h2o::ArgParser args("03_evict_rows",
-                      "Lesson 03: remove evicted tokens' rows from keys, values, scores and\n"
-                      "positions together (blog learn_03_evict.py).");
-  if (!args.parse(argc, argv)) return 0;
+int main(int argc, char** argv) {
+  h2o::start_lesson(argc, argv,
+                    "Lesson 03: remove evicted tokens' rows from keys, values, scores and\n"
+                    "positions together (blog learn_03_evict.py).");
   std::cout << "Lesson 03: evict rows from every list together (blog: learn_03_evict.py)\n\n";
 
   // Step 1: the blog's five tokens and scores, now with a key and a value row each. The made-up
@@ -55,7 +53,9 @@ int main(int argc, char** argv) try {
   print_cache(before);
 
   // Step 2: lesson 01's choice, from the library: which rows stay.
-  const h2o::CacheBudget budget(2, 2);
+  const std::size_t heavy_size = 2;
+  const std::size_t recent_size = 2;
+  const h2o::CacheBudget budget(heavy_size, recent_size);
   const h2o::KeepPlan plan = h2o::plan_keep(positions, h2o_scores, budget);
   const std::vector<std::size_t> keep_indices = plan.kept;
   std::cout << "\nStep 2: choose with " << budget.describe() << " (library h2o::plan_keep)\n"
@@ -104,11 +104,6 @@ int main(int argc, char** argv) try {
   } catch (const std::invalid_argument& e) {
     std::cout << "  forgetting the scores is caught: " << e.what() << "\n";
   }
-  try {
-    h2o::attention_output({0.25f, 0.25f, 0.25f, 0.25f}, before.value_cache);  // 4 weights, 5 rows
-  } catch (const std::invalid_argument& e) {
-    std::cout << "  forgetting the values is caught: " << e.what() << "\n";
-  }
 
   // Step 5: the library's ToyKVCache holds the five lists and filters them all with one call.
   // Lesson 04 uses it.
@@ -122,8 +117,6 @@ int main(int argc, char** argv) try {
             << "  cache " << format_list(cache.tokens) << ", " << cache.kv_numbers()
             << " KV numbers\n";
   return 0;
-} catch (...) {
-  return h2o::exit_with_error(argv[0]);
 }
 
 namespace {

@@ -7,25 +7,26 @@
 //   3. that attention is added to the scores (lesson 02);
 //   4. if the cache now holds more than heavy + recent tokens, choose who stays (lesson 01) and
 //      drop the other rows from every list together (lesson 03).
-// Steps 1-3 run this loop on the blog's sentence with tiny 2-number queries and keys; attention
-// comes from the library (softmax of query . key / sqrt(2); lesson 05 writes it out). Steps 4-6 run
-// the same loop on the handbook's 50-token demonstration: 8 heads of random attention, whose
-// scores are averaged over the heads, with positions 5 and 10 given extra attention.
-// (The handbook's H2OCache attends BEFORE appending, so its new token enters with score 0 and does
-// not see itself; its printed scores differ a little from ours for that reason and its random
-// numbers, but the kept positions are the same.)
+// The attention is given, as the blog's section 4 gives it ("The: 0.20, cat: 0.50, sat: 0.30"):
+// one row of weights per arriving token over the cache as it stands, summing to 1. Lesson 05 shows
+// how a model computes such rows from queries and keys.
+// Steps 1-2 run the loop on the blog's sentence; the rows were chosen so that after "it" the cache
+// holds exactly the blog's section 8 scores. Steps 3-5 run the same loop on the handbook's 50-token
+// demonstration: 8 heads of random attention, averaged over the heads, with positions 5 and 10
+// given extra attention. (The handbook's H2OCache attends BEFORE appending, so its new token enters
+// with score 0 and does not see itself; its printed scores differ a little from ours for that
+// reason and its random numbers, but the kept positions are the same.)
 // Plain lists (std::vector), no tensors, like the blog's plain-Python first lessons.
 //
-// Dimension legend: T = tokens in the cache, D = numbers in a key (2), H = attention heads.
+// Dimension legend: T = tokens in the cache, D = numbers in a key or value (2).
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
-#include <cstdint>
 #include <iostream>
 #include <string>
 #include <vector>
 
 #include "h2o/app/cli.hpp"
-#include "h2o/attention/attention.hpp"
 #include "h2o/base/format.hpp"
 #include "h2o/base/random.hpp"
 #include "h2o/base/rows.hpp"
@@ -41,41 +42,42 @@ void print_step(const h2o::ToyKVCache& cache, const std::vector<float>& attentio
 bool contains(const std::vector<h2o::Position>& positions, h2o::Position p);
 }  // namespace
 
-int main(int argc, char** argv) try {
-  h2o::ArgParser args("04_online_tokens",
-                      "Lesson 04: process tokens one at a time with an H2O budget\n"
-                      "(blog learn_04_online.py; steps 4-6 are the handbook's 50-token demo).");
-  args.add_option("seed", "N", "2306", "seed of the random attention in steps 4-6")
-      .add_option("tokens", "N", "50", "tokens in the demonstration of steps 4-6 (20 to 5000)");
-  if (!args.parse(argc, argv)) return 0;
-  const auto seed = static_cast<std::uint64_t>(args.integer("seed", 0, 1000000000));
-  const auto demo_tokens = static_cast<std::size_t>(args.integer("tokens", 20, 5000));
+int main(int argc, char** argv) {
+  h2o::start_lesson(argc, argv,
+                    "Lesson 04: process tokens one at a time with an H2O budget\n"
+                    "(blog learn_04_online.py; steps 3-5 are the handbook's 50-token demo).");
   std::cout << "Lesson 04: process tokens one at a time (blog: learn_04_online.py)\n\n";
 
-  // Step 1: each word brings a query and a key (and a value, carried along but not used here).
-  // The keys are made up so that "cat" answers most queries well.
+  // Step 1: the blog's sentence and budget, and each arriving word's attention over the cache as
+  // it stands then (the word itself last). Keys and values are made up as in lesson 03: the whole
+  // part of every number is the token's position.
   const std::vector<std::string> words = {"The", "cat", "sat", "because", "it", "was", "tired"};
-  const std::vector<Row> queries = {{0.5f, 0.5f}, {1.0f, 0.5f}, {1.0f, 0.0f}, {0.5f, 1.0f},
-                                    {1.5f, 0.5f}, {1.0f, 1.0f}, {1.0f, 0.5f}};
-  const std::vector<Row> keys = {{1.0f, 0.5f}, {2.0f, 1.0f}, {0.5f, 0.0f}, {0.0f, 0.5f},
-                                 {0.5f, 0.5f}, {0.0f, 1.0f}, {0.5f, 0.0f}};
-  const h2o::CacheBudget budget(2, 2);  // heavy_size = 2, recent_size = 2
-  std::cout << "Step 1: the blog's sentence, " << budget.describe() << "; every word has a query\n"
-            << "        and a key of 2 numbers\n";
-  h2o::Table table({"word", "query", "key"});
-  for (std::size_t t = 0; t < words.size(); ++t) {
-    table.add({words[t], format_list(queries[t], 1), format_list(keys[t], 1)});
-  }
-  table.print(std::cout);
+  const std::vector<std::vector<float>> attention_rows = {
+      {1.00f},                               // The      over [The]
+      {0.30f, 0.70f},                        // cat      over [The, cat]
+      {0.20f, 0.50f, 0.30f},                 // sat      over [The, cat, sat] (the blog's)
+      {0.18f, 0.21f, 0.30f, 0.31f},          // because  over [The, cat, sat, because]
+      {0.10f, 0.17f, 0.31f, 0.20f, 0.22f},   // it       over [The, cat, sat, because, it]
+      {0.30f, 0.30f, 0.10f, 0.20f, 0.10f},   // was      over the cache after eviction + was
+      {0.25f, 0.35f, 0.10f, 0.10f, 0.20f}};  // tired    likewise
+  const std::size_t heavy_size = 2;
+  const std::size_t recent_size = 2;
+  const h2o::CacheBudget budget(heavy_size, recent_size);
+  std::cout << "Step 1: the blog's sentence " << format_list(words)
+            << "\n        heavy_size = " << heavy_size << ", recent_size = " << recent_size
+            << "; each word's attention over "
+            << "the cache\n        is given, as in the blog's section 4\n";
 
   // Step 2: the online loop, one arriving token at a time.
   std::cout << "\nStep 2: tokens arrive one at a time (append, attend, add, evict)\n";
   h2o::ToyKVCache cache;
   for (std::size_t t = 0; t < words.size(); ++t) {
     // 1. append: the new key and value become new rows; the new score starts at 0.
-    cache.append(words[t], static_cast<h2o::Position>(t), keys[t], keys[t]);
-    // 2. attend: the new token's query against every cached key, its own included.
-    const std::vector<float> attention = h2o::attention_weights(queries[t], cache.key_cache);
+    const auto p = static_cast<float>(t);
+    const Row new_key = {p + 0.1f, p + 0.2f}, new_value = {p + 0.7f, p + 0.8f};
+    cache.append(words[t], static_cast<h2o::Position>(t), new_key, new_value);
+    // 2. attend: the new token's attention over every cached token, its own included (given).
+    const std::vector<float>& attention = attention_rows[t];
     // 3. add: h2o_scores = h2o_scores + attention
     h2o::accumulate_attention(cache.h2o_scores, attention);
     std::cout << "\n  token " << t << ": '" << words[t] << "' arrives\n";
@@ -92,55 +94,57 @@ int main(int argc, char** argv) try {
                 << ": nothing to evict\n";
     }
   }
-
-  // Step 3: the budget held at every step, so the cache stopped growing. Each token holds a key
-  // and a value of 2 numbers: 4 numbers a token.
-  std::cout << "\nStep 3: after " << words.size() << " tokens\n"
+  // The budget held at every step, so the cache stopped growing. Each token holds a key and a
+  // value of 2 numbers: 4 numbers a token.
+  std::cout << "\n  after " << words.size() << " tokens\n"
             << "  full cache: " << words.size() << " tokens and " << 4 * words.size()
             << " KV numbers\n"
             << "  H2O cache: " << cache.size() << " tokens and " << cache.kv_numbers()
             << " KV numbers " << format_list(cache.tokens) << "\n";
 
-  // Step 4: the handbook's demo, through the same four steps: recent 8 + heavy 8, 8 heads. Each
-  // head's attention is random (uniform 0..1 before the softmax), but positions 5 and 10 get +2
-  // before the softmax, about 7 times the weight of an ordinary token. Each head adds 1/8 of its
-  // attention, so a score grows by the MEAN over heads and every head keeps the same tokens.
+  // Step 3: the handbook's demo, through the same four steps: recent 8 + heavy 8, 8 heads. Each
+  // head's attention is random: every cached token gets a random share between 1 and e (2.72),
+  // and positions 5 and 10 get e^2 (7.39) times more; each share divided by the total is the
+  // token's attention, so a head's attention sums to 1 (the handbook's softmax of random numbers
+  // plus 2; lesson 05 names it). Each head adds 1/8 of its attention, so a score grows by the
+  // MEAN over heads and every head keeps the same tokens.
   const h2o::CacheBudget demo_budget(8, 8);
-  const std::size_t n_heads = 8;
+  const std::size_t demo_tokens = 50, n_heads = 8;
   const std::vector<h2o::Position> boosted = {5, 10};
-  const float boost = 2.0f, share = 1.0f / static_cast<float>(n_heads);
-  std::cout << "\nStep 4: the handbook's demo: " << demo_tokens << " tokens, "
-            << demo_budget.describe() << ", " << n_heads << " heads, seed " << seed << "\n"
-            << "  random attention, +2 before softmax on positions " << format_list(boosted)
+  const float boost = 2.0f, share_of_head = 1.0f / static_cast<float>(n_heads);
+  std::cout << "\nStep 3: the handbook's demo: " << demo_tokens << " tokens, "
+            << demo_budget.describe() << ", " << n_heads << " heads\n"
+            << "  random attention, e^2 times more on positions " << format_list(boosted)
             << ", scores averaged over heads\n";
-  const std::size_t print_every = std::max<std::size_t>(1, demo_tokens / 5);  // 5 snapshots
-  h2o::Rng rng(seed);
+  h2o::Rng rng(2306);
   h2o::ToyKVCache demo;
   for (std::size_t t = 0; t < demo_tokens; ++t) {
-    const Row key = {rng.normal(), rng.normal()}, value = {rng.normal(), rng.normal()};
-    demo.append("t" + std::to_string(t), static_cast<h2o::Position>(t), key, value);  // 1.
+    const Row new_key = {rng.normal(), rng.normal()}, new_value = {rng.normal(), rng.normal()};
+    demo.append("t" + std::to_string(t), static_cast<h2o::Position>(t), new_key, new_value);  // 1.
     for (std::size_t h = 0; h < n_heads; ++h) {
-      std::vector<float> logits(demo.size());
+      std::vector<float> shares(demo.size());
+      float total = 0.0f;
       for (std::size_t s = 0; s < demo.size(); ++s) {
-        logits[s] = rng.uniform() + (contains(boosted, demo.positions[s]) ? boost : 0.0f);
+        shares[s] = std::exp(rng.uniform() + (contains(boosted, demo.positions[s]) ? boost : 0.0f));
+        total += shares[s];
       }
-      const std::vector<float> attention = h2o::softmax(logits);  // 2.
-      for (std::size_t s = 0; s < demo.size(); ++s)
-        demo.h2o_scores[s] += attention[s] * share;  // 3.
+      for (std::size_t s = 0; s < demo.size(); ++s) {
+        demo.h2o_scores[s] += shares[s] / total * share_of_head;  // 2. and 3.
+      }
     }
     if (demo.size() > demo_budget.total()) {  // 4.
       demo.keep(h2o::plan_keep(demo.positions, demo.h2o_scores, demo_budget).kept);
     }
-    if ((t + 1) % print_every == 0 || t + 1 == demo_tokens) {
-      std::cout << "  after " << h2o::pad_left(std::to_string(t + 1), 4) << " tokens: positions "
+    if ((t + 1) % 10 == 0) {
+      std::cout << "  after " << h2o::pad_left(std::to_string(t + 1), 2) << " tokens: positions "
                 << format_list(demo.positions) << "\n";
     }
   }
 
-  // Step 5: the final cache, like the handbook's listing. (plan_keep only labels the rows here:
+  // Step 4: the final cache, like the handbook's listing. (plan_keep only labels the rows here:
   // the cache is within its budget, so nothing is evicted.)
   const h2o::KeepPlan final_plan = h2o::plan_keep(demo.positions, demo.h2o_scores, demo_budget);
-  std::cout << "\nStep 5: the final cache holds " << demo.size() << " tokens\n";
+  std::cout << "\nStep 4: the final cache holds " << demo.size() << " tokens\n";
   h2o::Table final_table({"position", "score", "kept as"});
   for (std::size_t s = 0; s < demo.size(); ++s) {
     const bool recent = std::count(final_plan.recent.begin(), final_plan.recent.end(), s) > 0;
@@ -150,31 +154,26 @@ int main(int argc, char** argv) try {
   }
   final_table.print(std::cout);
 
-  // Step 6: check the claim instead of eyeballing it: the two boosted positions are in the cache
+  // Step 5: check the claim instead of eyeballing it: the two boosted positions are in the cache
   // and hold its two largest scores. Which tokens hold the other heavy slots? Nothing boosted them.
-  std::vector<std::size_t> by_score(demo.size());
-  for (std::size_t s = 0; s < demo.size(); ++s) by_score[s] = s;
-  std::sort(by_score.begin(), by_score.end(),
-            [&](std::size_t a, std::size_t b) { return demo.h2o_scores[a] > demo.h2o_scores[b]; });
-  std::vector<h2o::Position> top_two = h2o::take(demo.positions, {by_score.at(0), by_score.at(1)});
-  std::sort(top_two.begin(), top_two.end());
+  std::vector<float> sorted_scores = demo.h2o_scores;
+  std::sort(sorted_scores.rbegin(), sorted_scores.rend());
+  std::size_t boosted_in_top_two = 0;
+  for (std::size_t s = 0; s < demo.size(); ++s) {
+    const bool top_two = demo.h2o_scores[s] >= sorted_scores.at(1);
+    boosted_in_top_two += contains(boosted, demo.positions[s]) && top_two ? 1 : 0;
+  }
   std::vector<h2o::Position> other_heavy;
   for (std::size_t s : final_plan.heavy) {
     if (!contains(boosted, demo.positions[s])) other_heavy.push_back(demo.positions[s]);
   }
-  std::cout << "\nStep 6: positions 5 and 10 survive with the two largest scores: "
-            << (top_two == boosted ? "yes" : "no") << "\n";
-  if (top_two != boosted) {
-    std::cout << "  the two largest belong to positions " << format_list(top_two)
-              << ": in a short run, age can still outweigh the boost\n";
-  }
-  std::cout << "  the other heavy slots hold positions " << format_list(other_heavy)
+  std::cout << "\nStep 5: positions 5 and 10 survive with the two largest scores: "
+            << (boosted_in_top_two == boosted.size() ? "yes" : "no") << "\n"
+            << "  the other heavy slots hold positions " << format_list(other_heavy)
             << ", none of them boosted:\n"
             << "  a token that arrived early was attended to at more steps, so its sum grew\n"
             << "  larger. Accumulated scores favour old tokens; that is real H2O behaviour.\n";
   return 0;
-} catch (...) {
-  return h2o::exit_with_error(argv[0]);
 }
 
 namespace {

@@ -7,9 +7,9 @@
 // recomputing every key and value from scratch, and counts the work the cache saved. Attention
 // itself comes from the library (lesson 05 wrote it out).
 //
-// Dimension legend: T = tokens so far, C = embedding width (4), D = numbers in q, k, v (4).
+// Dimension legend: T = tokens so far, C = embedding width (4), D = numbers in a query, key or
+// value (4).
 #include <algorithm>
-#include <cstdint>
 #include <iostream>
 #include <string>
 #include <xtensor-blas/xlinalg.hpp>
@@ -26,19 +26,15 @@ namespace {
 h2o::Matrix random_matrix(h2o::Rng& rng, std::size_t rows, std::size_t cols);  // below main
 }  // namespace
 
-int main(int argc, char** argv) try {
-  h2o::ArgParser args(
-      "06_kv_cache", "Lesson 06: append keys and values token by token; compare with recomputing.");
-  args.add_option("tokens", "N", "8", "how many tokens arrive (1..64)")
-      .add_option("seed", "N", "6", "seed for the made-up embeddings and projections");
-  if (!args.parse(argc, argv)) return 0;
-  const auto n_tokens = static_cast<std::size_t>(args.integer("tokens", 1, 64));
-  h2o::Rng rng(static_cast<std::uint64_t>(args.integer("seed", 0, 1'000'000'000)));
+int main(int argc, char** argv) {
+  h2o::start_lesson(argc, argv,
+                    "Lesson 06: append keys and values token by token; compare with recomputing.");
   std::cout << "Lesson 06: a real key and value cache (blog: learn_05_kv_cache.py)\n\n";
 
   // Step 1: made-up token embeddings x (T, C) and the projections that turn an embedding into its
-  // query, key and value: q = x Wq, k = x Wk, v = x Wv.
-  const std::size_t width = 4, head_dim = 4;
+  // query, key and value: query = x Wq, key = x Wk, value = x Wv. Seeded random numbers.
+  const std::size_t n_tokens = 8, width = 4, head_dim = 4;
+  h2o::Rng rng(6);
   const h2o::Matrix embeddings = random_matrix(rng, n_tokens, width);  // (T, C)
   const h2o::Matrix wq = random_matrix(rng, width, head_dim);          // (C, D)
   const h2o::Matrix wk = random_matrix(rng, width, head_dim);          // (C, D)
@@ -54,30 +50,28 @@ int main(int argc, char** argv) try {
   std::cout << "\nStep 2: per token, append its key and value as new rows, then attend\n\n"
             << "  token  cache rows  attention over the cache (the new token sees itself)\n";
   for (std::size_t t = 0; t < n_tokens; ++t) {
-    const h2o::Vector x = xt::row(embeddings, t);  // (C,)
-    const h2o::Vector q = xt::linalg::dot(x, wq);  // (D,)
-    const h2o::Vector k = xt::linalg::dot(x, wk);  // (D,)
-    const h2o::Vector v = xt::linalg::dot(x, wv);  // (D,)
-    projections_with_cache += 2;                   // only the new token's k and v
+    const h2o::Vector x = xt::row(embeddings, t);          // (C,)
+    const h2o::Vector query = xt::linalg::dot(x, wq);      // (D,)
+    const h2o::Vector new_key = xt::linalg::dot(x, wk);    // (D,)
+    const h2o::Vector new_value = xt::linalg::dot(x, wv);  // (D,)
+    projections_with_cache += 2;                           // only the new token's key and value
     // key_cache = torch.cat([key_cache, new_key], dim=0)
-    key_cache = h2o::append_row(key_cache, k);  // a new (T + 1, D) matrix: the old rows + k
+    key_cache = h2o::append_row(key_cache, new_key);  // a new (T + 1, D) matrix: old rows + new_key
     // value_cache = torch.cat([value_cache, new_value], dim=0)
-    value_cache = h2o::append_row(value_cache, v);
-    const h2o::AttentionResult cached = h2o::attend(q, key_cache, value_cache);
+    value_cache = h2o::append_row(value_cache, new_value);
+    const h2o::AttentionResult cached = h2o::attend(query, key_cache, value_cache);
 
     // Step 3: the same attention without a cache: recompute every key and value so far.
     const auto seen = xt::view(embeddings, xt::range(0, t + 1), xt::all());  // (t+1, C)
     const h2o::Matrix all_keys = xt::linalg::dot(seen, wk);                  // (t+1, D)
     const h2o::Matrix all_values = xt::linalg::dot(seen, wv);                // (t+1, D)
     projections_without_cache += 2 * (t + 1);
-    const h2o::AttentionResult recomputed = h2o::attend(q, all_keys, all_values);
+    const h2o::AttentionResult recomputed = h2o::attend(query, all_keys, all_values);
     largest_difference =
         std::max(largest_difference, xt::amax(xt::abs(cached.output - recomputed.output))());
 
-    std::string weights = h2o::format_list(cached.weights, 2);  // cut to fit 100 columns
-    if (weights.size() > 70) weights = weights.substr(0, 66) + " ...]";
     std::cout << h2o::pad_left(std::to_string(t), 7) << h2o::pad_left(std::to_string(t + 1), 12)
-              << "  " << weights << "\n";
+              << "  " << h2o::format_list(cached.weights, 2) << "\n";
   }
   const char* verdict = largest_difference == 0.0f   ? "bit for bit identical"
                         : largest_difference < 1e-5f ? "float rounding only"
@@ -97,8 +91,6 @@ int main(int argc, char** argv) try {
             << "keys and of values, " << numbers << " numbers, growing with every token; H2O (next "
             << "lesson) bounds them.\n";
   return 0;
-} catch (...) {
-  return h2o::exit_with_error(argv[0]);
 }
 
 namespace {

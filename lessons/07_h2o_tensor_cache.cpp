@@ -11,10 +11,12 @@
 //     heavy hitters, so different heads may keep different tokens;
 //   shared (the handbook's H2OCache): the attention is averaged over heads first, so every head
 //     keeps the same tokens.
-// The scoring is written out; the cache (a preallocated h2o::LayerKVCache, one row block per
-// head) and lesson 01's rule for the one token to evict (h2o::slot_to_evict) come from the library.
+// Every head's cache is step 2's cache, run with the same two helpers, h2o::attend (lesson 05)
+// and h2o::plan_keep (lesson 01); only the scores added differ.
 //
 // Dimension legend: T = tokens in the cache, D = numbers in a key or value (4), H = heads (3).
+#include <algorithm>
+#include <cstdint>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -26,7 +28,6 @@
 #include "h2o/base/format.hpp"
 #include "h2o/base/random.hpp"
 #include "h2o/base/rows.hpp"
-#include "h2o/cache/kv_cache.hpp"
 #include "h2o/cache/selection.hpp"
 
 using h2o::format_list;
@@ -39,14 +40,21 @@ struct TokenVectors {   // one token's made-up vectors, a row per head
   h2o::Matrix keys;     // (H, D)
   h2o::Matrix values;   // (H, D)
 };
+// One head's H2O cache as the blog keeps it: four lists whose rows belong together.
+struct HeadCache {
+  h2o::Matrix key_cache = h2o::Matrix::from_shape({0, kHeadDim});    // (T, D)
+  h2o::Matrix value_cache = h2o::Matrix::from_shape({0, kHeadDim});  // (T, D)
+  h2o::Vector h2o_scores = h2o::Vector::from_shape({0});             // (T,)
+  std::vector<h2o::Position> positions;                              // (T,)
+};
 // Small helpers, defined below main.
 std::vector<TokenVectors> make_tokens(std::size_t n, std::uint64_t seed,
                                       const std::vector<h2o::Position>& favourite);
-void evict_one_per_head(h2o::LayerKVCache& cache, const h2o::CacheBudget& budget, bool shared);
-std::string positions_and_scores(const h2o::LayerKVCache& cache, std::size_t head);
+std::string positions_and_scores(const HeadCache& cache);
 }  // namespace
 
-int main(int argc, char** argv) try {
+int main(int argc, char** argv) {
+  h2o::report_uncaught_errors(argv[0]);  // any error: one line on stderr, no abort
   h2o::ArgParser args(
       "07_h2o_tensor_cache",
       "Lesson 07: H2O over real K/V rows: one head, then 3 heads with per-head and\n"
@@ -68,98 +76,99 @@ int main(int argc, char** argv) try {
             << "back at their favourite old tokens: positions " << format_list(favourite)
             << ".\n        Budget " << budget.describe() << " per head.\n";
 
-  // Step 2: the blog's tensor cache for head 0 alone, every line written out.
-  h2o::Matrix key_cache = h2o::Matrix::from_shape({0, kHeadDim});    // (T, D)
-  h2o::Matrix value_cache = h2o::Matrix::from_shape({0, kHeadDim});  // (T, D)
-  h2o::Vector h2o_scores = h2o::Vector::from_shape({0});             // (T,)
-  std::vector<h2o::Position> positions;                              // (T,)
+  // Step 2: the blog's tensor cache for head 0 alone, every line written out. Appending a token
+  // and evicting rows are the two lines steps 3-5 call for every head.
+  const auto append_token = [](HeadCache& cache, const h2o::Vector& new_key,
+                               const h2o::Vector& new_value, h2o::Position position) {
+    // key_cache = torch.cat([key_cache, new_key], dim=0)
+    cache.key_cache = h2o::append_row(cache.key_cache, new_key);
+    // value_cache = torch.cat([value_cache, new_value], dim=0)
+    cache.value_cache = h2o::append_row(cache.value_cache, new_value);
+    cache.h2o_scores = h2o::append(cache.h2o_scores, 0.0f);  // a new token starts with score 0
+    cache.positions.push_back(position);
+  };
+  const auto evict_over_budget = [&budget](HeadCache& cache) {
+    if (cache.positions.size() <= budget.total()) return;
+    const std::vector<std::size_t> keep_indices =
+        h2o::plan_keep(cache.positions, cache.h2o_scores, budget).kept;
+    // key_cache = key_cache[keep_indices]
+    cache.key_cache = h2o::take(cache.key_cache, keep_indices);
+    // value_cache = value_cache[keep_indices]
+    cache.value_cache = h2o::take(cache.value_cache, keep_indices);
+    // h2o_scores = h2o_scores[keep_indices]
+    cache.h2o_scores = h2o::take(cache.h2o_scores, keep_indices);
+    cache.positions = h2o::take(cache.positions, keep_indices);
+  };
+  HeadCache head_0;
   std::cout
       << "\nStep 2: head 0 alone: append K and V rows, attend, add to h2o_scores, evict rows\n"
       << "  pos  key_cache  kept positions     h2o_scores\n";
   for (std::size_t t = 0; t < n_tokens; ++t) {
-    const h2o::Vector query = xt::row(tokens[t].queries, 0), key = xt::row(tokens[t].keys, 0),
-                      value = xt::row(tokens[t].values, 0);  // (D,) each
-    key_cache = h2o::append_row(key_cache, key);        // torch.cat([key_cache, new_key], dim=0)
-    value_cache = h2o::append_row(value_cache, value);  // torch.cat([value_cache, new_value])
-    h2o_scores = h2o::append(h2o_scores, 0.0f);         // a new token starts with score 0
-    positions.push_back(static_cast<h2o::Position>(t));
-    const h2o::AttentionResult attention = h2o::attend(query, key_cache, value_cache);
+    const h2o::Vector query = xt::row(tokens[t].queries, 0);  // (D,)
+    append_token(head_0, xt::row(tokens[t].keys, 0), xt::row(tokens[t].values, 0),
+                 static_cast<h2o::Position>(t));
+    const h2o::AttentionResult attention = h2o::attend(query, head_0.key_cache, head_0.value_cache);
     // h2o_scores = h2o_scores + attention.squeeze(0)
-    h2o_scores = h2o_scores + attention.weights;
-    if (positions.size() > budget.total()) {
-      const std::vector<std::size_t> keep_indices =
-          h2o::plan_keep(positions, h2o_scores, budget).kept;
-      // key_cache = key_cache[keep_indices]
-      key_cache = h2o::take(key_cache, keep_indices);
-      // value_cache = value_cache[keep_indices]
-      value_cache = h2o::take(value_cache, keep_indices);
-      // h2o_scores = h2o_scores[keep_indices]
-      h2o_scores = h2o::take(h2o_scores, keep_indices);
-      positions = h2o::take(positions, keep_indices);
-    }
-    const std::string shape = "(" + std::to_string(key_cache.shape()[0]) + ", " +
-                              std::to_string(key_cache.shape()[1]) + ")";
+    head_0.h2o_scores = head_0.h2o_scores + attention.weights;
+    evict_over_budget(head_0);
+    const std::string shape = "(" + std::to_string(head_0.key_cache.shape()[0]) + ", " +
+                              std::to_string(head_0.key_cache.shape()[1]) + ")";
     std::cout << h2o::pad_left(std::to_string(t), 5) << "  " << h2o::pad_right(shape, 9) << "  "
-              << h2o::pad_right(format_list(positions), 17) << "  " << format_list(h2o_scores)
-              << "\n";
+              << h2o::pad_right(format_list(head_0.positions), 17) << "  "
+              << format_list(head_0.h2o_scores) << "\n";
   }
 
-  // Step 3: all heads, two caches: one scored per head, one scored with the mean over heads. Each
-  // cache holds a (T, D) block of keys and of values per head (kv_cache.hpp).
-  h2o::LayerKVCache per_head(kHeads, kHeadDim, budget.total() + 1);
-  h2o::LayerKVCache shared(kHeads, kHeadDim, budget.total() + 1);
+  // Step 3: all heads, two sets of caches, one per head each: one scored per head, one scored
+  // with the mean over heads. In the shared set every head holds the same tokens in the same rows.
+  std::vector<HeadCache> per_head(kHeads), shared(kHeads);
   std::cout << "\nStep 3: " << kHeads << " heads; per token: append K and V rows in every head, "
             << "attend, add to the scores, evict\n\n  pos  per-head: kept positions of head 0, "
             << "head 1, head 2       | shared: all heads\n";
   for (std::size_t t = 0; t < n_tokens; ++t) {
-    for (h2o::LayerKVCache* cache : {&per_head, &shared}) {
-      cache->append(tokens[t].keys.data(), tokens[t].values.data(), static_cast<h2o::Position>(t));
-      const std::size_t n = cache->size();
-      h2o::Matrix attention = xt::zeros<float>({kHeads, n});  // (H, T): head h over its own slots
-      h2o::Vector unused_output = xt::zeros<float>({kHeadDim});
+    for (std::vector<HeadCache>* caches : {&per_head, &shared}) {
+      std::vector<h2o::Vector> attention(kHeads);  // (H, T): head h over its own rows
       for (std::size_t h = 0; h < kHeads; ++h) {
-        h2o::attend_into(&tokens[t].queries(h, 0), cache->keys(h), cache->values(h), n, kHeadDim,
-                         &attention(h, 0), unused_output.data());
+        HeadCache& cache = (*caches)[h];
+        append_token(cache, xt::row(tokens[t].keys, h), xt::row(tokens[t].values, h),
+                     static_cast<h2o::Position>(t));
+        attention[h] =
+            h2o::attend(xt::row(tokens[t].queries, h), cache.key_cache, cache.value_cache).weights;
       }
-      const bool mean_over_heads = cache == &shared;
+      h2o::Vector mean = attention[0] / static_cast<float>(kHeads);  // (T,) the mean over heads
+      for (std::size_t h = 1; h < kHeads; ++h) mean += attention[h] / static_cast<float>(kHeads);
       for (std::size_t h = 0; h < kHeads; ++h) {
-        for (std::size_t s = 0; s < n; ++s) {
-          // per-head: head h adds its own attention. shared: every head adds the mean over heads
-          // (the shared cache's heads hold the same tokens in the same slots, so columns match).
-          float added = attention(h, s);
-          if (mean_over_heads) added = xt::mean(xt::view(attention, xt::all(), s))();
-          cache->scores(h)[s] += added;
-        }
+        HeadCache& cache = (*caches)[h];
+        // per-head: head h adds its own attention; shared: every head adds the mean over heads.
+        cache.h2o_scores = cache.h2o_scores + (caches == &shared ? mean : attention[h]);
+        evict_over_budget(cache);
       }
-      evict_one_per_head(*cache, budget, mean_over_heads);
     }
-    std::string heads;
-    for (std::size_t h = 0; h < kHeads; ++h) {
-      heads += h2o::pad_right(format_list(per_head.sorted_positions(h)), 18);
+    std::string per_head_kept;
+    for (const HeadCache& cache : per_head) {
+      per_head_kept += h2o::pad_right(format_list(cache.positions), 18);
     }
-    std::cout << h2o::pad_left(std::to_string(t), 5) << "  " << h2o::pad_right(heads, 56) << "| "
-              << format_list(shared.sorted_positions(0)) << "\n";
+    std::cout << h2o::pad_left(std::to_string(t), 5) << "  " << h2o::pad_right(per_head_kept, 56)
+              << "| " << format_list(shared[0].positions) << "\n";
   }
 
   // Step 4: the scores behind the last decisions.
   std::cout << "\nStep 4: accumulated scores at the end\n";
   for (std::size_t h = 0; h < kHeads; ++h) {
-    std::cout << "  per-head, head " << h << ": " << positions_and_scores(per_head, h) << "\n";
+    std::cout << "  per-head, head " << h << ": " << positions_and_scores(per_head[h]) << "\n";
   }
-  std::cout << "  shared, every head: " << positions_and_scores(shared, 0) << "\n";
+  std::cout << "  shared, every head: " << positions_and_scores(shared[0]) << "\n";
 
   // Step 5: how many heads still hold the token they keep looking back at, in each mode.
   std::size_t per_head_keeping = 0, shared_keeping = 0;
   for (std::size_t h = 0; h < kHeads; ++h) {
-    const std::vector<h2o::Position> mine = per_head.sorted_positions(h),
-                                     ours = shared.sorted_positions(h);
+    const std::vector<h2o::Position>&mine = per_head[h].positions, &ours = shared[h].positions;
     per_head_keeping += std::count(mine.begin(), mine.end(), favourite[h]);
     shared_keeping += std::count(ours.begin(), ours.end(), favourite[h]);
   }
   std::cout
       << "\nStep 5: what it shows\n  per-head mode: each head is step 2's cache run on its own "
       << "(head 0 ends with step 2's\n  positions: "
-      << (per_head.sorted_positions(0) == positions ? "yes" : "no") << "); " << per_head_keeping
+      << (per_head[0].positions == head_0.positions ? "yes" : "no") << "); " << per_head_keeping
       << " of " << kHeads
       << " heads still hold their own favourite token.\n  shared mode:   " << shared_keeping
       << " of " << kHeads << " heads do"
@@ -168,8 +177,6 @@ int main(int argc, char** argv) try {
                 "needs loses out when the average over heads is what counts.\n"
               : " as well: this budget is large enough for every favourite.\n");
   return 0;
-} catch (...) {
-  return h2o::exit_with_error(argv[0]);
 }
 
 namespace {
@@ -193,28 +200,9 @@ std::vector<TokenVectors> make_tokens(std::size_t n, std::uint64_t seed,
   return tokens;
 }
 
-// Over budget, every head drops one token, chosen by lesson 01's rule (the lowest score outside
-// the recent window). Shared: head 0 decides for all, since all heads hold the same scores.
-void evict_one_per_head(h2o::LayerKVCache& cache, const h2o::CacheBudget& budget, bool shared) {
-  if (cache.size() <= budget.total()) return;
-  std::vector<std::size_t> victims(cache.n_kv_heads());
-  for (std::size_t h = 0; h < cache.n_kv_heads(); ++h) {
-    const std::size_t decider = shared ? 0 : h;
-    victims[h] = h2o::slot_to_evict(cache.positions(decider), cache.scores(decider), cache.size(),
-                                    budget.recent);
-  }
-  cache.remove_one_per_head(victims.data());
-}
-
-// "positions [0, 1, 10, 11]   scores [2.28, 7.20, 0.29, 0.04]", in position order.
-std::string positions_and_scores(const h2o::LayerKVCache& cache, std::size_t head) {
-  const std::vector<h2o::Position> sorted = cache.sorted_positions(head);
-  std::vector<float> scores;
-  for (h2o::Position p : sorted) {
-    for (std::size_t s = 0; s < cache.size(); ++s) {
-      if (cache.positions(head)[s] == p) scores.push_back(cache.scores(head)[s]);
-    }
-  }
-  return "positions " + h2o::pad_right(format_list(sorted), 16) + " scores " + format_list(scores);
+// "positions [0, 1, 10, 11]   scores [2.28, 7.20, 0.29, 0.04]": the rows are in position order.
+std::string positions_and_scores(const HeadCache& cache) {
+  return "positions " + h2o::pad_right(format_list(cache.positions), 16) + " scores " +
+         format_list(cache.h2o_scores);
 }
 }  // namespace

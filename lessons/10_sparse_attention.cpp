@@ -12,6 +12,7 @@
 // The new idea written out here is reading those numbers off the attention; the collector of the
 // raw counts (h2o::AttentionStatistics), the decoder and the pictures come from the library.
 // With --pictures DIR it also draws one head's attention and the rank/score plot of every layer.
+// The answer is printed first (Step 6 works it out from the measures); the steps follow.
 //
 // Dimension legend: L = layers, H = query heads, T = tokens of the text.
 #include <algorithm>
@@ -19,6 +20,7 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <vector>
 #include <xtensor/xbuilder.hpp>
@@ -41,7 +43,8 @@ std::string token_text(const h2o::Tokenizer& tokenizer, const std::vector<int>& 
 std::string percent(double share) { return fixed(100.0 * share, 1) + "%"; }
 }  // namespace
 
-int main(int argc, char** argv) try {
+int main(int argc, char** argv) {
+  h2o::report_uncaught_errors(argv[0]);  // any error: one line on stderr, no abort
   h2o::ArgParser args("10_sparse_attention",
                       "Lesson 10: attention is sparse and heavy hitters exist, measured on a real "
                       "model.");
@@ -50,7 +53,7 @@ int main(int argc, char** argv) try {
   args.add_option("pictures", "DIR", "", "also write the SVG pictures into this folder");
   if (!args.parse(argc, argv)) return 0;
   const std::string pictures = args.text("pictures");
-  std::cout << "Lesson 10: attention is sparse and heavy hitters exist (beyond the blog)\n\n";
+  std::ostringstream steps;  // Steps 1-5, printed after the answer
 
   // Step 1: the model reads the text with the full cache, its attention recorded at every step.
   const h2o::ModelFiles files = h2o::model_files_from_options(args);
@@ -75,11 +78,11 @@ int main(int argc, char** argv) try {
       for (std::size_t k = 0; k <= t; ++k) first_rows[l](t, k) = decoder.attention(l).weights(0, k);
     }
   }
-  std::cout << "Step 1: " << std::filesystem::path(files.model).filename().string() << " ("
-            << config.describe() << ")\n        reads " << n << " tokens of "
-            << std::filesystem::path(args.text("text")).filename().string() << " with the full "
-            << "cache:\n        " << L << " layers x " << H << " heads x " << n
-            << " steps of attention.\n";
+  steps << "Step 1: " << std::filesystem::path(files.model).filename().string() << " ("
+        << config.describe() << ")\n        reads " << n << " tokens of "
+        << std::filesystem::path(args.text("text")).filename().string() << " with the full "
+        << "cache:\n        " << L << " layers x " << H << " heads x " << n
+        << " steps of attention.\n";
 
   // Step 2: sparsity, and Step 3: concentration, layer by layer. A token's accumulated attention
   // is the mean over heads of the attention it received, summed over every step: with the full
@@ -98,11 +101,11 @@ int main(int argc, char** argv) try {
               percent(h2o::top_share(scores, 0.05)), percent(top10), fixed(fits.back().slope, 2),
               fixed(fits.back().r2, 2));
   }
-  std::cout << "\nSteps 2-3: how sparse, and how concentrated on a few tokens, each layer's "
-            << "attention is\n";
-  table.print(std::cout);
-  std::cout << "  all layers: " << percent(stats.sparsity()) << " of the weights are below 1% of "
-            << "their row's largest (the paper: over 95%)\n";
+  steps << "\nSteps 2-3: how sparse, and how concentrated on a few tokens, each layer's "
+        << "attention is\n";
+  table.print(steps);
+  steps << "  all layers: " << percent(stats.sparsity()) << " of the weights are below 1% of "
+        << "their row's largest (the paper: over 95%)\n";
 
   // Step 4: stability. Of the k = 10 tokens with the most accumulated attention after step t, how
   // many are still among the 10 leaders after step 2t?
@@ -123,9 +126,9 @@ int main(int argc, char** argv) try {
     }
     stable.add(cells);
   }
-  std::cout << "\nStep 4: of the " << k << " tokens with the most accumulated attention after "
-            << "t tokens,\n        how many still lead at 2t\n";
-  stable.print(std::cout);
+  steps << "\nStep 4: of the " << k << " tokens with the most accumulated attention after "
+        << "t tokens,\n        how many still lead at 2t\n";
+  stable.print(steps);
 
   // Step 5: who the heavy hitters are, in the most concentrated layer.
   const std::vector<std::size_t> leaders =
@@ -136,15 +139,15 @@ int main(int argc, char** argv) try {
              token_text(tokenizer, tokens, leaders[i]) + "[" + std::to_string(leaders[i]) +
              "]=" + fixed(stats.accumulated(most_concentrated)[leaders[i]], 1);
   }
-  std::cout << "\nStep 5: the heaviest hitters of layer " << most_concentrated
-            << " (token[position]"
-            << "=accumulated attention; '_' is a space)\n " << names << "\n";
+  steps << "\nStep 5: the heaviest hitters of layer " << most_concentrated << " (token[position]"
+        << "=accumulated attention; '_' is a space)\n " << names << "\n";
 
   // Step 6: what the numbers say, in words chosen from them.
   const double stability = static_cast<double>(kept) / static_cast<double>(compared);
   double mean_slope = 0.0, mean_r2 = 0.0;
   for (const h2o::PowerLawFit& fit : fits) mean_slope += fit.slope / L, mean_r2 += fit.r2 / L;
-  std::cout << "\nStep 6: what it shows\n  sparsity: " << percent(stats.sparsity())
+  std::cout << "Lesson 10: attention is sparse and heavy hitters exist (beyond the blog)\n\n"
+            << "The answer (details in steps 1-5 below)\n  sparsity: " << percent(stats.sparsity())
             << (stats.sparsity() >= 0.95 ? " - as sparse as the paper's models"
                                          : " - sparse, though less than the paper's 95%")
             << "\n  concentration: the top 10% of tokens hold " << percent(best_top10)
@@ -153,7 +156,9 @@ int main(int argc, char** argv) try {
             << (mean_r2 >= 0.8 ? " (close to a power law)" : " (only roughly a power law)")
             << "\n  stability: " << percent(stability) << " of the leaders at t still lead at 2t"
             << (stability >= 0.5 ? ":\n  past attention is a fair guess of future attention.\n"
-                                 : ":\n  leaders change; past attention is a weak guess here.\n");
+                                 : ":\n  leaders change; past attention is a weak guess here.\n")
+            << "\n"
+            << steps.str();
 
   // Step 7: the pictures (report/svg.hpp).
   if (!pictures.empty()) {
@@ -192,8 +197,6 @@ int main(int argc, char** argv) try {
               << ": attention_heatmap.svg, rank_score.svg\n";
   }
   return 0;
-} catch (...) {
-  return h2o::exit_with_error(argv[0]);
 }
 
 namespace {

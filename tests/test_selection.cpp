@@ -108,6 +108,18 @@ TEST_CASE("selection plan_keep reproduces the blog example", "[selection]") {
   CHECK(plan.evicted == std::vector<std::size_t>{2});  // sat
 }
 
+TEST_CASE("selection plan_keep on the blog example with heavy 1 and recent 3", "[selection]") {
+  // The budget lesson 01's --heavy 1 --recent 3 used to show: [sat, because, it] are recent, The
+  // alone is heavy, and cat goes.
+  const KeepPlan plan =
+      h2o::plan_keep(positions_0_to(5), std::vector<float>{1.78f, 1.58f, 0.91f, 0.51f, 0.22f},
+                     h2o::CacheBudget(1, 3));
+  CHECK(plan.recent == std::vector<std::size_t>{2, 3, 4});
+  CHECK(plan.heavy == std::vector<std::size_t>{0});
+  CHECK(plan.kept == std::vector<std::size_t>{0, 2, 3, 4});
+  CHECK(plan.evicted == std::vector<std::size_t>{1});
+}
+
 TEST_CASE("selection plan_keep reproduces the handbook worked example", "[selection]") {
   const KeepPlan plan = h2o::plan_keep(
       positions_0_to(5), std::vector<float>{3.8f, 0.4f, 2.1f, 0.3f, 0.0f}, h2o::CacheBudget(2, 2));
@@ -136,6 +148,25 @@ TEST_CASE("selection accumulate_attention reproduces the blog example", "[select
   CHECK(scores[0] == Approx(1.2f));
   CHECK(scores[1] == Approx(1.2f));
   CHECK(scores[2] == Approx(0.5f));
+}
+
+TEST_CASE("selection accumulate_attention adds one unit of score per step", "[selection]") {
+  // Lesson 02's story: the blog's step, then four tokens arrive, each entering with score 0 and
+  // giving "cat" (slot 1) 4 shares of its attention and every other cached token 1. Attention
+  // sums to 1 at every step, so the scores' total grows by exactly 1 per step.
+  std::vector<float> scores = {1.0f, 0.7f, 0.2f};
+  h2o::accumulate_attention(scores, {0.2f, 0.5f, 0.3f});
+  for (int arriving = 0; arriving < 4; ++arriving) {
+    scores.push_back(0.0f);
+    std::vector<float> attention(scores.size(), 1.0f);
+    attention[1] = 4.0f;
+    const float total = std::accumulate(attention.begin(), attention.end(), 0.0f);
+    for (float& a : attention) a /= total;
+    h2o::accumulate_attention(scores, attention);
+  }
+  CHECK(std::accumulate(scores.begin(), scores.end(), 0.0f) == Approx(1.9f + 5.0f).margin(1e-4));
+  CHECK(std::max_element(scores.begin(), scores.end()) - scores.begin() == 1);  // cat leads
+  CHECK(scores[1] == Approx(3.12f).margin(5e-3));
 }
 
 TEST_CASE("selection the tie break keeps the older token", "[selection]") {

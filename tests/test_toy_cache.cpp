@@ -1,6 +1,7 @@
 // Tests for rows.hpp (take, append_row) and toy_cache.hpp (the blog's append-then-filter cache):
 // the blog's numbers, bad input, seeded online runs in which every row must stay aligned, and the
-// library's preallocated H2O making the same decisions as the toy cache online (lesson 04's loop).
+// library's preallocated H2O making the same decisions as the toy cache online (lesson 04's loop),
+// and a cache grown with append_row attending like recomputing every key and value (lesson 06).
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstddef>
@@ -9,6 +10,8 @@
 #include <stdexcept>
 #include <string>
 #include <vector>
+#include <xtensor-blas/xlinalg.hpp>
+#include <xtensor/xview.hpp>
 
 #include "h2o/attention/attention.hpp"
 #include "h2o/base/random.hpp"
@@ -223,13 +226,15 @@ TEST_CASE("toy cache the handbook demonstration keeps the boosted positions as h
           "[toy_cache]") {
   // 50 tokens, heavy 8 + recent 8, 8 heads of random attention with +2 before softmax on positions
   // 5 and 10, scores averaged over heads, new token appended before it attends (as lesson 04).
+  // Also over 200 tokens (lesson 04 once took --tokens 200 --seed 7).
   const auto seed = GENERATE(range(1, 101));
-  CAPTURE(seed);
+  const Position length = GENERATE(50, 200);
+  CAPTURE(seed, length);
   h2o::Rng rng(static_cast<std::uint64_t>(seed));
   const h2o::CacheBudget budget(8, 8);
   const std::size_t n_heads = 8;
   ToyKVCache cache;
-  for (Position p = 0; p < 50; ++p) {
+  for (Position p = 0; p < length; ++p) {
     cache.append(word_for(p), p, key_for(p, 1), value_for(p, 1));
     for (std::size_t h = 0; h < n_heads; ++h) {
       std::vector<float> logits(cache.size());
@@ -255,8 +260,9 @@ TEST_CASE("toy cache the handbook demonstration keeps the boosted positions as h
   std::sort(top_two.begin(), top_two.end());
   CHECK(top_two == std::vector<Position>{5, 10});
   // The recent window is the last 8 positions.
-  CHECK(std::vector<Position>(cache.positions.end() - 8, cache.positions.end()) ==
-        std::vector<Position>{42, 43, 44, 45, 46, 47, 48, 49});
+  std::vector<Position> last_eight(8);
+  for (std::size_t i = 0; i < 8; ++i) last_eight[i] = length - 8 + static_cast<Position>(i);
+  CHECK(std::vector<Position>(cache.positions.end() - 8, cache.positions.end()) == last_eight);
 }
 
 TEST_CASE("the library h2o policy makes the toy cache's online decisions", "[toy_cache]") {
@@ -300,5 +306,37 @@ TEST_CASE("the library h2o policy makes the toy cache's online decisions", "[toy
       CHECK(toy.h2o_scores[static_cast<std::size_t>(at - toy.positions.begin())] ==
             cache.scores(0)[slot]);
     }
+  }
+}
+
+TEST_CASE("a cache built with append_row attends like recomputing every key and value",
+          "[toy_cache]") {
+  // Lesson 06's check, over 64 tokens (it once took --tokens 64 --seed 3): keys and values
+  // appended row by row give the attention of keys and values recomputed from all embeddings.
+  const auto seed = GENERATE(3, 6, 11);
+  CAPTURE(seed);
+  h2o::Rng rng(static_cast<std::uint64_t>(seed));
+  const std::size_t n_tokens = 64, width = 4, head_dim = 4;
+  auto random_matrix = [&rng](std::size_t rows, std::size_t cols) {
+    Matrix m = Matrix::from_shape({rows, cols});
+    for (auto& x : m) x = rng.uniform(-1.0f, 1.0f);
+    return m;
+  };
+  const Matrix embeddings = random_matrix(n_tokens, width);  // (T, C)
+  const Matrix wq = random_matrix(width, head_dim), wk = random_matrix(width, head_dim),
+               wv = random_matrix(width, head_dim);                               // (C, D) each
+  Matrix key_cache = Matrix::from_shape({0, head_dim}), value_cache = key_cache;  // (T, D)
+  for (std::size_t t = 0; t < n_tokens; ++t) {
+    const Vector x = xt::row(embeddings, t);  // (C,)
+    const Vector query = xt::linalg::dot(x, wq);
+    key_cache = h2o::append_row(key_cache, xt::linalg::dot(x, wk));
+    value_cache = h2o::append_row(value_cache, xt::linalg::dot(x, wv));
+    const auto seen = xt::view(embeddings, xt::range(0, t + 1), xt::all());  // (t + 1, C)
+    const Matrix all_keys = xt::linalg::dot(seen, wk), all_values = xt::linalg::dot(seen, wv);
+    const h2o::AttentionResult cached = h2o::attend(query, key_cache, value_cache);
+    const h2o::AttentionResult recomputed = h2o::attend(query, all_keys, all_values);
+    REQUIRE(key_cache.shape()[0] == t + 1);
+    CHECK(xt::allclose(cached.weights, recomputed.weights, 1e-5, 1e-6));
+    CHECK(xt::allclose(cached.output, recomputed.output, 1e-5, 1e-6));
   }
 }

@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <exception>
 #include <filesystem>
 #include <iostream>
 #include <new>
@@ -224,10 +225,44 @@ int report_current_exception(const std::string& program) {
 }
 }  // namespace
 
-int exit_with_error(const char* argv0) {
+namespace {
+std::string program_name(const char* argv0) {
   const std::string path = argv0 != nullptr ? argv0 : "program";
   const std::size_t slash = path.find_last_of('/');
-  return report_current_exception(slash == std::string::npos ? path : path.substr(slash + 1));
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+std::string& uncaught_errors_program() {
+  static std::string program = "program";
+  return program;
+}
+
+// The terminate handler report_uncaught_errors installs. The C++ runtime calls it with the uncaught
+// exception as the one being handled, so report_current_exception can rethrow and name it.
+[[noreturn]] void report_uncaught_and_exit() {
+  int code = 1;
+  if (std::current_exception()) {
+    code = report_current_exception(uncaught_errors_program());
+  } else {
+    std::cerr << uncaught_errors_program() << ": error: terminated\n";
+  }
+  std::cout.flush();
+  std::cerr.flush();
+  std::_Exit(code);
+}
+}  // namespace
+
+int exit_with_error(const char* argv0) { return report_current_exception(program_name(argv0)); }
+
+void report_uncaught_errors(const char* argv0) {
+  uncaught_errors_program() = program_name(argv0);
+  std::set_terminate(report_uncaught_and_exit);
+}
+
+void start_lesson(int argc, const char* const* argv, const std::string& summary) {
+  report_uncaught_errors(argc > 0 ? argv[0] : nullptr);
+  ArgParser args(uncaught_errors_program(), summary);
+  if (!args.parse(argc, argv)) std::exit(0);
 }
 
 int run_program(const std::string& program, const std::function<int()>& body) {

@@ -71,13 +71,22 @@ std::vector<int> parse_percent_list(const std::string& option, const std::string
 // every argument, quoted when it holds a space. "10_sparse_attention --pictures docs/pictures".
 std::string command_line(int argc, const char* const* argv);
 
-// For a main written as a function-try-block, as the lessons do:
-//   int main(int argc, char** argv) try { ...the lesson... } catch (...) {
+// The lessons' one way to report errors, instead of wrapping main in try/catch: from this call
+// on, an exception nobody catches ends the program with one line on stderr,
+// "program: error: message" (program = argv[0]'s file name), and exit code 2 for a UsageError
+// (bad command line), 1 for anything else - never an abort.
+void report_uncaught_errors(const char* argv0);
+
+// The first line of a lesson that takes no options (01-06): report_uncaught_errors(argv[0]); then
+// --help prints `summary` and ends the program (exit 0), and any other argument is refused.
+void start_lesson(int argc, const char* const* argv, const std::string& summary);
+
+// For a main written as a function-try-block:
+//   int main(int argc, char** argv) try { ... } catch (...) {
 //     return h2o::exit_with_error(argv[0]);
 //   }
-// Call it only inside a catch block: it prints the exception being handled as one line,
-// "program: error: message" (program = argv[0]'s file name), and returns the exit code: 2 for a
-// UsageError (bad command line), 1 for anything else.
+// Call it only inside a catch block: it prints the exception being handled as the same one line
+// and returns the same exit code as report_uncaught_errors.
 int exit_with_error(const char* argv0);
 
 // Runs body() with the same rule: UsageError -> exit 2, any other exception -> exit 1, one line
