@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "h2o/app/cli.hpp"
+#include "h2o/app/step_option.hpp"
 #include "h2o/base/format.hpp"
 #include "h2o/base/random.hpp"
 #include "h2o/base/rows.hpp"
@@ -43,9 +44,11 @@ bool contains(const std::vector<h2o::Position>& positions, h2o::Position p);
 }  // namespace
 
 int main(int argc, char** argv) {
-  h2o::start_lesson(argc, argv,
-                    "Lesson 04: process tokens one at a time with an H2O budget\n"
-                    "(blog learn_04_online.py; steps 3-5 are the handbook's 50-token demo).");
+  // --step (for a classroom): wait for Enter after each token and draw the cache.
+  h2o::StepView step = h2o::start_lesson_with_step(
+      argc, argv,
+      "Lesson 04: process tokens one at a time with an H2O budget\n"
+      "(blog learn_04_online.py; steps 3-5 are the handbook's 50-token demo).");
   std::cout << "Lesson 04: process tokens one at a time (blog: learn_04_online.py)\n\n";
 
   // Step 1: the blog's sentence and budget, and each arriving word's attention over the cache as
@@ -93,6 +96,8 @@ int main(int argc, char** argv) {
       std::cout << "    " << cache.size() << " tokens <= budget " << budget.total()
                 << ": nothing to evict\n";
     }
+    step.show("the cache after token " + std::to_string(t) + " ('" + words[t] + "')", cache.tokens,
+              cache.positions, cache.h2o_scores, budget);
   }
   // The budget held at every step, so the cache stopped growing. Each token holds a key and a
   // value of 2 numbers: 4 numbers a token.
@@ -135,6 +140,8 @@ int main(int argc, char** argv) {
     if (demo.size() > demo_budget.total()) {  // 4.
       demo.keep(h2o::plan_keep(demo.positions, demo.h2o_scores, demo_budget).kept);
     }
+    step.show("the demo's cache after token " + std::to_string(t), demo.tokens, demo.positions,
+              demo.h2o_scores, demo_budget);
     if ((t + 1) % 10 == 0) {
       std::cout << "  after " << h2o::pad_left(std::to_string(t + 1), 2) << " tokens: positions "
                 << format_list(demo.positions) << "\n";

@@ -24,6 +24,7 @@
 #include <xtensor/xview.hpp>
 
 #include "h2o/app/cli.hpp"
+#include "h2o/app/step_option.hpp"
 #include "h2o/attention/attention.hpp"
 #include "h2o/base/format.hpp"
 #include "h2o/base/random.hpp"
@@ -61,7 +62,9 @@ int main(int argc, char** argv) {
       "shared scoring (blog learn_06_h2o_tensor_cache.py).");
   args.add_option("tokens", "N", "12", "how many tokens arrive (1..40)")
       .add_option("seed", "N", "7", "seed for the made-up vectors");
+  h2o::add_step_flag(args);  // --step: wait for Enter after each token and draw the caches
   if (!h2o::add_budget_options(args, 2, 2, "slots per head").parse(argc, argv)) return 0;
+  h2o::StepView step = h2o::step_view(args);
   const auto n_tokens = static_cast<std::size_t>(args.integer("tokens", 1, 40));
   const h2o::CacheBudget budget = h2o::budget_from_options(args);
   const auto seed = static_cast<std::uint64_t>(args.integer("seed", 0, 1'000'000'000));
@@ -116,6 +119,8 @@ int main(int argc, char** argv) {
     std::cout << h2o::pad_left(std::to_string(t), 5) << "  " << h2o::pad_right(shape, 9) << "  "
               << h2o::pad_right(format_list(head_0.positions), 17) << "  "
               << format_list(head_0.h2o_scores) << "\n";
+    step.show("head 0 alone, token " + std::to_string(t), head_0.positions, head_0.h2o_scores,
+              budget);
   }
 
   // Step 3: all heads, two sets of caches, one per head each: one scored per head, one scored
@@ -149,6 +154,12 @@ int main(int argc, char** argv) {
     }
     std::cout << h2o::pad_left(std::to_string(t), 5) << "  " << h2o::pad_right(per_head_kept, 56)
               << "| " << format_list(shared[0].positions) << "\n";
+    for (std::size_t h = 0; h < kHeads; ++h) {
+      step.row("per-head " + std::to_string(h), per_head[h].positions, per_head[h].h2o_scores,
+               budget);
+    }
+    step.row("shared", shared[0].positions, shared[0].h2o_scores, budget);
+    step.pause("3 heads, token " + std::to_string(t));
   }
 
   // Step 4: the scores behind the last decisions.

@@ -25,6 +25,7 @@
 #include <xtensor/xmath.hpp>
 
 #include "h2o/app/cli.hpp"
+#include "h2o/app/step_option.hpp"
 #include "h2o/attention/attention.hpp"
 #include "h2o/base/format.hpp"
 #include "h2o/base/random.hpp"
@@ -87,9 +88,11 @@ int main(int argc, char** argv) {
                       "Lesson 08: full cache versus H2O, on the blog's toy and on a tiny decoder.");
   args.add_option("tokens", "N", "32", "tokens the tiny decoder processes (1..512)")
       .add_option("seed", "N", "8", "seed for the toy vectors, the decoder weights and the tokens");
+  h2o::add_step_flag(args);  // --step: wait for Enter after each token and draw H2O's cache
   if (!h2o::add_budget_options(args, 4, 4, "slots per layer and KV head").parse(argc, argv)) {
     return 0;
   }
+  h2o::StepView step = h2o::step_view(args);
   const auto n_tokens = static_cast<std::size_t>(args.integer("tokens", 1, 512));
   const h2o::CacheBudget budget = h2o::budget_from_options(args);
   const auto seed = static_cast<std::uint64_t>(args.integer("seed", 0, 1'000'000'000));
@@ -165,6 +168,8 @@ int main(int argc, char** argv) {
     rows.push_back({std::to_string(t), std::to_string(token), std::to_string(full.cache(0).size()),
                     std::to_string(lesson.cache(0).size()), fixed(gap, 6),
                     same_top ? "yes" : "no"});
+    step.rows("H2O layer 0", lesson.cache(0), budget);
+    step.pause("token " + std::to_string(t) + ": max |logit diff| " + fixed(gap, 6));
   }
   // What the numbers say, first. The logits must be identical until the first eviction: before
   // it, both caches hold exactly the same tokens. Then the rows around that eviction.

@@ -1,6 +1,7 @@
 # Every lesson runs under CTest; its key lines must appear in its output (literal text).
 # Lessons 01-04 (foundation). Lessons 01-06 take no options: they answer --help and refuse
-# anything else (the loop at the end checks both).
+# anything else (the loop at the end checks both). Lesson 04's one flag, --step (the classroom
+# step mode), is checked in step_mode_checks.cmake.
 h2o_check_program(NAME lesson_01_blog_choice TARGET 01_heavy_and_recent
   EXPECT "heavy_size = 2, recent_size = 2" "recent [because, it]" "heavy [The, cat]"
          "kept cache [The, cat, because, it]" "evicted [sat]"

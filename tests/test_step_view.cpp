@@ -97,3 +97,16 @@ TEST_CASE("a step view draws every head of a layer cache and wraps at 100 column
   CHECK(widest <= 100);
   CHECK(out.str().find("recent: #14 0.00 #15 1.00") != std::string::npos);  // by position
 }
+
+TEST_CASE("tokens known by position only show as #position", "[step_view]") {
+  std::istringstream in("\n");
+  std::ostringstream out;
+  StepView view(true, in, out, false, false);
+  const Vector scores = {0.5f, 2.0f, 0.25f};  // (T,) in slot order, not position order
+  view.row("head 0", {7, 3, 9}, scores, CacheBudget(1, 1));
+  view.pause("token 9");
+  // Over budget here (3 > 2): the rule keeps #9 (recent) and #3 (the higher score), so #7 is
+  // shown as evicted.
+  CHECK(out.str().find("  head 0       heavy: #3 2.00 | recent: #9 0.25 | evicted: #7 0.50\n") !=
+        std::string::npos);
+}

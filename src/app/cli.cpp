@@ -225,13 +225,13 @@ int report_current_exception(const std::string& program) {
 }
 }  // namespace
 
-namespace {
 std::string program_name(const char* argv0) {
   const std::string path = argv0 != nullptr ? argv0 : "program";
   const std::size_t slash = path.find_last_of('/');
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
+namespace {
 std::string& uncaught_errors_program() {
   static std::string program = "program";
   return program;

@@ -82,14 +82,23 @@ void StepView::row(const std::string& label, const std::vector<std::string>& wor
     return name(words[i], positions[i]) + " " + fixed(scores[i], 2);
   };
   std::vector<Piece> heavy = {{"heavy:", nullptr}}, recent = {{"| recent:", nullptr}};
+  std::vector<Piece> evicted = {{"| evicted:", nullptr}};
   std::vector<Shown> now;
+  const auto in = [](const std::vector<std::size_t>& list, std::size_t i) {
+    return std::find(list.begin(), list.end(), i) != list.end();
+  };
   for (std::size_t i : order) {
-    const bool is_recent = std::count(plan.recent.begin(), plan.recent.end(), i) > 0;
-    (is_recent ? recent : heavy).push_back({token(i), is_recent ? kRecentStyle : kHeavyStyle});
+    if (in(plan.recent, i)) {
+      recent.push_back({token(i), kRecentStyle});
+    } else if (in(plan.heavy, i)) {
+      heavy.push_back({token(i), kHeavyStyle});
+    } else {  // a row over its budget: the rule evicts this one
+      evicted.push_back({token(i), kEvictedStyle});
+      continue;
+    }
     now.push_back({words[i], positions[i]});
   }
   // Whatever the row's previous frame held and this one does not left at this token.
-  std::vector<Piece> evicted = {{"| evicted:", nullptr}};
   for (const Shown& old : before_[label]) {
     const bool kept = std::any_of(now.begin(), now.end(),
                                   [&](const Shown& s) { return s.position == old.position; });
@@ -107,6 +116,13 @@ void StepView::row(const std::string& label, const std::vector<std::string>& wor
   for (const std::string& line : lay_out(pieces, color_, std::string(15, ' '))) {
     lines_.push_back(line);
   }
+}
+
+void StepView::row(const std::string& label, const std::vector<Position>& positions,
+                   const Vector& scores, const CacheBudget& budget) {
+  if (!on_) return;
+  row(label, std::vector<std::string>(positions.size()), positions,
+      std::vector<float>(scores.begin(), scores.end()), budget);
 }
 
 void StepView::rows(const std::string& label, const LayerKVCache& cache,
@@ -149,9 +165,7 @@ void StepView::show(const std::string& heading, const std::vector<std::string>& 
 
 void StepView::show(const std::string& heading, const std::vector<Position>& positions,
                     const Vector& scores, const CacheBudget& budget) {
-  if (!on_) return;
-  row("cache", std::vector<std::string>(positions.size()), positions,
-      std::vector<float>(scores.begin(), scores.end()), budget);
+  row("cache", positions, scores, budget);
   pause(heading);
 }
 

@@ -77,6 +77,9 @@ std::string command_line(int argc, const char* const* argv);
 // (bad command line), 1 for anything else - never an abort.
 void report_uncaught_errors(const char* argv0);
 
+// A program's name as error messages and --help show it: argv[0]'s file name.
+std::string program_name(const char* argv0);
+
 // The first line of a lesson that takes no options (01-06): report_uncaught_errors(argv[0]); then
 // --help prints `summary` and ends the program (exit 0), and any other argument is refused.
 void start_lesson(int argc, const char* const* argv, const std::string& summary);

@@ -3,13 +3,13 @@
 //
 // A frame names every cached token by its role, in words AND (on a terminal) in colour, so a
 // colour-blind reader or a black-and-white projector loses nothing:
-//   heavy    kept for its accumulated score (a heavy hitter)            bold yellow
-//   recent   kept because it is among the newest `recent` tokens          cyan
-//   evicted  left the cache at this token                                  red, struck out
-// Roles come from the selection rule itself (cache/selection.hpp's plan_keep), and the evicted
-// tokens from what the previous frame of the same row held, so the lesson only hands over its
-// cache as it stands. Each token shows as word@position (or #position, when it has no word)
-// and its score.
+//   heavy    kept for its accumulated score (a heavy hitter)       bold, black on yellow
+//   recent   kept because it is among the newest `recent` tokens    black on cyan
+//   evicted  left the cache at this token                           red, struck out
+// Roles come from the selection rule itself (cache/selection.hpp's plan_keep); the evicted tokens
+// from what the previous frame of the same row held (or, for a row handed over before its
+// eviction, from the rule: what it would evict). So a lesson only hands over its cache as it
+// stands. Each token shows as word@position (or #position, when it has no word) and its score.
 //
 // Colour only when the output is a terminal and NO_COLOR is not set (https://no-color.org: set to
 // anything but the empty string turns colour off). On a terminal the screen is also cleared after
@@ -49,6 +49,9 @@ class StepView {
   // identifies it from frame to frame, to find what it evicted.
   void row(const std::string& label, const std::vector<std::string>& words,
            const std::vector<Position>& positions, const std::vector<float>& scores,
+           const CacheBudget& budget);
+  // The same for tokens known by position only, with their scores in a tensor (T,).
+  void row(const std::string& label, const std::vector<Position>& positions, const Vector& scores,
            const CacheBudget& budget);
   // One row per head of a layer cache (labels "`label` head g"; tokens shown by position).
   void rows(const std::string& label, const LayerKVCache& cache, const CacheBudget& budget);

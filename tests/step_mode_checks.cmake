@@ -1,0 +1,32 @@
+# The lessons' terminal step mode (--step, report/step_view.hpp) on a real terminal: tmux runs
+# each lesson in a pseudo-terminal, the check types Enter and reads the screen
+# (check_step_mode.cmake; skipped where tmux is not installed). Without --step the lessons' output
+# is unchanged: the lesson checks and their stable-output checks cover that.
+function(h2o_check_step_mode)
+  cmake_parse_arguments(S "NO_COLOR" "NAME;TARGET;ENTERS;AFTER;LAST" "FIRST" ${ARGN})
+  string(REPLACE ";" "@@" first "${S_FIRST}")
+  add_test(NAME ${S_NAME}
+    COMMAND ${CMAKE_COMMAND} -DPROGRAM=$<TARGET_FILE:${S_TARGET}> -DNAME=${S_NAME}
+            -DENTERS=${S_ENTERS} "-DAFTER=${S_AFTER}" "-DLAST=${S_LAST}" -DNO_COLOR=${S_NO_COLOR}
+            "-DFIRST=${first}" -P ${CMAKE_CURRENT_SOURCE_DIR}/check_step_mode.cmake)
+  set_tests_properties(${S_NAME} PROPERTIES SKIP_REGULAR_EXPRESSION "SKIPPED: " TIMEOUT 120)
+endfunction()
+
+h2o_check_step_mode(NAME lesson_04_step_terminal TARGET 04_online_tokens ENTERS 4
+  FIRST "the cache after token 0 ('The')" "cache        heavy: - | recent: The@0 1.00 | evicted: -"
+  AFTER "cache        heavy: The@0 1.78 cat@1 1.58 | recent: because@3 0.51 it@4 0.22 | evicted: sat@2"
+  LAST "that is real H2O behaviour.")
+h2o_check_step_mode(NAME lesson_04_step_no_color TARGET 04_online_tokens NO_COLOR ENTERS 0
+  LAST "that is real H2O behaviour.")
+h2o_check_step_mode(NAME lesson_07_step_terminal TARGET 07_h2o_tensor_cache ENTERS 4
+  FIRST "head 0 alone, token 0"
+  AFTER "cache        heavy: #0 1.53 #1 2.89 | recent: #3 0.11 #4 0.06 | evicted: #2"
+  LAST "Step 5: what it shows")
+h2o_check_step_mode(NAME lesson_08_step_terminal TARGET 08_full_vs_h2o ENTERS 8
+  FIRST "H2O layer 0 head 0 heavy: - | recent: #0 "
+  AFTER "token 8: max |logit diff| 0.000000"
+  LAST "Step 5: KV bytes at the end")
+foreach(lesson 04_online_tokens 07_h2o_tensor_cache 08_full_vs_h2o)
+  h2o_check_program(NAME lesson_${lesson}_help_step TARGET ${lesson} ARGS --help
+    EXPECT "--step" "wait for Enter after each token")
+endforeach()
