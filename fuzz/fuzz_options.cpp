@@ -1,7 +1,7 @@
 // fuzz_options.cpp: libFuzzer harness for the command-line parser (cli.hpp) with the option table
 // of every tool (app/generate_options.hpp, app/compare_policies_options.hpp,
-// app/bench_decode_options.hpp): the same functions the programs call, so anything a user can
-// type into a tool reaches the same code here.
+// app/bench_decode_options.hpp, app/explore_options.hpp): the same functions the programs call,
+// so anything a user can type into a tool reaches the same code here.
 //
 // Input: command-line arguments separated by NUL bytes (at most 64 of them). Each tool's parser
 // reads them and then checks every value. The only acceptable failure is a UsageError (the
@@ -17,6 +17,7 @@
 #include "fuzz_support.hpp"
 #include "h2o/app/bench_decode_options.hpp"
 #include "h2o/app/compare_policies_options.hpp"
+#include "h2o/app/explore_options.hpp"
 #include "h2o/app/generate_options.hpp"
 
 namespace {
@@ -62,5 +63,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   run_tool(argv, h2o::generate_arguments, h2o::generate_options);
   run_tool(argv, h2o::compare_policies_arguments, h2o::compare_policies_options);
   run_tool(argv, h2o::bench_decode_arguments, h2o::bench_decode_options);
+  run_tool(argv, h2o::explore_arguments, h2o::explore_options);
   return 0;
 }
