@@ -61,7 +61,7 @@ TEST_CASE("an explorer page holds its data and nothing from outside", "[explorer
   page.words[3] = "</script><script>alert(1)</script>";
   page.budget = 6;
   page.policies = {{"h2o", "H2O", "heavy hitter", 3, &traces[0]},
-                   {"window", "window", "kept", 6, &traces[1]}};
+                   {"window", "window", "", 6, &traces[1]}};
   const std::string html = explorer_page_html(page);
   // Exactly the page's own two script elements; the hostile word and command are inert.
   CHECK(count_of(html, "<script") == 2);
@@ -134,6 +134,8 @@ TEST_CASE("the explorer's budget is a share or a number of tokens", "[explorer_p
   // What the page calls each policy's kept tokens, from the factory's equal-budget settings.
   CHECK(kept_labels("h2o", settings_for_budget("h2o", 9), 100).recent == 5);
   CHECK(kept_labels("window", settings_for_budget("window", 9), 100).recent == 9);
+  CHECK(kept_labels("window", settings_for_budget("window", 9), 100).kept_label.empty());
+  CHECK(kept_labels("h2o", settings_for_budget("h2o", 9), 100).kept_label == "heavy hitter");
   CHECK(kept_labels("sinks", settings_for_budget("sinks", 9), 100).recent == 5);
   CHECK(kept_labels("tova", settings_for_budget("tova", 9), 100).recent == 0);
   CHECK(kept_labels("full", settings_for_budget("full", 9), 100).recent == 100);

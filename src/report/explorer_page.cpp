@@ -303,8 +303,9 @@ const char* const kScript = R"JS(
       box.scrollTop = Math.max(0, here.offsetTop - box.clientHeight * 0.8);
     }
     var kept = counts.heavy + counts.recent;
-    panel.counts.textContent = "step " + t + ": " + kept + " kept (" + P.kept_label + ": " +
-      counts.heavy + ", recent: " + counts.recent + "), " + counts.evicted + " evicted" +
+    panel.counts.textContent = "step " + t + ": " + kept + " kept (" + (P.kept_label ?
+      P.kept_label + ": " + counts.heavy + ", recent: " + counts.recent : "all of them recent") +
+      "), " + counts.evicted + " evicted" +
       (gone.length ? "; evicted now: " + gone.map(function (p) {
         return quote(p) + " (position " + p + ")"; }).join(", ") : "") +
       "; agreement with the full cache so far " + P.agreement_so_far[t] + "%";

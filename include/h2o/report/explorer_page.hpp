@@ -29,7 +29,7 @@ namespace h2o {
 struct ExplorerPolicy {
   std::string name;         // as typed: "h2o"
   std::string description;  // the policy's describe()
-  std::string kept_label;   // what the page calls kept tokens outside the recent window
+  std::string kept_label;   // what the page calls kept tokens outside the recent window ("": none)
   std::size_t recent = 0;   // newest positions the policy always keeps (its recent window)
   const CacheTrace* trace = nullptr;  // (L, G) per-step record, with agreement vs the full cache
 };
