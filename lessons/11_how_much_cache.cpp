@@ -25,15 +25,16 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "h2o/app/cli.hpp"
 #include "h2o/app/default_files.hpp"
 #include "h2o/base/format.hpp"
+#include "h2o/base/output_file.hpp"
 #include "h2o/cache/budget.hpp"
 #include "h2o/measure/name_recall.hpp"
 #include "h2o/measure/teacher_forcing.hpp"
@@ -83,6 +84,10 @@ int main(int argc, char** argv) try {
   const auto min_gap = static_cast<std::size_t>(args.integer("name-gap", 1, 100000));
   const std::vector<int> prompt_percents = h2o::parse_percent_list("prompts", args.text("prompts"));
   const auto prompt_budget_percent = static_cast<int>(args.integer("prompt-budget", 1, 100));
+  // The output files are checked before the work; each appears only once complete.
+  std::optional<h2o::OutputFile> csv_file;
+  if (!args.text("csv").empty()) csv_file.emplace(args.text("csv"), "the CSV file");
+  if (!args.text("pictures").empty()) h2o::make_output_folder(args.text("pictures"), "--pictures");
   std::cout << "Lesson 11: how much cache do we need? (beyond the blog)\n\n";
 
   // Step 1: the model, the story and which of its tokens are character names.
@@ -313,8 +318,8 @@ int main(int argc, char** argv) try {
                 min_gap);
       }
     }
-    std::ofstream out(args.text("csv"), std::ios::binary);
-    if (!(out << csv.csv())) throw std::runtime_error("cannot write '" + args.text("csv") + "'");
+    csv_file->stream() << csv.csv();
+    csv_file->commit();
     std::cout << "\nEvery number written to " << args.text("csv") << "\n";
   }
   if (!args.text("pictures").empty()) {
@@ -344,7 +349,6 @@ std::size_t first_good_budget(const Contender& c, double limit) {
 void write_charts(const std::string& dir, const std::string& command,
                   const std::vector<Contender>& contenders, const std::vector<int>& percents,
                   const std::string& about) {
-  std::filesystem::create_directories(dir);
   const struct {
     const char* file;
     const char* title;

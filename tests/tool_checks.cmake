@@ -63,7 +63,7 @@ h2o_check_program(NAME make_random_model_no_out TARGET make_random_model
   EXPECT "make_random_model: error: --out FOLDER is required")
 h2o_check_program(NAME make_random_model_unwritable TARGET make_random_model
   ARGS --shape 260k --out /proc/h2o_no_such_folder EXIT nonzero STREAM stderr
-  EXPECT "make_random_model: error: cannot create the folder '/proc/h2o_no_such_folder'")
+  EXPECT "make_random_model: error: the output folder '/proc/h2o_no_such_folder': cannot create the folder")
 
 # scripts/bench_vs_llama2c.sh: help and one-line errors (a real run takes minutes: not a test).
 set(h2o_bench_script "${PROJECT_SOURCE_DIR}/scripts/bench_vs_llama2c.sh")
@@ -432,7 +432,7 @@ h2o_check_program(NAME compare_policies_missing_text TARGET compare_policies
   EXIT nonzero STREAM stderr EXPECT "compare_policies: error: text file '" "no-such-text.txt' does not exist")
 h2o_check_program(NAME compare_policies_unwritable_svg TARGET compare_policies
   ARGS --svg ${CMAKE_CURRENT_BINARY_DIR}/no-such-folder/picture.svg
-  EXIT nonzero STREAM stderr EXPECT "compare_policies: error: cannot write the picture to '")
+  EXIT nonzero STREAM stderr EXPECT "compare_policies: error: the picture '" "no-such-folder' does not exist")
 # stories260K (external, for comparison) on the project's shorter story.
 set(h2o_stories260k "${H2O_MODELS_DIR}/stories260K/stories260K.bin")
 h2o_check_program(NAME compare_policies_stories260k TARGET compare_policies

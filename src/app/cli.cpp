@@ -2,16 +2,22 @@
 
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <new>
 #include <set>
 #include <sstream>
 
+#include "h2o/base/format.hpp"
+
 namespace h2o {
 
 namespace {
+void watch_standard_output(const std::string& program);  // below, with the error reporting
+
 // "0", "0.5", "1000": the shortest form, where std::to_string(double) would print "0.000000".
 std::string short_number(double value) {
   std::ostringstream out;
@@ -22,6 +28,7 @@ std::string short_number(double value) {
 
 ArgParser::ArgParser(std::string program, std::string summary)
     : program_(std::move(program)), summary_(std::move(summary)) {
+  watch_standard_output(program_);
   add_flag("help", "show this help and exit");
 }
 
@@ -188,18 +195,36 @@ std::vector<int> parse_percent_list(const std::string& option, const std::string
 }
 
 namespace {
-// Errors quote what the user typed; a newline inside it must not break the one-line promise.
-std::string one_line(const std::string& message) {
-  std::string out;
-  for (char ch : message) {
-    if (ch == '\n')
-      out += "\\n";
-    else if (ch == '\r')
-      out += "\\r";
-    else
-      out += ch;
-  }
-  return out;
+// Errors quote what the user typed or what a file holds: shown through printable() (a newline,
+// an escape sequence or invalid UTF-8 inside cannot break the one-line promise or the terminal)
+// and cut to a length that fits a few lines of a terminal.
+constexpr std::size_t kMaxErrorBytes = 400;
+std::string one_line(const std::string& message) { return printable(message, kMaxErrorBytes); }
+
+// Set once an error was reported, so that the check of stdout at exit does not add a second one.
+bool error_reported = false;
+std::string watched_program;
+
+// Runs at exit (registered by the first ArgParser): output that could not be written to stdout
+// (a full disk, a closed pipe, `> /dev/full`) is an error, not a silent success.
+void check_standard_output() {
+  std::cout.flush();
+  const bool failed = !std::cout || std::fflush(stdout) != 0 || std::ferror(stdout) != 0;
+  if (!failed || error_reported) return;
+  const int error = errno;
+  std::cerr << watched_program << ": error: cannot write the output to stdout"
+            << (error != 0 ? std::string(" (") + std::strerror(error) + ")" : std::string())
+            << "\n";
+  std::cerr.flush();
+  std::_Exit(1);  // the exit code main returned no longer holds; nothing else is left to run
+}
+
+void watch_standard_output(const std::string& program) {
+  static bool registered = false;
+  if (registered) return;
+  registered = true;
+  watched_program = program;
+  std::atexit(check_standard_output);
 }
 }  // namespace
 
@@ -209,15 +234,19 @@ int report_current_exception(const std::string& program) {
   try {
     throw;
   } catch (const UsageError& e) {
+    error_reported = true;
     std::cerr << program << ": error: " << one_line(e.what()) << "\n";
     return 2;
   } catch (const std::bad_alloc&) {
+    error_reported = true;
     std::cerr << program << ": error: out of memory\n";
     return 1;
   } catch (const std::exception& e) {
+    error_reported = true;
     std::cerr << program << ": error: " << one_line(e.what()) << "\n";
     return 1;
   } catch (...) {
+    error_reported = true;
     std::cerr << program << ": error: unknown failure\n";
     return 1;
   }

@@ -3,6 +3,10 @@
 // Options are "--name value" or "--name=value"; flags are "--name". Every program gets --help.
 // Unknown options, missing values and malformed numbers throw UsageError with a one-line message;
 // run_program() prints it as "program: error: ..." and returns exit code 2 (1 for other errors).
+// Error messages pass through printable() (base/format.hpp) and are cut to a few hundred bytes.
+// Making an ArgParser also registers a check that runs when the program exits: if anything
+// written to stdout could not be written (a full disk, `> /dev/full`), the program says so in one
+// line on stderr and exits with 1, whatever main returned.
 #pragma once
 
 #include <functional>

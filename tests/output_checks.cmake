@@ -1,0 +1,11 @@
+# Nothing lost silently (base/output_file.hpp, the stdout check of app/cli.hpp) and memory that
+# grows with the text, not with its square (compare_policies' picture record).
+add_test(NAME outputs_are_never_lost_silently
+  COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/check_outputs.sh ${CMAKE_BINARY_DIR}/bin
+          ${CMAKE_CURRENT_BINARY_DIR}/output_checks)
+find_program(H2O_MEMORY_PYTHON NAMES python3)
+if(H2O_MEMORY_PYTHON)
+  add_test(NAME compare_policies_memory_stays_flat
+    COMMAND ${H2O_MEMORY_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/check_memory.py
+            ${CMAKE_BINARY_DIR}/bin ${CMAKE_CURRENT_BINARY_DIR}/memory_check)
+endif()
