@@ -3,7 +3,8 @@
 #   1. every program exits non-zero with one line on stderr when stdout cannot be written;
 #   2. output paths are checked before the work: a device, a folder, a folder nobody may write;
 #   3. an existing file survives a run that fails, and no temporary file is left behind;
-#   4. a write that fails half-way (a file size limit, as a full disk) is an error, not a cut file.
+#   4. a write that fails half-way (a file size limit, as a full disk) is an error, not a cut file;
+#   5. the same for the training scripts (those that run without PyTorch).
 set -u
 bin="$1"
 work="$2"
@@ -111,6 +112,24 @@ unchanged "make_random_model on a full disk" "$work/big/model.bin" "old model"
 # The same run with room to spare writes both files whole.
 "$bin/make_random_model" --shape 260k --seq-len 64 --out "$work/big" >/dev/null || fail "rerun"
 [ "$(stat -c %s "$work/big/model.bin")" -gt 100000 ] || fail "model.bin not written"
+
+# 5. The training scripts (standard library only here): a failed run leaves the old file.
+training="$(dirname "$0")/../training"
+data="$(dirname "$0")/../data"
+if command -v python3 >/dev/null; then
+  mkdir -p "$work/train"
+  echo "old tokenizer" >"$work/train/tok.bin"
+  printf 'Zyxwvut\n' >"$work/train/names.txt"
+  expect_error "train_tokenizer fails its names check, old file kept" "was not written" \
+    python3 "$training/train_tokenizer.py" --corpus "$data/heldout_stories.txt" --vocab-size 400 \
+    --names "$work/train/names.txt" --out "$work/train/tok.bin"
+  unchanged "train_tokenizer fails" "$work/train/tok.bin" "old tokenizer"
+  echo "old loss picture" >"$work/train/loss.svg"
+  printf 'step,tokens,train_loss,heldout_loss,lr,seconds\n50,100,inf,,0.001,1.0\n' >"$work/train/l.csv"
+  expect_error "plot_loss refuses an infinite loss, old file kept" "not a finite number" \
+    python3 "$training/plot_loss.py" --csv "$work/train/l.csv" --out "$work/train/loss.svg"
+  unchanged "plot_loss fails" "$work/train/loss.svg" "old loss picture"
+fi
 
 if [ "$failures" -ne 0 ]; then
   echo "$failures check(s) failed"

@@ -26,7 +26,7 @@ import random
 import re
 import sys
 
-from common import Parser, UsageError, run_main, read_input
+from common import Parser, UsageError, check_writable, run_main, read_input, write_output
 
 # Above this many text units (words and punctuation marks, close to tokens) since a
 # character's last name mention, the next mention carries the character's cue. Below it the
@@ -773,15 +773,14 @@ def main(argv):
     args = parse_args(argv)
     names = read_names(args.names)
     check_no_name_collisions(names)
-    try:
-        out = sys.stdout if args.out == "-" else open(args.out, "w", encoding="ascii",
-                                                       newline="\n")
-    except OSError as e:
-        raise UsageError(f"cannot write '{args.out}': {e.strerror}")
-    with out:
-        for i, story in enumerate(generate(args.seed, args.stories, names)):
-            out.write(("\n\n" if i else "") + story)
-        out.write("\n")
+    if args.out != "-":
+        check_writable(args.out)
+    text = "\n\n".join(generate(args.seed, args.stories, names)) + "\n"
+    if args.out == "-":
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    else:
+        write_output(args.out, text.encode("ascii"))
     return 0
 
 
