@@ -15,6 +15,7 @@
 // head) and lesson 01's rule for the one token to evict (h2o::slot_to_evict) come from the library.
 //
 // Dimension legend: T = tokens in the cache, D = numbers in a key or value (4), H = heads (3).
+#include <algorithm>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -105,9 +106,11 @@ int main(int argc, char** argv) try {
   }
 
   // Step 3: all heads, two caches: one scored per head, one scored with the mean over heads. Each
-  // cache holds a (T, D) block of keys and of values per head (kv_cache.hpp).
-  h2o::LayerKVCache per_head(kHeads, kHeadDim, budget.total() + 1);
-  h2o::LayerKVCache shared(kHeads, kHeadDim, budget.total() + 1);
+  // cache holds a (T, D) block of keys and of values per head (kv_cache.hpp), room for what will
+  // be read (a budget larger than the text needs no more).
+  const std::size_t slots = std::min(budget.total(), n_tokens) + 1;
+  h2o::LayerKVCache per_head(kHeads, kHeadDim, slots);
+  h2o::LayerKVCache shared(kHeads, kHeadDim, slots);
   std::cout << "\nStep 3: " << kHeads << " heads; per token: append K and V rows in every head, "
             << "attend, add to the scores, evict\n\n  pos  per-head: kept positions of head 0, "
             << "head 1, head 2       | shared: all heads\n";

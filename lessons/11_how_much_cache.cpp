@@ -48,6 +48,9 @@
 using h2o::fixed;
 
 namespace {
+// Step 7: a continuation shorter than this (in predictions) is too short to judge a policy by.
+constexpr std::size_t kMinContinuation = 16;
+
 struct Measured {  // one policy at one budget
   double perplexity = 0, kl = 0, agreement = 0, recall = 0;
 };
@@ -277,8 +280,15 @@ int main(int argc, char** argv) try {
         measure(kind.name, h2o::settings_for_budget(kind.name, budget), nullptr, false));
   }
   std::size_t pairs = 0, once_wins = 0, step_wins = 0;
+  std::string short_continuations;  // prompts that leave too little text to judge
   for (int prompt_percent : prompt_percents) {
     const std::size_t P = std::min(h2o::tokens_for_percent(n, prompt_percent), n - 2);
+    // The continuation is judged on the predictions from the prompt's last token on: n - P.
+    if (n - P < kMinContinuation) {
+      short_continuations += "  Note: a prompt of " + std::to_string(P) + " tokens (" +
+                             std::to_string(prompt_percent) + "%) leaves only " +
+                             std::to_string(n - P) + " predictions to judge; its row says little.\n";
+    }
     const Continuation reference = continuation(full, P - 1);
     prompt_table.row(std::to_string(P), "full", "100.0", fixed(reference.perplexity, 3),
                      reference.names == 0 ? "-"
@@ -302,7 +312,7 @@ int main(int argc, char** argv) try {
     }
   }
   prompt_table.print(std::cout);
-  std::cout << "  Cutting the prompt once agrees more with the full cache in " << once_wins
+  std::cout << short_continuations << "  Cutting the prompt once agrees more with the full cache in " << once_wins
             << " of " << pairs << " (prompt, policy) pairs,\n  evicting token by token in "
             << step_wins << " (the rest tie).\n";
 

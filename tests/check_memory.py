@@ -73,6 +73,13 @@ def main():
         sys.exit("FAILED: peak memory grows faster than the text")
     print("memory stays flat: ok")
 
+    # Lesson 07 on 40 tokens with budgets of a million: room for 40 tokens, not a million.
+    _, peak = measured([os.path.join(bin_dir, "07_h2o_tensor_cache"), "--tokens", "40",
+                        "--heavy", "1000000", "--recent", "1000000"])
+    print(f"lesson 07, 40 tokens, budget 2,000,000: peak resident memory {peak / 2**20:.1f} MiB")
+    if peak > 64 * 2**20:
+        sys.exit("FAILED: lesson 07 allocates for its budget, not for the tokens it reads")
+
 
 if __name__ == "__main__":
     main()

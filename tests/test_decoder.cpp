@@ -413,6 +413,31 @@ TEST_CASE("decoder refuses a cache whose keys and values fit but whose whole mem
   CHECK(small.cache(0).capacity() == 17);
 }
 
+TEST_CASE("a cache just over the memory limit says it needs more than the limit", "[decoder]") {
+  // The smallest capacity whose cache is over 4 GiB, by less than 1 MiB: the message rounds the
+  // need up, so it never reads "would need 4096 MiB (limit 4096 MiB)".
+  ModelConfig config;
+  config.dim = 2;
+  config.hidden_dim = 2;
+  config.n_layers = 224;
+  config.n_heads = 1;
+  config.n_kv_heads = 1;
+  config.vocab_size = 4;
+  const std::uint64_t per_position =
+      Decoder::cache_memory_bytes(config, 2) - Decoder::cache_memory_bytes(config, 1);
+  auto capacity = static_cast<std::size_t>(Decoder::kMaxCacheBytes / per_position) - 2;
+  while (static_cast<double>(Decoder::cache_memory_bytes(config, capacity)) <=
+         Decoder::kMaxCacheBytes) {
+    ++capacity;
+  }
+  REQUIRE(static_cast<double>(Decoder::cache_memory_bytes(config, capacity)) <
+          Decoder::kMaxCacheBytes + 1024.0 * 1024.0);
+  config.seq_len = capacity;
+  const auto weights = std::make_shared<const DecoderWeights>(random_weights(config, 3));
+  CHECK_THROWS_WITH(Decoder(weights, full_cache()),
+                    Catch::Contains("would need 4097 MiB (limit 4096 MiB)"));
+}
+
 TEST_CASE("the memory guard's estimate is what the caches hold", "[decoder]") {
   const std::size_t capacity = GENERATE(1, 6, 81);
   ModelConfig config = stories260k_shape();

@@ -22,6 +22,7 @@
 #include "h2o/app/default_files.hpp"
 #include "h2o/base/files.hpp"
 #include "h2o/base/output_file.hpp"
+#include "h2o/text/stories.hpp"
 #include "test_support.hpp"
 
 using namespace h2o;
@@ -208,4 +209,36 @@ TEST_CASE("output paths are checked when the file is made: folders, devices, mis
   CHECK(std::filesystem::is_directory(dir.file("new/deeper")));
   CHECK_THROWS_WITH(make_output_folder("/sys/h2o_test_pictures", "--pictures"),
                     Contains("--pictures '/sys/h2o_test_pictures'"));
+}
+
+// ------------------------------------------------------------------------ numbers and stories
+
+TEST_CASE("numbers on the command line: spaces on either side, tiny reals, one rule everywhere") {
+  ArgParser args("test", "numbers");
+  args.add_option("n", "N", "1", "a whole number").add_option("t", "T", "1", "a real");
+  const auto parsed = [&](const std::vector<std::string>& words) {
+    ArgParser copy = args;
+    const std::vector<const char*> argv = argv_of(words);
+    copy.parse(static_cast<int>(argv.size()), argv.data());
+    return copy;
+  };
+  CHECK(parsed({"--n", " 5"}).integer("n", 0, 10) == 5);
+  CHECK(parsed({"--n", "5 "}).integer("n", 0, 10) == 5);  // refused before, while " 5" was not
+  CHECK_THROWS_WITH(parsed({"--n", "5x"}).integer("n", 0, 10),
+                    "--n expects a whole number, got '5x'");
+  CHECK_THROWS_WITH(parsed({"--n", " "}).integer("n", 0, 10), "--n expects a whole number, got ' '");
+  // The smallest double is a number (it was refused as "expects a number"); too large is not.
+  CHECK(parsed({"--t", "4.9e-324"}).real("t", 0, 10) > 0.0);
+  CHECK(parsed({"--t", "1e-400"}).real("t", 0, 10) == 0.0);
+  CHECK(parsed({"--t", " 0.5 "}).real("t", 0, 10) == 0.5);
+  CHECK_THROWS_WITH(parsed({"--t", "1e999"}).real("t", 0, 10), "--t expects a number, got '1e999'");
+  CHECK_THROWS_WITH(parsed({"--t", "nan"}).real("t", 0, 10), "--t expects a number, got 'nan'");
+  CHECK(parse_percent_list("budgets", "10, 20 ,5") == std::vector<int>{5, 10, 20});
+}
+
+TEST_CASE("stories with Windows line endings split as with Unix ones") {
+  const std::vector<std::string> unix_stories = split_stories("The cat sat.\nIt was red.\n\nA dog.\n");
+  CHECK(unix_stories == std::vector<std::string>{"The cat sat.\nIt was red.", "A dog."});
+  CHECK(split_stories("The cat sat.\r\nIt was red.\r\n\r\nA dog.\r\n") == unix_stories);
+  CHECK(split_stories("a\rb") == std::vector<std::string>{"a\rb"});  // a lone \r is text
 }

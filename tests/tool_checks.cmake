@@ -144,6 +144,13 @@ add_test(NAME generate_make_test_inputs COMMAND h2o_make_test_inputs "${h2o_inpu
 set_tests_properties(generate_make_test_inputs PROPERTIES FIXTURES_SETUP generate_inputs)
 set(h2o_tiny --model "${h2o_inputs}/tiny_model.bin" --tokenizer "${h2o_inputs}/tiny_tok.bin")
 
+# Lesson 10 on a model whose attention overflows: one error, no "-nan%" and no verdict.
+h2o_check_program(NAME lesson_10_overflowing_attention TARGET 10_sparse_attention
+  ARGS --model "${h2o_inputs}/overflow_model.bin" --tokenizer "${h2o_inputs}/tiny_tok.bin"
+       --text "${h2o_inputs}/short.txt"
+  EXIT nonzero STREAM stderr EXPECT "is not a number (its scores overflow)" FORBID "nan%")
+set_tests_properties(lesson_10_overflowing_attention PROPERTIES FIXTURES_REQUIRED generate_inputs)
+
 # h2o_check_generate(NAME name ...h2o_check_program arguments...): a check that reads those files.
 function(h2o_check_generate)
   cmake_parse_arguments(G "" "NAME" "" ${ARGN})

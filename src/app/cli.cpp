@@ -1,5 +1,6 @@
 #include "h2o/app/cli.hpp"
 
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -95,12 +96,39 @@ std::string ArgParser::text(const std::string& name) const {
   return opt->second.default_value;
 }
 
-long long ArgParser::integer(const std::string& name, long long min, long long max) const {
-  const std::string value = text(name);
+namespace {
+// `text` without the spaces and tabs around it: " 5" and "5 " are both 5, as people type them.
+std::string without_outer_spaces(const std::string& text) {
+  const std::size_t first = text.find_first_not_of(" \t");
+  if (first == std::string::npos) return "";
+  return text.substr(first, text.find_last_not_of(" \t") - first + 1);
+}
+}  // namespace
+
+bool parse_whole_number(const std::string& text, long long* value) {
+  const std::string digits = without_outer_spaces(text);
+  if (digits.empty() || std::isspace(static_cast<unsigned char>(digits[0]))) return false;
   errno = 0;
   char* end = nullptr;
-  const long long number = std::strtoll(value.c_str(), &end, 10);
-  if (value.empty() || *end != '\0' || errno == ERANGE) {
+  *value = std::strtoll(digits.c_str(), &end, 10);
+  return *end == '\0' && errno != ERANGE;
+}
+
+bool parse_real_number(const std::string& text, double* value) {
+  const std::string digits = without_outer_spaces(text);
+  if (digits.empty() || std::isspace(static_cast<unsigned char>(digits[0]))) return false;
+  errno = 0;
+  char* end = nullptr;
+  *value = std::strtod(digits.c_str(), &end);
+  // ERANGE from a number too small for a double (4.9e-324 and below) is not an error: the value
+  // is the nearest double, 0 or a subnormal. Too large (HUGE_VAL) is.
+  return *end == '\0' && std::isfinite(*value);
+}
+
+long long ArgParser::integer(const std::string& name, long long min, long long max) const {
+  const std::string value = text(name);
+  long long number = 0;
+  if (!parse_whole_number(value, &number)) {
     throw UsageError("--" + name + " expects a whole number, got '" + value + "'");
   }
   if (number < min || number > max) {
@@ -112,10 +140,8 @@ long long ArgParser::integer(const std::string& name, long long min, long long m
 
 double ArgParser::real(const std::string& name, double min, double max) const {
   const std::string value = text(name);
-  errno = 0;
-  char* end = nullptr;
-  const double number = std::strtod(value.c_str(), &end);
-  if (value.empty() || *end != '\0' || errno == ERANGE || !std::isfinite(number)) {
+  double number = 0;
+  if (!parse_real_number(value, &number)) {
     throw UsageError("--" + name + " expects a number, got '" + value + "'");
   }
   if (number < min || number > max) {
@@ -178,10 +204,8 @@ std::vector<int> parse_percent_list(const std::string& option, const std::string
   std::stringstream list(text);
   std::string item;
   while (std::getline(list, item, ',')) {
-    errno = 0;
-    char* end = nullptr;
-    const long value = std::strtol(item.c_str(), &end, 10);
-    if (item.empty() || *end != '\0' || errno == ERANGE || value < 1 || value > 100) {
+    long long value = 0;
+    if (!parse_whole_number(item, &value) || value < 1 || value > 100) {
       throw UsageError("--" + option +
                        " expects percentages from 1 to 100 separated by commas, got '" + text +
                        "'");
