@@ -72,6 +72,13 @@ bash scripts/install-deps.sh --only python3 python3-torch python3-numpy
 
 work=build/train
 mkdir -p "$work"
+train_options=(--seed "$seed")
+if [ -n "$schedule" ]; then train_options+=(--schedule "$schedule"); fi
+if [ -n "$threads" ]; then train_options+=(--threads "$threads"); fi
+train_files=(--train "$work/train.u16" --heldout "$work/heldout.u16" --tokenizer "$out/tokenizer.bin"
+  --out "$out/model.bin" --csv "$out/loss.csv" --svg "$out/loss.svg")
+# train.py's own checks of these options, now rather than at step 5.
+$py training/train.py "${train_files[@]}" "${train_options[@]}" --check-options >/dev/null
 t0=$(date +%s)
 step() { echo; echo "== $* ($(( $(date +%s) - t0 )) s)"; }
 
@@ -94,14 +101,8 @@ $py training/pretokenize.py --tokenizer "$out/tokenizer.bin" --corpus "$work/tra
 $py training/pretokenize.py --tokenizer "$out/tokenizer.bin" --corpus "$out/heldout_stories.txt" \
   --out "$work/heldout.u16"
 
-train_options=(--seed "$seed")
-if [ -n "$schedule" ]; then train_options+=(--schedule "$schedule"); fi
-if [ -n "$threads" ]; then train_options+=(--threads "$threads"); fi
 step "5/7 training (train.py ${train_options[*]})"
-$py training/train.py --train "$work/train.u16" --heldout "$work/heldout.u16" \
-  --tokenizer "$out/tokenizer.bin" --out "$out/model.bin" --csv "$out/loss.csv" \
-  --svg "$out/loss.svg" \
-  "${train_options[@]}" | tee "$work/train.log"
+$py training/train.py "${train_files[@]}" "${train_options[@]}" | tee "$work/train.log"
 
 step "6/7 held-out perplexity and name recall (full context, sliding windows of 64 and 128)"
 $py training/evaluate.py --model "$out/model.bin" --tokenizer "$out/tokenizer.bin" \

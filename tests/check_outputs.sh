@@ -4,7 +4,8 @@
 #   2. output paths are checked before the work: a device, a folder, a folder nobody may write;
 #   3. an existing file survives a run that fails, and no temporary file is left behind;
 #   4. a write that fails half-way (a file size limit, as a full disk) is an error, not a cut file;
-#   5. the same for the training scripts (those that run without PyTorch).
+#   5. the same for the training scripts (those that run without PyTorch);
+#   6. text from files reaches the terminal escaped, and errors quoting it stay short.
 set -u
 bin="$1"
 work="$2"
@@ -112,6 +113,29 @@ unchanged "make_random_model on a full disk" "$work/big/model.bin" "old model"
 # The same run with room to spare writes both files whole.
 "$bin/make_random_model" --shape 260k --seq-len 64 --out "$work/big" >/dev/null || fail "rerun"
 [ "$(stat -c %s "$work/big/model.bin")" -gt 100000 ] || fail "model.bin not written"
+
+# 6. Text from files reaches the terminal escaped, and errors quoting it stay short: a names file
+#    whose bad line is almost 1 MiB, and lesson 10 listing the tokens of a text of escape
+#    sequences, NUL bytes and invalid UTF-8.
+{ printf 'Lily\n'; head -c 1000000 /dev/zero | tr '\0' 'x'; printf '\033[2J!\n'; } >"$work/names.txt"
+expect_error "a 1 MB bad line in a names file" "is not a single word of letters" \
+  "$bin/compare_policies" "${small[@]}" --names "$work/names.txt"
+[ "$(wc -c <"$work/err.txt")" -lt 1000 ] || fail "the names error is $(wc -c <"$work/err.txt") bytes"
+for i in $(seq 1 40); do printf 'a\033[31m\000b\377\300 \001'; done >"$work/control.txt"
+if "$bin/10_sparse_attention" --model "$model/model.bin" --tokenizer "$model/tok.bin" \
+  --text "$work/control.txt" >"$work/out.txt" 2>"$work/err.txt"; then
+  if LC_ALL=C grep -q $'[\x01-\x08\x0b-\x1f\x7f]' "$work/out.txt" ||
+    [ "$(tr -d '\000' <"$work/out.txt" | wc -c)" -ne "$(wc -c <"$work/out.txt")" ] ||
+    ! iconv -f UTF-8 -t UTF-8 "$work/out.txt" >/dev/null 2>&1; then
+    fail "lesson 10 printed a control byte or invalid UTF-8 from the text"
+  elif ! grep -qF '\x1b' "$work/out.txt"; then
+    fail "lesson 10 did not show the escape character escaped"
+  else
+    echo "ok: lesson 10 shows control characters and invalid UTF-8 escaped"
+  fi
+else
+  fail "lesson 10 on a text of control characters failed: $(cat "$work/err.txt")"
+fi
 
 # 5. The training scripts (standard library only here): a failed run leaves the old file.
 training="$(dirname "$0")/../training"

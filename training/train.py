@@ -77,6 +77,9 @@ def parse_args(argv):
     ap.add_argument("--threads", type=int, default=DEFAULT_THREADS,
                     help=f"CPU threads (default: {DEFAULT_THREADS})")
     ap.add_argument("--no-bf16", action="store_true", help="train in float32 throughout")
+    ap.add_argument("--check-options", action="store_true",
+                    help="check the options and output paths, then exit (train-model.sh does "
+                         "this before it starts; the input files need not exist yet)")
     args = ap.parse_args(argv)
     # Every option is checked here, before any file is read or PyTorch imported.
     args.phases = parse_schedule(args.schedule)
@@ -352,6 +355,9 @@ def main(argv):
     args = parse_args(argv)
     for path in (args.out, args.csv, args.svg):
         check_writable(path)
+    if args.check_options:
+        print("train: options ok")
+        return 0
     inputs = check_inputs(args)
     try:
         import torch  # noqa: F401
