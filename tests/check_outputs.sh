@@ -153,6 +153,12 @@ if command -v python3 >/dev/null; then
   expect_error "plot_loss refuses an infinite loss, old file kept" "not a finite number" \
     python3 "$training/plot_loss.py" --csv "$work/train/l.csv" --out "$work/train/loss.svg"
   unchanged "plot_loss fails" "$work/train/loss.svg" "old loss picture"
+  # A diverged model (one weight NaN) is refused before PyTorch is needed.
+  python3 -c 'import sys; b = bytearray(open(sys.argv[1], "rb").read()); b[28:32] = b"\x00\x00\xc0\x7f"; open(sys.argv[2], "wb").write(b)' \
+    "$data/model.bin" "$work/train/nan_model.bin"
+  expect_error "evaluate refuses a NaN model" "1 of its weights are NaN or infinite" \
+    python3 "$training/evaluate.py" --model "$work/train/nan_model.bin" \
+    --tokenizer "$data/tokenizer.bin" --stories "$data/heldout_story.txt"
 fi
 
 if [ "$failures" -ne 0 ]; then

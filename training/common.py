@@ -55,6 +55,21 @@ def run_main(prog, main, argv):
         return 1
 
 
+def count_non_finite_floats(blob, offset=0):
+    """How many little-endian float32 values of blob[offset:] are NaN or infinite (standard
+    library only, so a diverged checkpoint is refused before PyTorch is imported)."""
+    import array
+    import math
+    usable = (len(blob) - offset) // 4 * 4
+    floats = array.array("f")
+    floats.frombytes(blob[offset:offset + usable])
+    if sys.byteorder != "little":
+        floats.byteswap()
+    if math.isfinite(sum(floats)):  # fast path; a huge finite sum may overflow, so then count
+        return 0
+    return sum(1 for x in floats if not math.isfinite(x))
+
+
 def require_finite(value, what):
     """value, if it is a finite number; a UsageError naming `what` otherwise (NaN, inf)."""
     import math

@@ -20,8 +20,8 @@ Usage:
 import math
 import sys
 
-from common import (Parser, UsageError, check_input, read_names, read_stories, repo_path,
-                    require_finite, run_main)
+from common import (Parser, UsageError, count_non_finite_floats, read_input, read_names,
+                    read_stories, repo_path, require_finite, run_main)
 
 
 def name_token_ids(tok, names):
@@ -106,7 +106,10 @@ def main(argv):
     windows = parse_ints(args.window, "--window") if args.window else []
     # Every input is checked before PyTorch is imported (and without it).
     import bpe
-    check_input(args.model, "model")
+    bad = count_non_finite_floats(read_input(args.model, "model", binary=True), 28)
+    if bad:
+        raise UsageError(f"model file '{args.model}': {bad} of its weights are NaN or "
+                         "infinite (a diverged training run)")
     try:
         tok = bpe.Tokenizer.load(args.tokenizer)
     except (OSError, ValueError, UnicodeDecodeError) as e:
@@ -124,10 +127,6 @@ def main(argv):
         model = load_legacy(args.model).eval()
     except (OSError, ValueError, UnicodeDecodeError) as e:
         raise UsageError(str(e))
-    for name, p in model.named_parameters():
-        if not bool(torch.isfinite(p).all()):
-            raise UsageError(f"model file '{args.model}': weight {name} holds NaN or infinite "
-                             f"values")
     too_long = [len(s) for s in stories if len(s) > model.cfg.seq_len]
     if too_long:
         raise UsageError(f"a story has {too_long[0]} tokens, more than seq_len "
