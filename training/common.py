@@ -151,7 +151,8 @@ def check_writable(path):
 
 
 def write_output(path, data):
-    """Writes data (bytes or str) as the file at path, so that nothing is ever half-written: to a
+    """Writes data (bytes, str, or an iterable of them, written as they come so a large file is
+    never whole in memory) as the file at path, so that nothing is ever half-written: to a
     temporary file beside it first, renamed into place only when complete (the C++ side's
     base/output_file.hpp does the same). A failure leaves an existing file as it was."""
     import tempfile
@@ -159,7 +160,8 @@ def write_output(path, data):
     fd, temporary = tempfile.mkstemp(dir=folder, prefix=os.path.basename(path) + ".tmp-")
     try:
         with os.fdopen(fd, "wb") as f:
-            f.write(data.encode("utf-8") if isinstance(data, str) else data)
+            for chunk in [data] if isinstance(data, (bytes, bytearray, str)) else data:
+                f.write(chunk.encode("utf-8") if isinstance(chunk, str) else chunk)
             f.flush()
             os.fsync(f.fileno())
         mask = os.umask(0)

@@ -25,6 +25,7 @@ import os
 import random
 import re
 import sys
+from itertools import chain
 
 from common import Parser, UsageError, check_writable, run_main, read_input, write_output
 
@@ -775,12 +776,17 @@ def main(argv):
     check_no_name_collisions(names)
     if args.out != "-":
         check_writable(args.out)
-    text = "\n\n".join(generate(args.seed, args.stories, names)) + "\n"
+    # Story by story (a large corpus is never whole in memory), into a file that replaces --out
+    # only when complete.
+    pieces = (("\n\n" if i else "") + story
+              for i, story in enumerate(generate(args.seed, args.stories, names)))
     if args.out == "-":
-        sys.stdout.write(text)
+        for piece in pieces:
+            sys.stdout.write(piece)
+        sys.stdout.write("\n")
         sys.stdout.flush()
     else:
-        write_output(args.out, text.encode("ascii"))
+        write_output(args.out, (piece.encode("ascii") for piece in chain(pieces, ["\n"])))
     return 0
 
 
