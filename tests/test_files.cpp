@@ -226,7 +226,8 @@ TEST_CASE("numbers on the command line: spaces on either side, tiny reals, one r
   CHECK(parsed({"--n", "5 "}).integer("n", 0, 10) == 5);  // refused before, while " 5" was not
   CHECK_THROWS_WITH(parsed({"--n", "5x"}).integer("n", 0, 10),
                     "--n expects a whole number, got '5x'");
-  CHECK_THROWS_WITH(parsed({"--n", " "}).integer("n", 0, 10), "--n expects a whole number, got ' '");
+  CHECK_THROWS_WITH(parsed({"--n", " "}).integer("n", 0, 10),
+                    "--n expects a whole number, got ' '");
   // The smallest double is a number (it was refused as "expects a number"); too large is not.
   CHECK(parsed({"--t", "4.9e-324"}).real("t", 0, 10) > 0.0);
   CHECK(parsed({"--t", "1e-400"}).real("t", 0, 10) == 0.0);
@@ -237,8 +238,18 @@ TEST_CASE("numbers on the command line: spaces on either side, tiny reals, one r
 }
 
 TEST_CASE("stories with Windows line endings split as with Unix ones") {
-  const std::vector<std::string> unix_stories = split_stories("The cat sat.\nIt was red.\n\nA dog.\n");
+  const std::vector<std::string> unix_stories =
+      split_stories("The cat sat.\nIt was red.\n\nA dog.\n");
   CHECK(unix_stories == std::vector<std::string>{"The cat sat.\nIt was red.", "A dog."});
   CHECK(split_stories("The cat sat.\r\nIt was red.\r\n\r\nA dog.\r\n") == unix_stories);
   CHECK(split_stories("a\rb") == std::vector<std::string>{"a\rb"});  // a lone \r is text
+}
+
+TEST_CASE("an output file named through a link replaces the file the link names") {
+  TempDir dir("output_link");
+  write_bytes(dir.file("real.csv"), {'o', 'l', 'd'});
+  std::filesystem::create_symlink("real.csv", dir.file("link.csv"));
+  write_output_file(dir.file("link.csv"), "the CSV file", "new");
+  CHECK(std::filesystem::is_symlink(dir.file("link.csv")));
+  CHECK(h2o_test::read_bytes(dir.file("real.csv")) == std::vector<char>{'n', 'e', 'w'});
 }

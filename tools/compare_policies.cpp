@@ -284,8 +284,8 @@ int compare_policies(int argc, char** argv) {
   // Step 4: what was run, and how each policy spends each budget.
   std::cout << "compare_policies: " << policies.size()
             << (policies.size() == 1 ? " policy on " : " policies on ")
-            << std::filesystem::path(files.model).filename().string() << " reading "
-            << std::filesystem::path(text_path).filename().string() << "\n"
+            << h2o::printable(std::filesystem::path(files.model).filename().string()) << " reading "
+            << h2o::printable(std::filesystem::path(text_path).filename().string()) << "\n"
             << "model: " << config.describe() << "\n"
             << "text: "
             << (stories.size() == 1 ? "" : std::to_string(stories.size()) + " stories; ")

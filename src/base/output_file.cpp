@@ -94,6 +94,7 @@ OutputFile::OutputFile(const std::string& path, const std::string& what)
     if (fs::is_symlink(fs::symlink_status(target, ec))) target = fs::canonical(target, ec);
     if (ec) throw std::runtime_error(what + " '" + path + "': cannot follow the link");
   }
+  target_ = target.string();
   const fs::path folder = target.has_parent_path() ? target.parent_path() : fs::path(".");
   if (!fs::is_directory(folder, ec)) {
     throw std::runtime_error(what + " '" + path + "': the folder '" + folder.string() +
@@ -127,7 +128,7 @@ void OutputFile::commit() {
   stream_->flush();
   const bool closed = buffer_->close();
   if (!closed || !*stream_) fail("cannot write it", buffer_->error() != 0 ? buffer_->error() : EIO);
-  if (std::rename(temporary_.c_str(), std::filesystem::path(path_).string().c_str()) != 0) {
+  if (std::rename(temporary_.c_str(), target_.c_str()) != 0) {
     fail("cannot put it in place", errno);
   }
   committed_ = true;

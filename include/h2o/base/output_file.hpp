@@ -40,6 +40,7 @@ class OutputFile {
   class Buffer;
   [[noreturn]] void fail(const std::string& doing, int error);
   std::string path_, what_, temporary_;
+  std::string target_;  // the file replaced: path_, or the file a link at path_ names
   std::unique_ptr<Buffer> buffer_;
   std::unique_ptr<std::ostream> stream_;
   bool committed_ = false;
