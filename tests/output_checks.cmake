@@ -19,11 +19,7 @@ foreach(bad
     "schedule@--schedule,12@--schedule must look like 256x16:2400,1024x4:300, got '12'"
     "out_is_data@--out,${PROJECT_SOURCE_DIR}/data@--out must not be data/ (use --install"
     "out_unwritable@--out,/sys/h2o_model@cannot create the folder '/sys/h2o_model'")
-  string(REPLACE "@" ";" parts "${bad}")
-  list(GET parts 0 short)
-  list(GET parts 1 flags)
-  list(GET parts 2 text)
-  string(REPLACE "," ";" flags "${flags}")
+  h2o_split_case("${bad}" short flags text)
   h2o_check_program(NAME train_model_bad_${short} COMMAND bash ARGS "${h2o_train_script}" ${flags}
     EXIT nonzero STREAM stderr EXPECT "${text}")
 endforeach()
