@@ -165,12 +165,31 @@ void options_seeds(const fs::path& folder) {
   }
 }
 
+void text_seeds(const fs::path& folder) {
+  fs::create_directories(folder);
+  // Names files and texts as people write them, and as they go wrong.
+  const std::vector<std::string> texts = {
+      "Lily\nTom\nSam\n",
+      "Lily\r\nTom\r\n\r\nSam",
+      "Mary Ann\nBob\n",
+      "Once upon a time, Lily had a red ball.\nShe played.\n\nTom ran home.\n",
+      "A story.\r\nIts second line.\r\n\r\nAnother story.\r\n",
+      "\n\n\nOnly newlines around\n\n\n\n",
+      "caf\xc3\xa9 \xe2\x80\x94 \x1b[31mred\x1b[0m \xff\xfe \xc2\x9b\x00end",
+      std::string(300, 'x') + "\n\xed\xa0\x80\n"};
+  int n = 0;
+  for (const std::string& text : texts) {
+    write_bytes(folder / ("seed_" + std::to_string(n++) + ".txt"), Bytes(text.begin(), text.end()));
+  }
+}
+
 int make_seeds(int argc, char** argv) {
   if (argc < 2 || argc > 3) throw h2o::UsageError("usage: fuzz_make_seeds FOLDER [TOKENIZER]");
   const fs::path folder = argv[1];
   checkpoint_seeds(folder / "checkpoint");
   tokenizer_seeds(folder / "tokenizer", argc == 3 ? argv[2] : "");
   options_seeds(folder / "options");
+  text_seeds(folder / "text");
   std::cout << "fuzz_make_seeds: wrote the seed corpora into " << folder.string() << "\n";
   return 0;
 }

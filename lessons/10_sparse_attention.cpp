@@ -21,6 +21,7 @@
 #include <iostream>
 #include <memory>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 #include <xtensor/xbuilder.hpp>
@@ -28,6 +29,7 @@
 #include "h2o/app/cli.hpp"
 #include "h2o/app/default_files.hpp"
 #include "h2o/base/format.hpp"
+#include "h2o/base/output_file.hpp"
 #include "h2o/measure/attention_stats.hpp"
 #include "h2o/model/checkpoint.hpp"
 #include "h2o/model/decoder.hpp"
@@ -53,6 +55,7 @@ int main(int argc, char** argv) {
   args.add_option("pictures", "DIR", "", "also write the SVG pictures into this folder");
   if (!args.parse(argc, argv)) return 0;
   const std::string pictures = args.text("pictures");
+  if (!pictures.empty()) h2o::make_output_folder(pictures, "--pictures");  // before the work
   std::ostringstream steps;  // Steps 1-5, printed after the answer
 
   // Step 1: the model reads the text with the full cache, its attention recorded at every step.
@@ -76,6 +79,17 @@ int main(int argc, char** argv) {
     stats.add_step(decoder);
     for (std::size_t l = 0; t < shown && l < L; ++l) {  // head 0 of each layer, for the picture
       for (std::size_t k = 0; k <= t; ++k) first_rows[l](t, k) = decoder.attention(l).weights(0, k);
+    }
+  }
+  // A model whose attention overflows (scores beyond float range) gives NaN weights: no
+  // percentage or verdict below would mean anything, so say so and stop.
+  for (std::size_t l = 0; l < L; ++l) {
+    const std::vector<double>& scores = stats.accumulated(l);
+    if (!std::isfinite(stats.sparsity(l)) ||
+        !std::all_of(scores.begin(), scores.end(), [](double v) { return std::isfinite(v); })) {
+      throw std::runtime_error("the attention of layer " + std::to_string(l) +
+                               " is not a number (its scores overflow): this model cannot be "
+                               "measured");
     }
   }
   steps << "Step 1: " << std::filesystem::path(files.model).filename().string() << " ("
@@ -162,7 +176,6 @@ int main(int argc, char** argv) {
 
   // Step 7: the pictures (report/svg.hpp).
   if (!pictures.empty()) {
-    std::filesystem::create_directories(pictures);
     const std::string command = h2o::command_line(argc, argv);
     h2o::Heatmap map;
     map.text = {
@@ -200,12 +213,13 @@ int main(int argc, char** argv) {
 }
 
 namespace {
-// A token's text: spaces shown as '_', newlines as '/', BOS as <BOS>.
+// A token's text: spaces shown as '_', newlines as '/', BOS as <BOS>; other control characters
+// and invalid UTF-8 escaped (printable(), base/format.hpp), so the text cannot upset a terminal.
 std::string token_text(const h2o::Tokenizer& tokenizer, const std::vector<int>& tokens,
                        std::size_t p) {
   if (p == 0) return "<BOS>";
   std::string piece = tokenizer.decode_piece(tokens[p - 1], tokens[p]);
   for (char& ch : piece) ch = ch == ' ' ? '_' : ch == '\n' ? '/' : ch;
-  return piece;
+  return h2o::printable(piece);
 }
 }  // namespace

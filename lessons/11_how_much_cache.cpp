@@ -25,15 +25,16 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "h2o/app/cli.hpp"
 #include "h2o/app/default_files.hpp"
 #include "h2o/base/format.hpp"
+#include "h2o/base/output_file.hpp"
 #include "h2o/cache/budget.hpp"
 #include "h2o/measure/name_recall.hpp"
 #include "h2o/measure/teacher_forcing.hpp"
@@ -47,6 +48,9 @@
 using h2o::fixed;
 
 namespace {
+// Step 7: a continuation shorter than this (in predictions) is too short to judge a policy by.
+constexpr std::size_t kMinContinuation = 16;
+
 struct Measured {  // one policy at one budget
   double perplexity = 0, kl = 0, agreement = 0, recall = 0;
 };
@@ -83,6 +87,10 @@ int main(int argc, char** argv) try {
   const auto min_gap = static_cast<std::size_t>(args.integer("name-gap", 1, 100000));
   const std::vector<int> prompt_percents = h2o::parse_percent_list("prompts", args.text("prompts"));
   const auto prompt_budget_percent = static_cast<int>(args.integer("prompt-budget", 1, 100));
+  // The output files are checked before the work; each appears only once complete.
+  std::optional<h2o::OutputFile> csv_file;
+  if (!args.text("csv").empty()) csv_file.emplace(args.text("csv"), "the CSV file");
+  if (!args.text("pictures").empty()) h2o::make_output_folder(args.text("pictures"), "--pictures");
   std::cout << "Lesson 11: how much cache do we need? (beyond the blog)\n\n";
 
   // Step 1: the model, the story and which of its tokens are character names.
@@ -272,8 +280,15 @@ int main(int argc, char** argv) try {
         measure(kind.name, h2o::settings_for_budget(kind.name, budget), nullptr, false));
   }
   std::size_t pairs = 0, once_wins = 0, step_wins = 0;
+  std::string short_continuations;  // prompts that leave too little text to judge
   for (int prompt_percent : prompt_percents) {
     const std::size_t P = std::min(h2o::tokens_for_percent(n, prompt_percent), n - 2);
+    // The continuation is judged on the predictions from the prompt's last token on: n - P.
+    if (n - P < kMinContinuation) {
+      short_continuations += "  Note: a prompt of " + std::to_string(P) + " tokens (" +
+                             std::to_string(prompt_percent) + "%) leaves only " +
+                             std::to_string(n - P) + " predictions to judge; its row says little.\n";
+    }
     const Continuation reference = continuation(full, P - 1);
     prompt_table.row(std::to_string(P), "full", "100.0", fixed(reference.perplexity, 3),
                      reference.names == 0 ? "-"
@@ -297,7 +312,7 @@ int main(int argc, char** argv) try {
     }
   }
   prompt_table.print(std::cout);
-  std::cout << "  Cutting the prompt once agrees more with the full cache in " << once_wins
+  std::cout << short_continuations << "  Cutting the prompt once agrees more with the full cache in " << once_wins
             << " of " << pairs << " (prompt, policy) pairs,\n  evicting token by token in "
             << step_wins << " (the rest tie).\n";
 
@@ -313,8 +328,8 @@ int main(int argc, char** argv) try {
                 min_gap);
       }
     }
-    std::ofstream out(args.text("csv"), std::ios::binary);
-    if (!(out << csv.csv())) throw std::runtime_error("cannot write '" + args.text("csv") + "'");
+    csv_file->stream() << csv.csv();
+    csv_file->commit();
     std::cout << "\nEvery number written to " << args.text("csv") << "\n";
   }
   if (!args.text("pictures").empty()) {
@@ -344,7 +359,6 @@ std::size_t first_good_budget(const Contender& c, double limit) {
 void write_charts(const std::string& dir, const std::string& command,
                   const std::vector<Contender>& contenders, const std::vector<int>& percents,
                   const std::string& about) {
-  std::filesystem::create_directories(dir);
   const struct {
     const char* file;
     const char* title;

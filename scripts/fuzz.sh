@@ -8,7 +8,8 @@
 #
 # Harnesses: checkpoint (the llama2.c checkpoint loader, then a few decoder steps), tokenizer (the
 # tokenizer loader, encode against run.c's algorithm, decode round trips), options (the option
-# parser with every tool's option table). The corpus each one grows is kept in
+# parser with every tool's option table), text (the names file, the stories reader and the escaping
+# of text shown on the terminal). The corpus each one grows is kept in
 # build-fuzz/corpus/NAME and reused by the next run; an input that crashes is saved in
 # build-fuzz/crashes/ and the script exits 1.
 #
@@ -21,7 +22,7 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${H2O_FUZZ_BUILD_DIR:-$root/build-fuzz}"
 models="${H2O_MODELS_DIR:-$root/../shared/models}"
-all_harnesses=(checkpoint tokenizer options)
+all_harnesses=(checkpoint tokenizer options text)
 
 seconds=60
 install=1
@@ -37,7 +38,7 @@ while [ $# -gt 0 ]; do
     --no-build) do_build=0 ;;
     --fresh) fresh=1 ;;
     -h|--help) sed -n '2,22p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    checkpoint|tokenizer|options) harnesses+=("$1") ;;
+    checkpoint|tokenizer|options|text) harnesses+=("$1") ;;
     *) echo "fuzz.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
   shift

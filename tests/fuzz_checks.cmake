@@ -9,7 +9,7 @@ add_test(NAME fuzz_build COMMAND ${h2o_fuzz_script} --build-only)
 # A first build compiles the whole library with clang and the sanitizers: minutes, not seconds.
 set_tests_properties(fuzz_build PROPERTIES FIXTURES_SETUP fuzz_harnesses TIMEOUT 3600
                      SKIP_REGULAR_EXPRESSION "SKIPPED: " RESOURCE_LOCK h2o_fuzz_build)
-foreach(harness checkpoint tokenizer options)
+foreach(harness checkpoint tokenizer options text)
   add_test(NAME fuzz_${harness}_short
     COMMAND ${h2o_fuzz_script} --no-build --fresh --seconds ${H2O_FUZZ_SECONDS} ${harness})
   set_tests_properties(fuzz_${harness}_short PROPERTIES FIXTURES_REQUIRED fuzz_harnesses

@@ -183,6 +183,11 @@ h2o_check_program(NAME lesson_11_full_budget_is_the_full_cache TARGET 11_how_muc
   EXPECT "  tova        100%" "0.0000" "(no budget below 100% to compare)" "in 0 of 5 (prompt, policy) pairs,"
          "evicting token by token in 0 (the rest tie)." "100.0 | 100.0"
   FORBID "none of these")
+# A prompt of the whole text leaves two predictions: said, not passed off as a measurement.
+h2o_check_program(NAME lesson_11_short_continuation_noted TARGET 11_how_much_cache
+  ARGS --budgets 50 --prompts 50,100
+  EXPECT "(100%) leaves only 2 predictions to judge; its row says little."
+  FORBID "(50%) leaves only")
 h2o_check_program(NAME lesson_11_csv TARGET 11_how_much_cache
   ARGS --budgets 10,20 --csv ${CMAKE_CURRENT_BINARY_DIR}/lesson_11.csv
   EXPECT "written to ${CMAKE_CURRENT_BINARY_DIR}/lesson_11.csv")

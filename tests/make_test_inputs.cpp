@@ -88,6 +88,13 @@ int make_inputs(int argc, char** argv) {
   h2o::save_checkpoint(at("tiny_model.bin"), weights);
   tiny_tokenizer(300).save(at("tiny_tok.bin"));
 
+  // Finite weights whose attention overflows: queries and keys 1e20 times too large make every
+  // score infinite and every attention weight NaN (lesson 10 must say so, not print -nan%).
+  h2o::DecoderWeights overflowing = weights;
+  overflowing.wq *= 1e20f;
+  overflowing.wk *= 1e20f;
+  h2o::save_checkpoint(at("overflow_model.bin"), overflowing);
+
   // Damaged checkpoints.
   const Bytes good = read_bytes(at("tiny_model.bin"));
   write_bytes(at("empty.bin"), {});

@@ -45,6 +45,12 @@ h2o_check_python(NAME corpus_generator_writes_stories SCRIPT make_corpus.py
   ARGS --stories 2 --seed 5 --out - EXPECT "Once upon a time" "Rio")
 
 # Bad input to every script: one line on stderr, exit code 2, before any long work.
+set(h2o_py_inputs "${CMAKE_CURRENT_BINARY_DIR}/python_inputs")
+file(WRITE "${h2o_py_inputs}/odd.u16" "abc")
+file(WRITE "${h2o_py_inputs}/nan.csv"
+  "step,tokens,train_loss,heldout_loss,lr,seconds\n50,100,nan,,0.001,1.0\n")
+file(WRITE "${h2o_py_inputs}/odd_names.txt" "Zyxwvut\n")
+set(h2o_train_args "--train,/dev/null,--heldout,/dev/null,--tokenizer,${h2o_data}/tokenizer.bin,--out,m.bin,--csv,l.csv,--svg,l.svg")
 foreach(bad
     "corpus_bad_count@make_corpus.py@--stories,-3,--out,x.txt@--stories must be 1..10000000, got -3"
     "corpus_bad_seed@make_corpus.py@--seed,abc,--out,x.txt@argument --seed: invalid int value: 'abc'"
@@ -59,7 +65,22 @@ foreach(bad
     "evaluate_device_model@evaluate.py@--model,/dev/zero,--tokenizer,${h2o_data}/tokenizer.bin,--stories,${h2o_data}/heldout_story.txt@model file '/dev/zero' is not a regular file"
     "reference_logits_missing_ids@reference_logits.py@--model,${h2o_data}/model.bin,--tokens,/nonexistent/ids.txt,--out,l.f32@cannot read ids file '/nonexistent/ids.txt'"
     "export_check_bad_folder@export_check.py@--out,/nonexistent/dir@'/nonexistent/dir' is not a writable folder"
-    "plot_loss_device_csv@plot_loss.py@--csv,/dev/zero,--out,x.svg@csv file '/dev/zero' is not a regular file")
+    "plot_loss_device_csv@plot_loss.py@--csv,/dev/zero,--out,x.svg@csv file '/dev/zero' is not a regular file"
+    # Every option of train.py is checked before a file is read or PyTorch imported.
+    "train_short_seq_len@train.py@${h2o_train_args},--seq-len,16@a phase of 1024 tokens is longer than --seq-len 16"
+    "train_zero_heads@train.py@${h2o_train_args},--heads,0@--heads must be 1..128, got 0"
+    "train_nan_lr@train.py@${h2o_train_args},--lr,nan@--lr is nan, not a finite number"
+    "train_inf_lr@train.py@${h2o_train_args},--lr,inf@--lr is inf, not a finite number"
+    "train_negative_seed@train.py@${h2o_train_args},--seed,-1@--seed must be 0..2147483647, got -1"
+    "train_odd_head_size@train.py@${h2o_train_args},--dim,100@--dim 100 must be --heads 8 times an even head size"
+    "train_kv_heads@train.py@${h2o_train_args},--kv-heads,3@--heads 8 must be a multiple of --kv-heads 3"
+    "train_same_outputs@train.py@${h2o_train_args},--csv,m.bin@--out, --csv and --svg must be three different files"
+    "train_odd_tokens@train.py@${h2o_train_args},--train,${h2o_py_inputs}/odd.u16@has an odd number of bytes (3)"
+    "train_unwritable@train.py@${h2o_train_args},--out,/sys/h2o_model.bin@cannot write '/sys/h2o_model.bin'"
+    "train_bad_type@train.py@${h2o_train_args},--layers,four@argument --layers: invalid int value: 'four'"
+    # A diverged run's loss curve is refused; so is a names list the tokenizer cannot keep whole.
+    "plot_loss_nan_csv@plot_loss.py@--csv,${h2o_py_inputs}/nan.csv,--out,x.svg@a loss that is not a finite number"
+    "tokenizer_names_not_tokens@train_tokenizer.py@--corpus,${h2o_data}/heldout_stories.txt,--vocab-size,400,--names,${h2o_py_inputs}/odd_names.txt,--out,${h2o_py_inputs}/t.bin@names that are not one token: Zyxwvut")
   string(REPLACE "@" ";" parts "${bad}")
   list(GET parts 0 short)
   list(GET parts 1 script)

@@ -387,11 +387,9 @@ TEST_CASE("decoder counts live and reserved kv bytes", "[decoder]") {
   CHECK(full.policy().name() == "full");
 }
 
-TEST_CASE("decoder refuses a cache whose keys and values fit but whose whole memory does not",
-          "[decoder]") {
-  // 224 layers of one KV head of size 2, 2^20 positions: keys and values alone are 3.5 GiB, under
-  // the 4 GiB limit, but positions and scores bring the cache to 6.1 GiB (a guard counting only
-  // keys and values let it allocate all of that). Refused before any cache memory is touched.
+namespace {
+// 224 layers of one tiny head: a cache of many bytes per position from almost no weights.
+ModelConfig tall_thin_config() {
   ModelConfig config;
   config.dim = 2;
   config.hidden_dim = 2;
@@ -399,6 +397,16 @@ TEST_CASE("decoder refuses a cache whose keys and values fit but whose whole mem
   config.n_heads = 1;
   config.n_kv_heads = 1;
   config.vocab_size = 4;
+  return config;
+}
+}  // namespace
+
+TEST_CASE("decoder refuses a cache whose keys and values fit but whose whole memory does not",
+          "[decoder]") {
+  // 224 layers of one KV head of size 2, 2^20 positions: keys and values alone are 3.5 GiB, under
+  // the 4 GiB limit, but positions and scores bring the cache to 6.1 GiB (a guard counting only
+  // keys and values let it allocate all of that). Refused before any cache memory is touched.
+  ModelConfig config = tall_thin_config();
   config.seq_len = ModelConfig::kMaxSeqLen;
   const auto weights = std::make_shared<const DecoderWeights>(random_weights(config, 3));
   const double keys_and_values = 2.0 * 224 * 2 * config.seq_len * sizeof(float);
@@ -411,6 +419,25 @@ TEST_CASE("decoder refuses a cache whose keys and values fit but whose whole mem
   // The same model with a budget that fits: accepted.
   Decoder small(weights, std::make_unique<H2OPolicy>(CacheBudget{8, 8}));
   CHECK(small.cache(0).capacity() == 17);
+}
+
+TEST_CASE("a cache just over the memory limit says it needs more than the limit", "[decoder]") {
+  // The smallest capacity whose cache is over 4 GiB, by less than 1 MiB: the message rounds the
+  // need up, so it never reads "would need 4096 MiB (limit 4096 MiB)".
+  ModelConfig config = tall_thin_config();
+  const std::uint64_t per_position =
+      Decoder::cache_memory_bytes(config, 2) - Decoder::cache_memory_bytes(config, 1);
+  auto capacity = static_cast<std::size_t>(Decoder::kMaxCacheBytes / per_position) - 2;
+  while (static_cast<double>(Decoder::cache_memory_bytes(config, capacity)) <=
+         Decoder::kMaxCacheBytes) {
+    ++capacity;
+  }
+  REQUIRE(static_cast<double>(Decoder::cache_memory_bytes(config, capacity)) <
+          Decoder::kMaxCacheBytes + 1024.0 * 1024.0);
+  config.seq_len = capacity;
+  const auto weights = std::make_shared<const DecoderWeights>(random_weights(config, 3));
+  CHECK_THROWS_WITH(Decoder(weights, full_cache()),
+                    Catch::Contains("would need 4097 MiB (limit 4096 MiB)"));
 }
 
 TEST_CASE("the memory guard's estimate is what the caches hold", "[decoder]") {

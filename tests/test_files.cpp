@@ -1,14 +1,17 @@
-// test_files.cpp: opening the files programs read (files.hpp), and the --text option that reads a
-// text with them (default_files.hpp).
+// test_files.cpp: opening the files programs read (files.hpp), the --text option that reads a
+// text with them (default_files.hpp), and writing output files (output_file.hpp).
 //
 // Every reader must refuse, with one line naming the file, anything that is not a regular file of
 // a sensible size, before reading a byte: a device (/dev/zero would be read forever), a pipe
 // (opening one blocks until someone writes), a folder, a missing or empty file, or a file over
 // the reader's limit.
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
+#include <csignal>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
@@ -18,6 +21,8 @@
 #include "h2o/app/cli.hpp"
 #include "h2o/app/default_files.hpp"
 #include "h2o/base/files.hpp"
+#include "h2o/base/output_file.hpp"
+#include "h2o/text/stories.hpp"
 #include "test_support.hpp"
 
 using namespace h2o;
@@ -100,4 +105,151 @@ TEST_CASE("the text option reads at most kMaxTextBytes from a regular file") {
   CHECK_THROWS_WITH(read_with("/dev/zero"),
                     Contains("text file '/dev/zero' is not a regular file"));
   CHECK_THROWS_WITH(read_with(dir.path.string()), Contains("is a directory"));
+}
+
+// ------------------------------------------------------------------------------- output files
+// Writing (output_file.hpp): a file appears complete or not at all, an existing file survives a
+// failed run, and every failure is one line naming the file and the reason.
+
+namespace {
+// The files in `dir`, by name (so a temporary file left behind would show).
+std::vector<std::string> names_in(const std::filesystem::path& dir) {
+  std::vector<std::string> names;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    names.push_back(entry.path().filename().string());
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+std::string output_error(const std::string& path) {
+  const std::string message =
+      error_of<std::runtime_error>([&] { OutputFile out(path, "the test file"); });
+  CHECK(message.find('\n') == std::string::npos);
+  CHECK_THAT(message, Contains("the test file '" + path + "'"));
+  return message;
+}
+}  // namespace
+
+TEST_CASE("an output file appears only when it is complete") {
+  TempDir dir("output_complete");
+  const std::string path = dir.file("out.csv");
+  write_bytes(path, {'o', 'l', 'd'});
+  {
+    OutputFile out(path, "the CSV file");
+    out.stream() << "new,contents\n";
+    CHECK(h2o_test::read_bytes(path) == std::vector<char>{'o', 'l', 'd'});  // not yet replaced
+    CHECK(names_in(dir.path).size() == 2);                                  // out.csv + temporary
+    out.commit();
+  }
+  const std::vector<char> bytes = h2o_test::read_bytes(path);
+  CHECK(std::string(bytes.begin(), bytes.end()) == "new,contents\n");
+  CHECK(names_in(dir.path) == std::vector<std::string>{"out.csv"});
+  write_output_file(dir.file("whole.txt"), "the text",
+                    std::string(200000, 'x'));  // past the buffer
+  CHECK(h2o_test::read_bytes(dir.file("whole.txt")).size() == 200000);
+}
+
+TEST_CASE("an existing file survives a run that fails before commit") {
+  TempDir dir("output_survives");
+  const std::string path = dir.file("model.bin");
+  write_bytes(path, {'k', 'e', 'e', 'p'});
+  try {
+    OutputFile out(path, "checkpoint");
+    out.stream() << "half of a checkpoint";
+    throw std::runtime_error("the run failed");
+  } catch (const std::runtime_error&) {
+  }
+  CHECK(h2o_test::read_bytes(path) == std::vector<char>{'k', 'e', 'e', 'p'});
+  CHECK(names_in(dir.path) == std::vector<std::string>{"model.bin"});
+}
+
+TEST_CASE("a write error (a file too large for the limit) is reported and loses nothing") {
+  TempDir dir("output_full");
+  const std::string path = dir.file("big.svg");
+  write_bytes(path, {'o', 'l', 'd'});
+  // RLIMIT_FSIZE makes a write past 4 KiB fail with EFBIG, as a full disk fails with ENOSPC.
+  struct rlimit old_limit;
+  REQUIRE(::getrlimit(RLIMIT_FSIZE, &old_limit) == 0);
+  const auto old_handler = std::signal(SIGXFSZ, SIG_IGN);
+  struct rlimit small = old_limit;
+  small.rlim_cur = 4096;
+  REQUIRE(::setrlimit(RLIMIT_FSIZE, &small) == 0);
+  const std::string message = error_of<std::runtime_error>(
+      [&] { write_output_file(path, "the picture", std::string(100000, 'x')); });
+  ::setrlimit(RLIMIT_FSIZE, &old_limit);
+  std::signal(SIGXFSZ, old_handler);
+  CHECK(message == "the picture '" + path + "': cannot write it (File too large)");
+  CHECK(h2o_test::read_bytes(path) == std::vector<char>{'o', 'l', 'd'});
+  CHECK(names_in(dir.path) == std::vector<std::string>{"big.svg"});
+}
+
+TEST_CASE("output paths are checked when the file is made: folders, devices, missing folders") {
+  TempDir dir("output_paths");
+  CHECK_THAT(output_error(dir.path.string()), Contains("is a folder, not a file"));
+  CHECK_THAT(output_error("/dev/full"), Contains("is not a regular file"));
+  CHECK_THAT(output_error("/dev/null"), Contains("is not a regular file"));
+  CHECK_THAT(output_error(dir.file("missing/out.svg")),
+             Contains("the folder '" + dir.file("missing") + "' does not exist"));
+  CHECK_THROWS_WITH(OutputFile("", "the test file"), "the test file: no file name given");
+  // A folder nobody may write in: /sys refuses even root; a folder without write permission
+  // refuses everyone else.
+  CHECK_THAT(output_error("/sys/h2o_test.svg"), Contains("cannot create a file in its folder"));
+  const std::filesystem::path locked = dir.path / "locked";
+  std::filesystem::create_directory(locked);
+  ::chmod(locked.c_str(), 0555);
+  if (::geteuid() != 0) {
+    CHECK_THAT(output_error((locked / "x.csv").string()),
+               Contains("cannot create a file in its folder (Permission denied)"));
+  }
+  ::chmod(locked.c_str(), 0755);
+  CHECK_NOTHROW(check_output_path(dir.file("fine.csv"), "the CSV file"));
+  CHECK(names_in(dir.path) == std::vector<std::string>{"locked"});  // the probe left nothing
+  CHECK_NOTHROW(make_output_folder(dir.file("new/deeper"), "--pictures"));
+  CHECK(std::filesystem::is_directory(dir.file("new/deeper")));
+  CHECK_THROWS_WITH(make_output_folder("/sys/h2o_test_pictures", "--pictures"),
+                    Contains("--pictures '/sys/h2o_test_pictures'"));
+}
+
+// ------------------------------------------------------------------------ numbers and stories
+
+TEST_CASE("numbers on the command line: spaces on either side, tiny reals, one rule everywhere") {
+  ArgParser args("test", "numbers");
+  args.add_option("n", "N", "1", "a whole number").add_option("t", "T", "1", "a real");
+  const auto parsed = [&](const std::vector<std::string>& words) {
+    ArgParser copy = args;
+    const std::vector<const char*> argv = argv_of(words);
+    copy.parse(static_cast<int>(argv.size()), argv.data());
+    return copy;
+  };
+  CHECK(parsed({"--n", " 5"}).integer("n", 0, 10) == 5);
+  CHECK(parsed({"--n", "5 "}).integer("n", 0, 10) == 5);  // refused before, while " 5" was not
+  CHECK_THROWS_WITH(parsed({"--n", "5x"}).integer("n", 0, 10),
+                    "--n expects a whole number, got '5x'");
+  CHECK_THROWS_WITH(parsed({"--n", " "}).integer("n", 0, 10),
+                    "--n expects a whole number, got ' '");
+  // The smallest double is a number (it was refused as "expects a number"); too large is not.
+  CHECK(parsed({"--t", "4.9e-324"}).real("t", 0, 10) > 0.0);
+  CHECK(parsed({"--t", "1e-400"}).real("t", 0, 10) == 0.0);
+  CHECK(parsed({"--t", " 0.5 "}).real("t", 0, 10) == 0.5);
+  CHECK_THROWS_WITH(parsed({"--t", "1e999"}).real("t", 0, 10), "--t expects a number, got '1e999'");
+  CHECK_THROWS_WITH(parsed({"--t", "nan"}).real("t", 0, 10), "--t expects a number, got 'nan'");
+  CHECK(parse_percent_list("budgets", "10, 20 ,5") == std::vector<int>{5, 10, 20});
+}
+
+TEST_CASE("stories with Windows line endings split as with Unix ones") {
+  const std::vector<std::string> unix_stories =
+      split_stories("The cat sat.\nIt was red.\n\nA dog.\n");
+  CHECK(unix_stories == std::vector<std::string>{"The cat sat.\nIt was red.", "A dog."});
+  CHECK(split_stories("The cat sat.\r\nIt was red.\r\n\r\nA dog.\r\n") == unix_stories);
+  CHECK(split_stories("a\rb") == std::vector<std::string>{"a\rb"});  // a lone \r is text
+}
+
+TEST_CASE("an output file named through a link replaces the file the link names") {
+  TempDir dir("output_link");
+  write_bytes(dir.file("real.csv"), {'o', 'l', 'd'});
+  std::filesystem::create_symlink("real.csv", dir.file("link.csv"));
+  write_output_file(dir.file("link.csv"), "the CSV file", "new");
+  CHECK(std::filesystem::is_symlink(dir.file("link.csv")));
+  CHECK(h2o_test::read_bytes(dir.file("real.csv")) == std::vector<char>{'n', 'e', 'w'});
 }

@@ -6,6 +6,7 @@
 #include <string>
 #include <xtensor/xbuilder.hpp>
 
+#include "h2o/base/format.hpp"
 #include "h2o/report/svg.hpp"
 #include "h2o/report/table.hpp"
 #include "xml_check.hpp"
@@ -82,8 +83,13 @@ TEST_CASE("an occupancy grid is well formed with one panel per policy", "[report
   h2o::OccupancyGrid grid;
   grid.text = {"Which positions each policy keeps", {"budget 2 tokens", "layer 0"}, "cmd --svg"};
   grid.steps = 4;
-  grid.panels = {{"full", "all", {{0}, {0, 1}, {0, 1, 2}, {0, 1, 2, 3}}},
-                 {"window", "last 2", {{0}, {0, 1}, {1, 2}, {2, 3}}}};
+  const auto spans_of = [](const std::vector<std::vector<h2o::Position>>& kept_per_step) {
+    h2o::KeptSpanRecorder recorder;
+    for (const auto& kept : kept_per_step) recorder.after_step(kept);
+    return recorder.finish();
+  };
+  grid.panels = {{"full", "all", spans_of({{0}, {0, 1}, {0, 1, 2}, {0, 1, 2, 3}})},
+                 {"window", "last 2", spans_of({{0}, {0, 1}, {1, 2}, {2, 3}})}};
   const std::string svg = h2o::occupancy_svg(grid);
   CHECK(h2o_test::xml_problem(svg).empty());
   for (const char* part : {">full<", ">window<", "decoding step", "original position",
@@ -93,6 +99,70 @@ TEST_CASE("an occupancy grid is well formed with one panel per policy", "[report
   }
   grid.steps = 0;
   CHECK_THROWS_AS(h2o::occupancy_svg(grid), std::invalid_argument);
+}
+
+TEST_CASE("kept spans are the unbroken stays of each position, in the order they close",
+          "[report]") {
+  h2o::KeptSpanRecorder recorder;
+  // Steps 0-4: position 0 stays throughout, 1 leaves after step 1, 2 after step 3, 3 and 4 stay.
+  for (const std::vector<h2o::Position>& kept :
+       std::vector<std::vector<h2o::Position>>{{0}, {0, 1}, {0, 2}, {0, 2, 3}, {0, 3, 4}}) {
+    recorder.after_step(kept);
+  }
+  const std::vector<h2o::KeptSpan> spans = recorder.finish();
+  const std::vector<std::vector<std::size_t>> expected = {
+      {1, 1, 2}, {2, 2, 4}, {0, 0, 5}, {3, 3, 5}, {4, 4, 5}};  // position, first, end
+  REQUIRE(spans.size() == expected.size());
+  for (std::size_t i = 0; i < spans.size(); ++i) {
+    INFO(i);
+    CHECK(static_cast<std::size_t>(spans[i].position) == expected[i][0]);
+    CHECK(spans[i].first_step == expected[i][1]);
+    CHECK(spans[i].end_step == expected[i][2]);
+  }
+}
+
+TEST_CASE("every string a picture shows is escaped: control characters, invalid UTF-8, markup",
+          "[report]") {
+  const std::string bad = "a\x01<b>&\x1b[31m\xff\"\n";  // SOH, ESC, a stray byte, a newline
+  const h2o::PictureText text{"title" + bad, {"subtitle" + bad}, "command" + bad};
+  h2o::LineChart chart;
+  chart.text = text;
+  chart.x_label = "x" + bad;
+  chart.y_label = "y" + bad;
+  chart.series = {{"series" + bad, {1, 2}, {1, 2}, false, true}};
+  h2o::Heatmap map;
+  map.text = text;
+  map.x_label = "x" + bad;
+  map.y_label = "y" + bad;
+  map.value_label = "value" + bad;
+  map.values = xt::ones<float>({2, 2});
+  h2o::OccupancyGrid grid;
+  grid.text = text;
+  grid.steps = 2;
+  grid.panels = {{"panel" + bad, "panel subtitle" + bad, {{0, 0, 2}, {1, 1, 2}}}};
+  for (const std::string& svg :
+       {h2o::line_chart_svg(chart), h2o::heatmap_svg(map), h2o::occupancy_svg(grid)}) {
+    CHECK(h2o_test::xml_problem(svg).empty());
+    for (char ch : svg) {
+      const auto byte = static_cast<unsigned char>(ch);
+      CHECK((byte >= 0x20 || ch == '\n'));
+      CHECK(byte < 0x80);  // the only non-ASCII bytes were the invalid one
+    }
+    CHECK(svg.find("a\\x01&lt;b&gt;&amp;\\x1b[31m\\xff&quot;\\n") != std::string::npos);
+  }
+}
+
+TEST_CASE("printable escapes control characters and invalid UTF-8 and cuts long text", "[report]") {
+  CHECK(h2o::printable("plain text, tab\there") == "plain text, tab\there");
+  CHECK(h2o::printable("caf\xc3\xa9 \xe2\x80\x94 \xf0\x9f\x98\x80") ==
+        "caf\xc3\xa9 \xe2\x80\x94 \xf0\x9f\x98\x80");  // valid UTF-8 is kept
+  CHECK(h2o::printable(std::string("a\0b\x1b[2J\x7f\r\n", 10)) == "a\\x00b\\x1b[2J\\x7f\\r\\n");
+  // Invalid: a lone continuation byte, a cut sequence, an overlong form, a surrogate, a C1 control.
+  CHECK(h2o::printable("\x80|\xc3|\xc0\xaf|\xed\xa0\x80|\xc2\x9b") ==
+        "\\x80|\\xc3|\\xc0\\xaf|\\xed\\xa0\\x80|\\xc2\\x9b");
+  CHECK(h2o::printable(std::string(1000, 'x'), 10) == "xxxxxxxxxx... (990 more bytes)");
+  CHECK(h2o::printable("\xc3\xa9\xc3\xa9", 3) ==
+        "\xc3\xa9\xc3\xa9");  // never cut inside a character
 }
 
 TEST_CASE("the xml check itself finds broken pictures", "[report]") {

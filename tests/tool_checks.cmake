@@ -63,7 +63,7 @@ h2o_check_program(NAME make_random_model_no_out TARGET make_random_model
   EXPECT "make_random_model: error: --out FOLDER is required")
 h2o_check_program(NAME make_random_model_unwritable TARGET make_random_model
   ARGS --shape 260k --out /proc/h2o_no_such_folder EXIT nonzero STREAM stderr
-  EXPECT "make_random_model: error: cannot create the folder '/proc/h2o_no_such_folder'")
+  EXPECT "make_random_model: error: the output folder '/proc/h2o_no_such_folder': cannot create the folder")
 
 # scripts/bench_vs_llama2c.sh: help and one-line errors (a real run takes minutes: not a test).
 set(h2o_bench_script "${PROJECT_SOURCE_DIR}/scripts/bench_vs_llama2c.sh")
@@ -143,6 +143,13 @@ set(h2o_inputs "${CMAKE_CURRENT_BINARY_DIR}/generate_inputs")
 add_test(NAME generate_make_test_inputs COMMAND h2o_make_test_inputs "${h2o_inputs}")
 set_tests_properties(generate_make_test_inputs PROPERTIES FIXTURES_SETUP generate_inputs)
 set(h2o_tiny --model "${h2o_inputs}/tiny_model.bin" --tokenizer "${h2o_inputs}/tiny_tok.bin")
+
+# Lesson 10 on a model whose attention overflows: one error, no "-nan%" and no verdict.
+h2o_check_program(NAME lesson_10_overflowing_attention TARGET 10_sparse_attention
+  ARGS --model "${h2o_inputs}/overflow_model.bin" --tokenizer "${h2o_inputs}/tiny_tok.bin"
+       --text "${h2o_inputs}/short.txt"
+  EXIT nonzero STREAM stderr EXPECT "is not a number (its scores overflow)" FORBID "nan%")
+set_tests_properties(lesson_10_overflowing_attention PROPERTIES FIXTURES_REQUIRED generate_inputs)
 
 # h2o_check_generate(NAME name ...h2o_check_program arguments...): a check that reads those files.
 function(h2o_check_generate)
@@ -432,7 +439,7 @@ h2o_check_program(NAME compare_policies_missing_text TARGET compare_policies
   EXIT nonzero STREAM stderr EXPECT "compare_policies: error: text file '" "no-such-text.txt' does not exist")
 h2o_check_program(NAME compare_policies_unwritable_svg TARGET compare_policies
   ARGS --svg ${CMAKE_CURRENT_BINARY_DIR}/no-such-folder/picture.svg
-  EXIT nonzero STREAM stderr EXPECT "compare_policies: error: cannot write the picture to '")
+  EXIT nonzero STREAM stderr EXPECT "compare_policies: error: the picture '" "no-such-folder' does not exist")
 # stories260K (external, for comparison) on the project's shorter story.
 set(h2o_stories260k "${H2O_MODELS_DIR}/stories260K/stories260K.bin")
 h2o_check_program(NAME compare_policies_stories260k TARGET compare_policies

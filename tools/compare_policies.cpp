@@ -24,10 +24,10 @@
 // reads one token and predicts the next), V = vocabulary size.
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <map>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -36,6 +36,7 @@
 #include "h2o/app/compare_policies_options.hpp"
 #include "h2o/app/default_files.hpp"
 #include "h2o/base/format.hpp"
+#include "h2o/base/output_file.hpp"
 #include "h2o/cache/budget.hpp"
 #include "h2o/measure/name_recall.hpp"
 #include "h2o/measure/teacher_forcing.hpp"
@@ -69,10 +70,11 @@ struct Run {
   double nll = 0.0;
   std::vector<h2o::TeacherForcedRun> readings;  // (stories,) kept by the full-cache reference
   // In the first story: layer 0, after the last step.
-  std::size_t kept = 0;                              // tokens per KV head
-  std::size_t evicted = 0;                           // tokens evicted per KV head
-  std::size_t live_kv_bytes = 0;                     // keys + values of all layers
-  std::vector<std::vector<Position>> kept_per_step;  // (S, kept) KV head 0; if recorded
+  std::size_t kept = 0;               // tokens per KV head
+  std::size_t evicted = 0;            // tokens evicted per KV head
+  std::size_t live_kv_bytes = 0;      // keys + values of all layers
+  std::vector<Position> kept_at_end;  // (kept,) KV head 0, ascending
+  std::vector<h2o::KeptSpan> spans;   // (<= S,) KV head 0; if recorded
 
   double perplexity() const { return std::exp(nll / static_cast<double>(steps)); }
   double agreement() const { return static_cast<double>(agreements) / static_cast<double>(steps); }
@@ -82,14 +84,14 @@ struct Run {
 };
 
 // A policy that lets another decide and, after each of its calls for layer 0 (the first cache it
-// meets), notes the positions KV head 0 holds: what that cache holds after every step. Layer 0
-// finishes each token before later layers see it, so this records the same lists whether the
-// decoder reads the text token by token or in batches (and lets it use batches).
+// meets), notes the positions KV head 0 holds: what that cache holds after every step, kept as
+// spans (report/svg.hpp), at most one per position, so memory grows with the text, not with its
+// square. Layer 0 finishes each token before later layers see it, so this records the same lists
+// whether the decoder reads the text token by token or in batches (and lets it use batches).
 class RecordingPolicy final : public h2o::CachePolicy {
  public:
-  RecordingPolicy(std::unique_ptr<h2o::CachePolicy> inner,
-                  std::vector<std::vector<Position>>* kept_per_step)
-      : inner_(std::move(inner)), kept_per_step_(kept_per_step) {}
+  RecordingPolicy(std::unique_ptr<h2o::CachePolicy> inner, h2o::KeptSpanRecorder* recorder)
+      : inner_(std::move(inner)), recorder_(recorder) {}
   std::string name() const override { return inner_->name(); }
   std::string describe() const override { return inner_->describe(); }
   std::size_t max_tokens(std::size_t max_positions) const override {
@@ -98,7 +100,7 @@ class RecordingPolicy final : public h2o::CachePolicy {
   void after_attention(h2o::LayerKVCache& cache, const h2o::StepAttention& attention) override {
     inner_->after_attention(cache, attention);
     if (layer0_ == nullptr) layer0_ = &cache;
-    if (&cache == layer0_) kept_per_step_->push_back(cache.sorted_positions(0));
+    if (&cache == layer0_) recorder_->after_step(cache.sorted_positions(0));
   }
   void observe(h2o::LayerKVCache& cache, const h2o::StepAttention& attention) override {
     inner_->observe(cache, attention);
@@ -112,13 +114,14 @@ class RecordingPolicy final : public h2o::CachePolicy {
 
  private:
   std::unique_ptr<h2o::CachePolicy> inner_;
-  std::vector<std::vector<Position>>* kept_per_step_;
+  h2o::KeptSpanRecorder* recorder_;
   const h2o::LayerKVCache* layer0_ = nullptr;
 };
 
 // Reads every story of the text with the named policy at `percent` of each story's tokens (0: the
 // full cache, the reference of the others, which keeps its readings). With `record`, keeps the
-// positions layer 0 / KV head 0 holds after every step of the first story (for the picture).
+// positions layer 0 / KV head 0 holds after every step of the first story (for the picture), as
+// spans; the full cache is never recorded (it holds every position it has read).
 Run read_stories(std::shared_ptr<const h2o::DecoderWeights> weights,
                  const std::vector<std::vector<int>>& stories, const h2o::NameTokens& names,
                  std::size_t name_gap, const h2o::PolicySettings& base,
@@ -126,6 +129,7 @@ Run read_stories(std::shared_ptr<const h2o::DecoderWeights> weights,
   Run run;
   run.policy = policy_name;
   run.percent = percent;
+  h2o::KeptSpanRecorder recorder;
   for (std::size_t i = 0; i < stories.size(); ++i) {
     const std::vector<int>& tokens = stories[i];
     const std::size_t budget = percent == 0 ? 0 : h2o::tokens_for_percent(tokens.size(), percent);
@@ -145,7 +149,7 @@ Run read_stories(std::shared_ptr<const h2o::DecoderWeights> weights,
         run.description +=
             " [holds " + std::to_string(holds) + " tokens, not " + std::to_string(budget) + "]";
       }
-      if (record) policy = std::make_unique<RecordingPolicy>(std::move(policy), &run.kept_per_step);
+      if (record) policy = std::make_unique<RecordingPolicy>(std::move(policy), &recorder);
     }
     h2o::Decoder decoder(weights, std::move(policy), tokens.size());
     h2o::TeacherForcingOptions options;
@@ -161,6 +165,8 @@ Run read_stories(std::shared_ptr<const h2o::DecoderWeights> weights,
       run.kept = decoder.cache(0).size();
       run.evicted = decoder.evicted_tokens(0);
       run.live_kv_bytes = decoder.live_kv_bytes();
+      run.kept_at_end = decoder.cache(0).sorted_positions(0);
+      if (record) run.spans = recorder.finish();
     }
     if (full == nullptr) run.readings.push_back(std::move(reading));
   }
@@ -212,6 +218,10 @@ int compare_policies(int argc, char** argv) {
   const int picture_percent = options.picture_percent;
   const std::string& svg_path = options.svg_path;
   const std::string& text_path = options.text_path;
+  // The picture's file is checked now (base/output_file.hpp), so that a path that cannot be
+  // written fails before the runs; it replaces an existing file only once it is complete.
+  std::optional<h2o::OutputFile> picture;
+  if (!svg_path.empty()) picture.emplace(svg_path, "the picture");
 
   // Step 2: the model and the text, as token ids (BOS first, as the model was trained).
   const h2o::ModelFiles files = h2o::model_files_from_options(args);
@@ -243,24 +253,20 @@ int compare_policies(int argc, char** argv) {
   const std::size_t gap = options.name_gap;
   const std::size_t picture_budget = h2o::tokens_for_percent(n, picture_percent);
 
-  // The picture's file is checked now, so that a path that cannot be written fails before the runs.
-  if (!svg_path.empty() && !std::ofstream(svg_path, std::ios::binary | std::ios::app)) {
-    throw std::runtime_error("cannot write the picture to '" + svg_path + "'");
-  }
-
   // Step 3: the runs. The full cache is the reference for "vs full" and agreement; it is run
   // once, whatever the budget. Runs at the picture's budget record what layer 0 keeps.
   const bool picture_in_table =
       std::find(percents.begin(), percents.end(), picture_percent) != percents.end();
   // What settings_for_budget does not set: --scoring, --h2o-score, --start-area.
   const h2o::PolicySettings base = options.scoring;
-  const Run full = read_stories(weights, stories, names, gap, base, "full", 0, nullptr, true);
+  const bool record = !svg_path.empty();  // only the picture needs the step-by-step record
+  const Run full = read_stories(weights, stories, names, gap, base, "full", 0, nullptr, false);
   std::map<int, std::vector<Run>> by_percent;  // budget percent -> runs, factory order
   for (int percent : percents) {
     for (const std::string& name : policies) {
       if (name == "full") continue;
       by_percent[percent].push_back(read_stories(weights, stories, names, gap, base, name, percent,
-                                                 &full, percent == picture_percent));
+                                                 &full, record && percent == picture_percent));
     }
   }
   std::vector<Run> picture_only;  // when --picture-budget is not one of --budgets
@@ -268,7 +274,7 @@ int compare_policies(int argc, char** argv) {
     for (const std::string& name : policies) {
       if (name != "full")
         picture_only.push_back(read_stories({weights}, {tokens}, names, gap, base, name,
-                                            picture_percent, &full, true));
+                                            picture_percent, &full, record));
     }
   }
   const std::vector<Run>& picture_runs =
@@ -278,8 +284,8 @@ int compare_policies(int argc, char** argv) {
   // Step 4: what was run, and how each policy spends each budget.
   std::cout << "compare_policies: " << policies.size()
             << (policies.size() == 1 ? " policy on " : " policies on ")
-            << std::filesystem::path(files.model).filename().string() << " reading "
-            << std::filesystem::path(text_path).filename().string() << "\n"
+            << h2o::printable(std::filesystem::path(files.model).filename().string()) << " reading "
+            << h2o::printable(std::filesystem::path(text_path).filename().string()) << "\n"
             << "model: " << config.describe() << "\n"
             << "text: "
             << (stories.size() == 1 ? "" : std::to_string(stories.size()) + " stories; ")
@@ -396,7 +402,7 @@ int compare_policies(int argc, char** argv) {
             << "one character = " << per_char << (per_char == 1 ? " position" : " positions")
             << ": '#' all kept, '+' some, '.' none):\n";
   for (const Run* run : panels) {
-    const std::vector<Position>& last = run->kept_per_step.back();
+    const std::vector<Position>& last = run->kept_at_end;
     std::cout << "  " << pad_right(run->policy, 8) << strip(last, steps, per_char) << "\n";
     if (run->budget > 0) {
       std::cout << h2o::wrap_words(std::string(10, ' ') + ranges(last), 100, std::string(10, ' '))
@@ -421,9 +427,15 @@ int compare_policies(int argc, char** argv) {
       std::string subtitle = "perplexity " + fixed(perplexity, 3);
       if (run->budget > 0) subtitle += " (" + change_text(perplexity, full_perplexity) + ")";
       subtitle += ", " + std::to_string(run->kept) + " kept at the end";
-      grid.panels.push_back({run->policy, subtitle, run->kept_per_step});
+      std::vector<h2o::KeptSpan> spans = run->spans;
+      if (run->budget == 0) {  // the full cache holds every position from the step that reads it
+        for (std::size_t p = 0; p < steps; ++p)
+          spans.push_back({static_cast<Position>(p), p, steps});
+      }
+      grid.panels.push_back({run->policy, subtitle, std::move(spans)});
     }
-    h2o::save_svg(svg_path, h2o::occupancy_svg(grid));
+    picture->stream() << h2o::occupancy_svg(grid);
+    picture->commit();
     std::cout << "\nPicture (" << panels.size() << " panels) written to " << svg_path << "\n";
   }
   return 0;

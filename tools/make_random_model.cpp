@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "h2o/app/cli.hpp"
+#include "h2o/base/output_file.hpp"
 #include "h2o/base/random.hpp"
 #include "h2o/model/checkpoint.hpp"
 #include "h2o/model/model_config.hpp"
@@ -68,16 +69,18 @@ int run(int argc, char** argv) {
   const std::string out = args.text("out");
   if (out.empty()) throw h2o::UsageError("--out FOLDER is required");
 
+  // Both files are checked before the weights are made, and each replaces an earlier file only
+  // once it is complete (base/output_file.hpp).
   const std::filesystem::path folder = out;
-  std::error_code ec;
-  std::filesystem::create_directories(folder, ec);
-  if (ec || !std::filesystem::is_directory(folder)) {
-    throw std::runtime_error("cannot create the folder '" + out + "'");
-  }
+  h2o::make_output_folder(out, "the output folder");
+  h2o::OutputFile model_file((folder / "model.bin").string(), "checkpoint");
+  h2o::OutputFile tokenizer_file((folder / "tok.bin").string(), "tokenizer");
   h2o::DecoderWeights weights = h2o::random_weights(config, seed);
   for (std::size_t c = 0; c < config.dim; ++c) weights.token_embedding(1, c) = 0.0f;  // BOS row
-  h2o::save_checkpoint((folder / "model.bin").string(), weights);
-  made_up_tokenizer(config.vocab_size, seed).save((folder / "tok.bin").string());
+  h2o::write_checkpoint(model_file.stream(), weights);
+  made_up_tokenizer(config.vocab_size, seed).write(tokenizer_file.stream());
+  model_file.commit();
+  tokenizer_file.commit();
   std::cout << "wrote " << (folder / "model.bin").string() << " (" << config.describe() << ") and "
             << (folder / "tok.bin").string() << "\n";
   return 0;

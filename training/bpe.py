@@ -19,6 +19,7 @@ pieces across such a boundary is a piece, so encoding chunk by chunk with a cach
 same ids as encoding the whole text at once.
 """
 
+import heapq
 import re
 import struct
 
@@ -67,18 +68,48 @@ class Tokenizer:
         return out
 
     def _merge(self, tokens):
-        """llama2.c's merge loop: best score first, leftmost on ties, until nothing merges."""
+        """llama2.c's merge loop: best score first, leftmost on ties, until nothing merges.
+
+        In O(n log n), as the C++ Tokenizer does it: the mergeable adjacent pairs wait in a heap
+        ordered by (score, then position), the tokens form a linked list, and a pair taken from
+        the heap is used only if both of its tokens are still there unchanged. Merging keeps the
+        left token's slot, so slots stay in text order and "leftmost" is the smallest slot.
+        """
         pieces, scores, ids = self.pieces, self.scores, self.ids
-        while len(tokens) > 1:
-            best_score, best_at, best_id = -1e10, -1, -1
-            for k in range(len(tokens) - 1):
-                j = ids.get(pieces[tokens[k]] + pieces[tokens[k + 1]])
-                if j is not None and scores[j] > best_score:
-                    best_score, best_at, best_id = scores[j], k, j
-            if best_at < 0:
-                break
-            tokens[best_at:best_at + 2] = [best_id]
-        return tokens
+        n = len(tokens)
+        if n < 2:
+            return tokens
+        tokens = list(tokens)
+        nxt = list(range(1, n + 1))  # n = no next token
+        prv = list(range(-1, n - 1))
+        heap = []
+
+        def push(a, b):
+            j = ids.get(pieces[tokens[a]] + pieces[tokens[b]])
+            if j is not None and scores[j] > -1e10:
+                heapq.heappush(heap, (-scores[j], a, b, tokens[a], tokens[b], j))
+
+        for k in range(n - 1):
+            push(k, k + 1)
+        alive = [True] * n
+        while heap:
+            _, a, b, ta, tb, j = heapq.heappop(heap)
+            if not (alive[a] and alive[b] and nxt[a] == b and tokens[a] == ta and tokens[b] == tb):
+                continue  # a stale pair: one of its tokens was merged since
+            tokens[a] = j
+            alive[b] = False
+            nxt[a] = nxt[b]
+            if nxt[b] < n:
+                prv[nxt[b]] = a
+            if prv[a] >= 0:
+                push(prv[a], a)
+            if nxt[a] < n:
+                push(a, nxt[a])
+        out, k = [], 0
+        while k < n:
+            out.append(tokens[k])
+            k = nxt[k]
+        return out
 
     def encode_chunk(self, chunk):
         ids = self._cache.get(chunk)
@@ -126,13 +157,19 @@ class Tokenizer:
         return out.decode("utf-8", errors="replace")
 
     # -- files -------------------------------------------------------------------------------
-    def save(self, path):
+    def to_bytes(self):
+        """The llama2.c tokenizer file's bytes."""
         data = [p.encode("utf-8") for p in self.pieces]
-        with open(path, "wb") as f:
-            f.write(struct.pack("<I", max(len(d) for d in data)))
-            for d, s in zip(data, self.scores):
-                f.write(struct.pack("<fi", s, len(d)))
-                f.write(d)
+        out = [struct.pack("<I", max(len(d) for d in data))]
+        for d, s in zip(data, self.scores):
+            out.append(struct.pack("<fi", s, len(d)))
+            out.append(d)
+        return b"".join(out)
+
+    def save(self, path):
+        """Writes the file whole or not at all (common.write_output)."""
+        from common import write_output
+        write_output(path, self.to_bytes())
 
     @staticmethod
     def load(path):

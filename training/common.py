@@ -19,17 +19,63 @@ class Parser(argparse.ArgumentParser):
         raise UsageError(message + " (see --help)")
 
 
+MAX_ERROR_CHARS = 400
+
+
+def one_line(message):
+    """An error message as one printable line: control characters escaped, cut to a few lines
+    of a terminal (as the C++ programs show theirs, base/format.hpp's printable())."""
+    text = "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii")
+                   for ch in str(message))
+    if len(text) > MAX_ERROR_CHARS:
+        text = text[:MAX_ERROR_CHARS] + f"... ({len(text) - MAX_ERROR_CHARS} more characters)"
+    return text
+
+
 def run_main(prog, main, argv):
-    """Runs main(argv); turns UsageError and OSError into one line on stderr and exit 2."""
+    """Runs main(argv); every failure is one line on stderr, never a traceback: UsageError and
+    OSError (bad input, a file that cannot be read or written) exit 2, anything else exits 1."""
     try:
         return main(argv)
     except UsageError as e:
-        print(f"{prog}: {e}", file=sys.stderr)
+        print(f"{prog}: {one_line(e)}", file=sys.stderr)
         return 2
     except OSError as e:
         where = f" '{e.filename}'" if e.filename else ""
-        print(f"{prog}: {e.strerror or e}{where}", file=sys.stderr)
+        print(f"{prog}: {one_line(e.strerror or e)}{where}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print(f"{prog}: interrupted; no output file was replaced", file=sys.stderr)
+        return 130
+    except MemoryError:
+        print(f"{prog}: out of memory", file=sys.stderr)
+        return 1
+    except Exception as e:  # a bug or an input no check foresaw: still one line
+        print(f"{prog}: error: {type(e).__name__}: {one_line(e)}", file=sys.stderr)
+        return 1
+
+
+def count_non_finite_floats(blob, offset=0):
+    """How many little-endian float32 values of blob[offset:] are NaN or infinite (standard
+    library only, so a diverged checkpoint is refused before PyTorch is imported)."""
+    import array
+    import math
+    usable = (len(blob) - offset) // 4 * 4
+    floats = array.array("f")
+    floats.frombytes(blob[offset:offset + usable])
+    if sys.byteorder != "little":
+        floats.byteswap()
+    if math.isfinite(sum(floats)):  # fast path; a huge finite sum may overflow, so then count
+        return 0
+    return sum(1 for x in floats if not math.isfinite(x))
+
+
+def require_finite(value, what):
+    """value, if it is a finite number; a UsageError naming `what` otherwise (NaN, inf)."""
+    import math
+    if not math.isfinite(value):
+        raise UsageError(f"{what} is {value}, not a finite number")
+    return value
 
 
 # Largest file each kind of input may be: far above what the pipeline makes, far below what would
@@ -46,8 +92,9 @@ LIMITS = {
 }
 
 
-def read_input(path, kind, binary=False):
-    """The whole of an input file, after checking it is a regular file within LIMITS[kind]."""
+def check_input(path, kind):
+    """The size of an input file, after checking it is a regular file within LIMITS[kind] (for a
+    script that reads it later, so that a bad path fails before anything else)."""
     import stat
     try:
         info = os.stat(path)
@@ -58,6 +105,12 @@ def read_input(path, kind, binary=False):
     if info.st_size > LIMITS[kind]:
         raise UsageError(f"{kind} file '{path}' is {info.st_size} bytes, more than the limit of "
                          f"{LIMITS[kind]}")
+    return info.st_size
+
+
+def read_input(path, kind, binary=False):
+    """The whole of an input file, after checking it is a regular file within LIMITS[kind]."""
+    check_input(path, kind)
     try:
         if binary:
             with open(path, "rb") as f:
@@ -81,12 +134,44 @@ def read_stories(path):
 
 
 def check_writable(path):
-    """Fails early, before long work, when the output file cannot be created."""
+    """Fails early, before long work, when the output file cannot be created: its folder must
+    exist and take a new file, and the path must not be a folder, a device or a pipe."""
+    import stat
+    import tempfile
     folder = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(folder):
         raise UsageError(f"cannot write '{path}': folder '{folder}' does not exist")
-    if not os.access(folder, os.W_OK) or (os.path.exists(path) and not os.access(path, os.W_OK)):
-        raise UsageError(f"cannot write '{path}': permission denied")
+    if os.path.exists(path) and not stat.S_ISREG(os.stat(path).st_mode):
+        raise UsageError(f"cannot write '{path}': it is not a regular file")
+    try:
+        with tempfile.NamedTemporaryFile(dir=folder, prefix=".write-check-"):
+            pass
+    except OSError as e:
+        raise UsageError(f"cannot write '{path}': {e.strerror}")
+
+
+def write_output(path, data):
+    """Writes data (bytes, str, or an iterable of them, written as they come so a large file is
+    never whole in memory) as the file at path, so that nothing is ever half-written: to a
+    temporary file beside it first, renamed into place only when complete (the C++ side's
+    base/output_file.hpp does the same). A failure leaves an existing file as it was."""
+    import tempfile
+    folder = os.path.dirname(os.path.abspath(path))
+    fd, temporary = tempfile.mkstemp(dir=folder, prefix=os.path.basename(path) + ".tmp-")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            for chunk in [data] if isinstance(data, (bytes, bytearray, str)) else data:
+                f.write(chunk.encode("utf-8") if isinstance(chunk, str) else chunk)
+            f.flush()
+            os.fsync(f.fileno())
+        mask = os.umask(0)
+        os.umask(mask)
+        os.chmod(temporary, 0o666 & ~mask)
+        os.replace(temporary, path)
+    except BaseException:
+        if os.path.exists(temporary):
+            os.unlink(temporary)
+        raise
 
 
 def repo_path(*parts):

@@ -20,7 +20,8 @@ Usage:
 import math
 import sys
 
-from common import Parser, UsageError, read_names, read_stories, repo_path, run_main
+from common import (Parser, UsageError, count_non_finite_floats, read_input, read_names,
+                    read_stories, repo_path, require_finite, run_main)
 
 
 def name_token_ids(tok, names):
@@ -103,30 +104,40 @@ def main(argv):
     args = ap.parse_args(argv)
     gaps = parse_ints(args.gaps, "--gaps")
     windows = parse_ints(args.window, "--window") if args.window else []
+    # Every input is checked before PyTorch is imported (and without it).
+    import bpe
+    bad = count_non_finite_floats(read_input(args.model, "model", binary=True), 28)
+    if bad:
+        raise UsageError(f"model file '{args.model}': {bad} of its weights are NaN or "
+                         "infinite (a diverged training run)")
+    try:
+        tok = bpe.Tokenizer.load(args.tokenizer)
+    except (OSError, ValueError, UnicodeDecodeError) as e:
+        raise UsageError(str(e))
+    names = name_token_ids(tok, read_names(args.names))
+    stories = [tok.encode(s) for s in read_stories(args.stories)]
     try:
         import torch
     except ImportError:
         print("SKIPPED: python3-torch is not installed")
         return 0
-    import bpe
     from model import load_legacy
     torch.set_num_threads(2)
     try:
-        tok = bpe.Tokenizer.load(args.tokenizer)
         model = load_legacy(args.model).eval()
     except (OSError, ValueError, UnicodeDecodeError) as e:
         raise UsageError(str(e))
-    names = name_token_ids(tok, read_names(args.names))
-    stories = [tok.encode(s) for s in read_stories(args.stories)]
     too_long = [len(s) for s in stories if len(s) > model.cfg.seq_len]
     if too_long:
         raise UsageError(f"a story has {too_long[0]} tokens, more than seq_len "
                          f"{model.cfg.seq_len}")
     print(f"{len(stories)} stories, {sum(map(len, stories))} tokens (BOS included)")
     loss, recall = evaluate(model, stories, names, gaps)
+    require_finite(loss, "the full-context loss")
     report("full context", loss, recall)
     for w in windows:
         loss, recall = evaluate(model, stories, names, gaps, window=w)
+        require_finite(loss, f"the loss with a sliding window of {w}")
         report(f"sliding window of {w}", loss, recall)
     return 0
 

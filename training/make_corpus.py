@@ -25,8 +25,9 @@ import os
 import random
 import re
 import sys
+from itertools import chain
 
-from common import Parser, UsageError, run_main, read_input
+from common import Parser, UsageError, check_writable, run_main, read_input, write_output
 
 # Above this many text units (words and punctuation marks, close to tokens) since a
 # character's last name mention, the next mention carries the character's cue. Below it the
@@ -773,15 +774,19 @@ def main(argv):
     args = parse_args(argv)
     names = read_names(args.names)
     check_no_name_collisions(names)
-    try:
-        out = sys.stdout if args.out == "-" else open(args.out, "w", encoding="ascii",
-                                                       newline="\n")
-    except OSError as e:
-        raise UsageError(f"cannot write '{args.out}': {e.strerror}")
-    with out:
-        for i, story in enumerate(generate(args.seed, args.stories, names)):
-            out.write(("\n\n" if i else "") + story)
-        out.write("\n")
+    if args.out != "-":
+        check_writable(args.out)
+    # Story by story (a large corpus is never whole in memory), into a file that replaces --out
+    # only when complete.
+    pieces = (("\n\n" if i else "") + story
+              for i, story in enumerate(generate(args.seed, args.stories, names)))
+    if args.out == "-":
+        for piece in pieces:
+            sys.stdout.write(piece)
+        sys.stdout.write("\n")
+        sys.stdout.flush()
+    else:
+        write_output(args.out, (piece.encode("ascii") for piece in chain(pieces, ["\n"])))
     return 0
 
 

@@ -220,14 +220,19 @@ def checkpoint_tensors(model):
 
 
 def export_legacy(model, path):
-    """Writes model as a llama2.c version-0 checkpoint; returns the floats written (numpy)."""
+    """Writes model as a llama2.c version-0 checkpoint, whole or not at all
+    (common.write_output); returns the floats written (numpy). A weight that is NaN or
+    infinite (a diverged run) is refused: no program could use such a model."""
+    from common import UsageError, write_output
     c = model.cfg
     floats = np.concatenate([t.detach().float().cpu().numpy().astype("<f4").ravel()
                              for t in checkpoint_tensors(model)])
-    with open(path, "wb") as f:
-        f.write(HEADER.pack(c.dim, c.hidden_dim, c.n_layers, c.n_heads, c.n_kv_heads,
-                            c.vocab_size, c.seq_len))
-        f.write(floats.tobytes())
+    bad = int(np.count_nonzero(~np.isfinite(floats)))
+    if bad:
+        raise UsageError(f"the model has {bad} weights that are NaN or infinite (training "
+                         f"diverged); '{path}' was not written")
+    write_output(path, HEADER.pack(c.dim, c.hidden_dim, c.n_layers, c.n_heads, c.n_kv_heads,
+                                   c.vocab_size, c.seq_len) + floats.tobytes())
     return floats
 
 

@@ -11,7 +11,7 @@ Usage:
 import sys
 
 import bpe
-from common import Parser, UsageError, check_writable, read_stories, run_main
+from common import Parser, UsageError, check_writable, read_stories, run_main, write_output
 
 
 def main(argv):
@@ -32,8 +32,7 @@ def main(argv):
     for i, story in enumerate(read_stories(args.corpus)):
         n = len(tok.encode(story))
         if args.min <= n <= args.max:
-            with open(args.out, "w", encoding="utf-8", newline="\n") as f:
-                f.write(story + "\n")
+            write_output(args.out, story + "\n")
             print(f"pick_story: story {i} of {args.corpus}, {n} tokens with BOS -> {args.out}")
             return 0
     raise UsageError(f"no story of {args.corpus} has {args.min}..{args.max} tokens")

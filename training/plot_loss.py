@@ -14,7 +14,7 @@ import io
 import math
 import sys
 
-from common import Parser, UsageError, check_writable, run_main, read_input
+from common import Parser, UsageError, check_writable, run_main, read_input, write_output
 
 W, H = 720, 440
 LEFT, RIGHT, TOP, BOTTOM = 70, 20, 64, 60
@@ -22,16 +22,24 @@ LEFT, RIGHT, TOP, BOTTOM = 70, 20, 64, 60
 
 def read_rows(path):
     """(tokens seen, train loss, held-out loss or None) per row of a loss.csv."""
-    rows = list(csv.DictReader(io.StringIO(read_input(path, "csv"), newline="")))
+    return parse_rows(read_input(path, "csv"), path)
+
+
+def parse_rows(text, path):
+    """read_rows() on the text of a loss.csv; `path` names it in errors."""
+    rows = list(csv.DictReader(io.StringIO(text, newline="")))
     out = []
     for r in rows:
         try:
             held = r["heldout_loss"].strip()
             out.append((int(r["tokens"]), float(r["train_loss"]),
                         float(held) if held else None))
-        except (KeyError, ValueError):
+        except (KeyError, ValueError, TypeError, AttributeError):
             raise UsageError(f"'{path}' is not a loss.csv (columns step, tokens, train_loss, "
                              "heldout_loss, lr, seconds)")
+        if not all(math.isfinite(v) for v in out[-1] if v is not None):
+            raise UsageError(f"'{path}' row {len(out)}: a loss that is not a finite number "
+                             f"({r['train_loss']}, {r['heldout_loss']}); the run diverged")
     if not out:
         raise UsageError(f"'{path}' has no rows")
     return out
@@ -122,8 +130,7 @@ def main(argv):
     args = ap.parse_args(argv)
     check_writable(args.out)
     svg = draw(read_rows(args.csv), "/usr/bin/python3 training/plot_loss.py " + " ".join(argv))
-    with open(args.out, "w", encoding="utf-8", newline="\n") as f:
-        f.write(svg)
+    write_output(args.out, svg)
     print(f"plot_loss: wrote {args.out}")
     return 0
 

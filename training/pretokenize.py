@@ -11,7 +11,7 @@ import array
 import sys
 
 import bpe
-from common import Parser, UsageError, check_writable, read_stories, run_main
+from common import Parser, UsageError, check_writable, read_stories, run_main, write_output
 
 
 def parse_args(argv):
@@ -40,8 +40,7 @@ def main(argv):
         ids.extend(t)
     if sys.byteorder != "little":
         ids.byteswap()
-    with open(args.out, "wb") as f:
-        ids.tofile(f)
+    write_output(args.out, ids.tobytes())
     lengths.sort()
     print(f"pretokenize: {len(stories)} stories, {len(ids)} tokens -> {args.out} "
           f"(per story: min {lengths[0]}, median {lengths[len(lengths) // 2]}, "

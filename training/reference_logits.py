@@ -13,7 +13,8 @@ Usage:
 
 import sys
 
-from common import Parser, UsageError, check_writable, read_input, run_main
+from common import (Parser, UsageError, check_input, check_writable, read_input, run_main,
+                    write_output)
 
 
 def read_ids(path):
@@ -33,15 +34,16 @@ def main(argv):
     ap.add_argument("--tokens", required=True, help="file of whitespace-separated token ids")
     ap.add_argument("--out", required=True, help="output: T x V float32, little-endian")
     args = ap.parse_args(argv)
+    # The inputs and the output path are checked before PyTorch is imported (and without it).
+    check_writable(args.out)
+    check_input(args.model, "model")
+    ids = read_ids(args.tokens)
     try:
         import torch
     except ImportError:
         print("SKIPPED: python3-torch is not installed")
         return 0
-    import numpy as np
     from model import load_legacy
-    check_writable(args.out)
-    ids = read_ids(args.tokens)
     try:
         model = load_legacy(args.model).eval()
     except (OSError, ValueError) as e:
@@ -55,7 +57,7 @@ def main(argv):
     torch.set_num_threads(2)
     with torch.no_grad():
         logits = model(torch.tensor([ids]))[0].float().numpy()
-    logits.astype("<f4").tofile(args.out)
+    write_output(args.out, logits.astype("<f4").tobytes())
     print(f"reference_logits: {len(ids)} x {v} logits -> {args.out}")
     return 0
 

@@ -33,6 +33,20 @@ def check_tokenizer():
             raise UsageError(f"round trip failed on {text[:40]!r}")
         if ids != tok.encode_slow(text):
             raise UsageError(f"chunked encoding differs from llama2.c's on {text[:40]!r}")
+    # The heap-based merge loop against llama2.c's own (rescan every pair after each merge).
+    def rescan_merge(tokens):
+        while len(tokens) > 1:
+            best = max(((tok.scores[j], -k, j) for k in range(len(tokens) - 1)
+                        if (j := tok.ids.get(tok.pieces[tokens[k]] + tok.pieces[tokens[k + 1]]))
+                        is not None), default=None)
+            if best is None:
+                break
+            k = -best[1]
+            tokens[k:k + 2] = [best[2]]
+        return tokens
+    for text in held + extra + ["a" * 300, "abababab" * 40, "the the the then them"]:
+        if tok._merge(tok._initial(" " + text)) != rescan_merge(tok._initial(" " + text)):
+            raise UsageError(f"the heap merge differs from llama2.c's loop on {text[:40]!r}")
     with tempfile.TemporaryDirectory() as d:
         path = os.path.join(d, "tok.bin")
         tok.save(path)

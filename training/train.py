@@ -20,13 +20,16 @@ Usage:
       [--schedule 128x16:5000,512x8:800,1024x4:250] [--threads 2]
 """
 
+import array
 import csv
+import io
 import math
 import os
 import sys
 import time
 
-from common import Parser, UsageError, check_writable, read_names, repo_path, run_main, read_input
+from common import (Parser, UsageError, check_writable, read_input, read_names, repo_path,
+                    require_finite, run_main, write_output)
 
 # The shipped run's settings (data/README.md); scripts/train-model.sh uses them unless told otherwise.
 DEFAULT_SCHEDULE = "128x16:5000,512x8:800,1024x4:250"
@@ -74,13 +77,41 @@ def parse_args(argv):
     ap.add_argument("--threads", type=int, default=DEFAULT_THREADS,
                     help=f"CPU threads (default: {DEFAULT_THREADS})")
     ap.add_argument("--no-bf16", action="store_true", help="train in float32 throughout")
+    ap.add_argument("--check-options", action="store_true",
+                    help="check the options and output paths, then exit (train-model.sh does "
+                         "this before it starts; the input files need not exist yet)")
     args = ap.parse_args(argv)
+    # Every option is checked here, before any file is read or PyTorch imported.
     args.phases = parse_schedule(args.schedule)
-    if max(p[0] for p in args.phases) > args.seq_len:
-        raise UsageError("a phase is longer than --seq-len")
-    if args.lr <= 0 or args.warmup < 0 or args.eval_every < 1 or args.threads < 1:
-        raise UsageError("--lr, --eval-every and --threads must be positive")
+    in_range("--seed", args.seed, 0, 2**31 - 1)
+    in_range("--seq-len", args.seq_len, 2, 1 << 20)
+    in_range("--dim", args.dim, 2, 1 << 16)
+    in_range("--hidden-dim", args.hidden_dim, 1, 1 << 18)
+    in_range("--layers", args.layers, 1, 256)
+    in_range("--heads", args.heads, 1, args.dim)
+    in_range("--kv-heads", args.kv_heads, 1, args.heads)
+    in_range("--warmup", args.warmup, 0, 10**9)
+    in_range("--eval-every", args.eval_every, 1, 10**9)
+    in_range("--threads", args.threads, 1, 1024)
+    if args.dim % args.heads or (args.dim // args.heads) % 2:
+        raise UsageError(f"--dim {args.dim} must be --heads {args.heads} times an even head size")
+    if args.heads % args.kv_heads:
+        raise UsageError(f"--heads {args.heads} must be a multiple of --kv-heads {args.kv_heads}")
+    require_finite(args.lr, "--lr")
+    if not 0 < args.lr <= 1:
+        raise UsageError(f"--lr must be above 0 and at most 1, got {args.lr}")
+    longest = max(p[0] for p in args.phases)
+    if longest > args.seq_len:
+        raise UsageError(f"a phase of {longest} tokens is longer than --seq-len {args.seq_len}")
+    outputs = [os.path.abspath(p) for p in (args.out, args.csv, args.svg)]
+    if len(set(outputs)) != 3:
+        raise UsageError("--out, --csv and --svg must be three different files")
     return args
+
+
+def in_range(option, value, low, high):
+    if not low <= value <= high:
+        raise UsageError(f"{option} must be {low}..{high}, got {value}")
 
 
 def lr_at(step, total, peak, warmup):
@@ -91,12 +122,56 @@ def lr_at(step, total, peak, warmup):
     return peak * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * min(frac, 1.0))))
 
 
-def load_tokens(path):
-    import numpy as np
-    data = np.frombuffer(read_input(path, "tokens", binary=True), dtype="<u2")
-    if data.size < 2 or data[0] != 1:
+def load_tokens(path, vocab):
+    """The bytes of a pretokenized file (uint16 little-endian ids, BOS = 1 before every story)
+    and its story start positions, checked with the standard library only (before PyTorch)."""
+    blob = read_input(path, "tokens", binary=True)
+    if len(blob) % 2:
+        raise UsageError(f"tokens file '{path}' has an odd number of bytes ({len(blob)}); "
+                         "uint16 ids take two each")
+    ids = array.array("H")
+    ids.frombytes(blob)
+    if sys.byteorder != "little":
+        ids.byteswap()
+    if len(ids) < 2 or ids[0] != 1:
         raise UsageError(f"'{path}' is not pretokenized stories (must start with BOS = 1)")
-    return data
+    top = max(ids)
+    if top >= vocab:
+        raise UsageError(f"'{path}' holds id {top}, beyond the tokenizer's vocabulary of {vocab}")
+    starts, at = [], 0
+    while (at := blob.find(b"\x01\x00", at)) >= 0:
+        if at % 2 == 0:
+            starts.append(at // 2)
+        at += 1
+    return blob, starts
+
+
+def check_inputs(args):
+    """Reads and checks every input file before any training: the tokenizer, the names, the
+    token files against the model's shape. Returns what train() needs."""
+    import bpe
+    try:
+        tok = bpe.Tokenizer.load(args.tokenizer)
+    except (OSError, ValueError, UnicodeDecodeError) as e:
+        raise UsageError(f"cannot load tokenizer '{args.tokenizer}': {e}")
+    names = read_names(args.names)
+    train_blob, train_starts = load_tokens(args.train, tok.vocab_size)
+    held_blob, held_starts = load_tokens(args.heldout, tok.vocab_size)
+    n_train = len(train_blob) // 2
+    longest = max(p[0] for p in args.phases)
+    if n_train < longest + 2:
+        raise UsageError(f"'{args.train}' holds {n_train} tokens, too few for windows of "
+                         f"{longest}")
+    if any(t >= args.seq_len for t, _, _ in args.phases) and \
+            not any(s + args.seq_len + 1 <= n_train for s in train_starts):
+        raise UsageError(f"'{args.train}': no story starts {args.seq_len + 1} tokens before the "
+                         "end, as the full-length phase needs")
+    ends = held_starts[1:] + [len(held_blob) // 2]
+    held_longest = max(b - a for a, b in zip(held_starts, ends))
+    if held_longest > args.seq_len:
+        raise UsageError(f"'{args.heldout}' has a story of {held_longest} tokens, more than "
+                         f"--seq-len {args.seq_len}")
+    return tok, names, train_blob, held_blob
 
 
 def split_stories(data):
@@ -160,9 +235,9 @@ def fmt_time(seconds):
     return f"{seconds // 60}m{seconds % 60:02d}s"
 
 
-def train(args):
+def train(args, inputs):
+    import numpy as np
     import torch
-    import bpe
     from model import Config, Transformer, export_legacy
     import evaluate
     import plot_loss
@@ -171,16 +246,11 @@ def train(args):
     torch.set_num_threads(args.threads)
     torch.use_deterministic_algorithms(True, warn_only=True)
 
-    try:
-        tok = bpe.Tokenizer.load(args.tokenizer)
-    except (OSError, ValueError, UnicodeDecodeError) as e:
-        raise UsageError(f"cannot load tokenizer '{args.tokenizer}': {e}")
+    tok, names, train_blob, held_blob = inputs
     vocab = tok.vocab_size
-    name_ids = evaluate.name_token_ids(tok, read_names(args.names))
-    train_data = load_tokens(args.train)
-    held = split_stories(load_tokens(args.heldout))
-    if int(train_data.max()) >= vocab:
-        raise UsageError(f"'{args.train}' holds ids beyond the vocabulary of {vocab}")
+    name_ids = evaluate.name_token_ids(tok, names)
+    train_data = np.frombuffer(train_blob, dtype="<u2")
+    held = split_stories(np.frombuffer(held_blob, dtype="<u2"))
     n_held = sum(map(len, held))
     # Same-size sample of the training stories, to compare like with like at the end.
     train_sample = sample_like(split_stories(train_data[:4 * n_held + 4096]), n_held)
@@ -218,6 +288,9 @@ def train(args):
                 logits = model(x)
             loss = torch.nn.functional.cross_entropy(logits.float().reshape(-1, vocab),
                                                      y.reshape(-1))
+            if not math.isfinite(loss.item()):
+                raise UsageError(f"the training loss became {loss.item()} at step {step + 1} "
+                                 f"(learning rate {lr:.3g}); nothing was written")
             opt.zero_grad(set_to_none=True)
             loss.backward()
             torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -239,6 +312,7 @@ def train(args):
                 model.eval()
                 held_loss, recall = evaluate.evaluate(model, held, name_ids, [64])
                 model.train()
+                require_finite(held_loss, f"the held-out loss at step {step}")
                 rows.append((step, tokens_seen, run_loss / run_n, held_loss, lr,
                              time.time() - start))
                 print(f"eval  step {step}: train {run_loss / run_n:.4f} (mean since last eval)"
@@ -248,14 +322,17 @@ def train(args):
                 tick = time.time()  # evaluation time does not count as training speed
 
     elapsed = time.time() - start
-    final_train = mean_story_loss(model, train_sample)
+    final_train = require_finite(mean_story_loss(model, train_sample), "the final training loss")
     final_held = rows[-1][3]
-    export_legacy(model, args.out)
-    write_csv(args.csv, rows)
-    # Drawn from the CSV as written (rounded), so plot_loss.py redraws the same picture.
+    # The three files are made in memory first and each replaces its old file whole, only now
+    # (a diverged model is refused by export_legacy before anything is written). The picture is
+    # drawn from the CSV as written (rounded), so plot_loss.py redraws the same picture.
+    csv_text = csv_rows(rows)
     command = "/usr/bin/python3 training/train.py " + " ".join(sys.argv[1:])
-    with open(args.svg, "w", encoding="utf-8", newline="\n") as f:
-        f.write(plot_loss.draw(plot_loss.read_rows(args.csv), command))
+    svg_text = plot_loss.draw(plot_loss.parse_rows(csv_text, args.csv), command)
+    export_legacy(model, args.out)
+    write_output(args.csv, csv_text)
+    write_output(args.svg, svg_text)
     print(f"done: {step} steps, {tokens_seen} tokens in {fmt_time(elapsed)}")
     print(f"final (float32, whole stories): train sample loss {final_train:.4f} "
           f"(perplexity {math.exp(final_train):.3f}), held-out loss {final_held:.4f} "
@@ -264,23 +341,30 @@ def train(args):
     print(f"wrote {args.out} ({os.path.getsize(args.out)} bytes), {args.csv}, {args.svg}")
 
 
-def write_csv(path, rows):
-    with open(path, "w", newline="") as f:
-        w = csv.writer(f, lineterminator="\n")
-        w.writerow(["step", "tokens", "train_loss", "heldout_loss", "lr", "seconds"])
-        for step, tokens, tl, hl, lr, sec in rows:
-            w.writerow([step, tokens, f"{tl:.5f}", f"{hl:.5f}", f"{lr:.6g}", f"{sec:.1f}"])
+def csv_rows(rows):
+    """The loss curve as loss.csv's text."""
+    out = io.StringIO()
+    w = csv.writer(out, lineterminator="\n")
+    w.writerow(["step", "tokens", "train_loss", "heldout_loss", "lr", "seconds"])
+    for step, tokens, tl, hl, lr, sec in rows:
+        w.writerow([step, tokens, f"{tl:.5f}", f"{hl:.5f}", f"{lr:.6g}", f"{sec:.1f}"])
+    return out.getvalue()
 
 
 def main(argv):
     args = parse_args(argv)
     for path in (args.out, args.csv, args.svg):
         check_writable(path)
+    if args.check_options:
+        print("train: options ok")
+        return 0
+    inputs = check_inputs(args)
     try:
         import torch  # noqa: F401
+        import numpy  # noqa: F401
     except ImportError:
         raise UsageError("python3-torch is not installed (apt-get install python3-torch)")
-    train(args)
+    train(args, inputs)
     return 0
 
 

@@ -40,23 +40,30 @@ def check_round_trip(tok, stories, label):
 
 def main(argv):
     args = parse_args(argv)
+    # Every input is read and checked before the long work; the tokenizer file is written only
+    # at the end, when every check passed (a failed run leaves an existing file as it was).
     check_writable(args.out)
     stories = read_stories(args.corpus)
     names = read_names(args.names)
-    tok = bpe.train(bpe.count_chunks(stories), args.vocab_size)
-    tok.save(args.out)
-    print(f"tokenizer: {tok.vocab_size} pieces (asked for at most {args.vocab_size}), "
-          f"written to {args.out}")
+    check_stories = read_stories(args.check) if args.check else []
+    try:
+        tok = bpe.train(bpe.count_chunks(stories), args.vocab_size)
+    except ValueError as e:
+        raise UsageError(str(e))
+    print(f"tokenizer: {tok.vocab_size} pieces (asked for at most {args.vocab_size})")
     check_round_trip(tok, stories, args.corpus)
     if args.check:
-        check_round_trip(tok, read_stories(args.check), args.check)
+        check_round_trip(tok, check_stories, args.check)
     split = [n for n in names if len(tok.encode(n, bos=False)) != 1]
     if split:
-        raise UsageError("names that are not one token: " + ", ".join(split))
+        raise UsageError(f"names that are not one token: {', '.join(split)}; "
+                         f"'{args.out}' was not written")
     print(f"names: all {len(names)} names of {args.names} are single tokens (' Name')")
     lengths = sorted(len(tok.encode(s)) for s in stories)
     print(f"tokens per story (BOS included): min {lengths[0]}, median "
           f"{lengths[len(lengths) // 2]}, max {lengths[-1]}, total {sum(lengths)}")
+    tok.save(args.out)
+    print(f"written to {args.out}")
     return 0
 
 

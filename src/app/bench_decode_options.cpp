@@ -55,10 +55,8 @@ std::vector<std::size_t> parse_sizes(const std::string& option, const std::strin
     const std::size_t comma = text.find(',', start);
     const std::string item =
         text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-    errno = 0;
-    char* end = nullptr;
-    const long long n = std::strtoll(item.c_str(), &end, 10);
-    if (item.empty() || *end != '\0' || errno == ERANGE) {
+    long long n = 0;
+    if (!parse_whole_number(item, &n)) {
       throw UsageError("--" + option + " expects whole numbers separated by commas, got '" + text +
                        "'");
     }

@@ -1,8 +1,11 @@
 #include "h2o/app/cli.hpp"
 
+#include <cctype>
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <exception>
 #include <filesystem>
 #include <iostream>
@@ -10,9 +13,13 @@
 #include <set>
 #include <sstream>
 
+#include "h2o/base/format.hpp"
+
 namespace h2o {
 
 namespace {
+void watch_standard_output(const std::string& program);  // below, with the error reporting
+
 // "0", "0.5", "1000": the shortest form, where std::to_string(double) would print "0.000000".
 std::string short_number(double value) {
   std::ostringstream out;
@@ -23,6 +30,7 @@ std::string short_number(double value) {
 
 ArgParser::ArgParser(std::string program, std::string summary)
     : program_(std::move(program)), summary_(std::move(summary)) {
+  watch_standard_output(program_);
   add_flag("help", "show this help and exit");
 }
 
@@ -89,12 +97,39 @@ std::string ArgParser::text(const std::string& name) const {
   return opt->second.default_value;
 }
 
-long long ArgParser::integer(const std::string& name, long long min, long long max) const {
-  const std::string value = text(name);
+namespace {
+// `text` without the spaces and tabs around it: " 5" and "5 " are both 5, as people type them.
+std::string without_outer_spaces(const std::string& text) {
+  const std::size_t first = text.find_first_not_of(" \t");
+  if (first == std::string::npos) return "";
+  return text.substr(first, text.find_last_not_of(" \t") - first + 1);
+}
+}  // namespace
+
+bool parse_whole_number(const std::string& text, long long* value) {
+  const std::string digits = without_outer_spaces(text);
+  if (digits.empty() || std::isspace(static_cast<unsigned char>(digits[0]))) return false;
   errno = 0;
   char* end = nullptr;
-  const long long number = std::strtoll(value.c_str(), &end, 10);
-  if (value.empty() || *end != '\0' || errno == ERANGE) {
+  *value = std::strtoll(digits.c_str(), &end, 10);
+  return *end == '\0' && errno != ERANGE;
+}
+
+bool parse_real_number(const std::string& text, double* value) {
+  const std::string digits = without_outer_spaces(text);
+  if (digits.empty() || std::isspace(static_cast<unsigned char>(digits[0]))) return false;
+  errno = 0;
+  char* end = nullptr;
+  *value = std::strtod(digits.c_str(), &end);
+  // ERANGE from a number too small for a double (4.9e-324 and below) is not an error: the value
+  // is the nearest double, 0 or a subnormal. Too large (HUGE_VAL) is.
+  return *end == '\0' && std::isfinite(*value);
+}
+
+long long ArgParser::integer(const std::string& name, long long min, long long max) const {
+  const std::string value = text(name);
+  long long number = 0;
+  if (!parse_whole_number(value, &number)) {
     throw UsageError("--" + name + " expects a whole number, got '" + value + "'");
   }
   if (number < min || number > max) {
@@ -106,10 +141,8 @@ long long ArgParser::integer(const std::string& name, long long min, long long m
 
 double ArgParser::real(const std::string& name, double min, double max) const {
   const std::string value = text(name);
-  errno = 0;
-  char* end = nullptr;
-  const double number = std::strtod(value.c_str(), &end);
-  if (value.empty() || *end != '\0' || errno == ERANGE || !std::isfinite(number)) {
+  double number = 0;
+  if (!parse_real_number(value, &number)) {
     throw UsageError("--" + name + " expects a number, got '" + value + "'");
   }
   if (number < min || number > max) {
@@ -172,10 +205,8 @@ std::vector<int> parse_percent_list(const std::string& option, const std::string
   std::stringstream list(text);
   std::string item;
   while (std::getline(list, item, ',')) {
-    errno = 0;
-    char* end = nullptr;
-    const long value = std::strtol(item.c_str(), &end, 10);
-    if (item.empty() || *end != '\0' || errno == ERANGE || value < 1 || value > 100) {
+    long long value = 0;
+    if (!parse_whole_number(item, &value) || value < 1 || value > 100) {
       throw UsageError("--" + option +
                        " expects percentages from 1 to 100 separated by commas, got '" + text +
                        "'");
@@ -189,18 +220,36 @@ std::vector<int> parse_percent_list(const std::string& option, const std::string
 }
 
 namespace {
-// Errors quote what the user typed; a newline inside it must not break the one-line promise.
-std::string one_line(const std::string& message) {
-  std::string out;
-  for (char ch : message) {
-    if (ch == '\n')
-      out += "\\n";
-    else if (ch == '\r')
-      out += "\\r";
-    else
-      out += ch;
-  }
-  return out;
+// Errors quote what the user typed or what a file holds: shown through printable() (a newline,
+// an escape sequence or invalid UTF-8 inside cannot break the one-line promise or the terminal)
+// and cut to a length that fits a few lines of a terminal.
+constexpr std::size_t kMaxErrorBytes = 400;
+std::string one_line(const std::string& message) { return printable(message, kMaxErrorBytes); }
+
+// Set once an error was reported, so that the check of stdout at exit does not add a second one.
+bool error_reported = false;
+std::string watched_program;
+
+// Runs at exit (registered by the first ArgParser): output that could not be written to stdout
+// (a full disk, a closed pipe, `> /dev/full`) is an error, not a silent success.
+void check_standard_output() {
+  std::cout.flush();
+  const bool failed = !std::cout || std::fflush(stdout) != 0 || std::ferror(stdout) != 0;
+  if (!failed || error_reported) return;
+  const int error = errno;
+  std::cerr << watched_program << ": error: cannot write the output to stdout"
+            << (error != 0 ? std::string(" (") + std::strerror(error) + ")" : std::string())
+            << "\n";
+  std::cerr.flush();
+  std::_Exit(1);  // the exit code main returned no longer holds; nothing else is left to run
+}
+
+void watch_standard_output(const std::string& program) {
+  static bool registered = false;
+  if (registered) return;
+  registered = true;
+  watched_program = program;
+  std::atexit(check_standard_output);
 }
 }  // namespace
 
@@ -210,15 +259,19 @@ int report_current_exception(const std::string& program) {
   try {
     throw;
   } catch (const UsageError& e) {
+    error_reported = true;
     std::cerr << program << ": error: " << one_line(e.what()) << "\n";
     return 2;
   } catch (const std::bad_alloc&) {
+    error_reported = true;
     std::cerr << program << ": error: out of memory\n";
     return 1;
   } catch (const std::exception& e) {
+    error_reported = true;
     std::cerr << program << ": error: " << one_line(e.what()) << "\n";
     return 1;
   } catch (...) {
+    error_reported = true;
     std::cerr << program << ": error: unknown failure\n";
     return 1;
   }

@@ -81,6 +81,64 @@ std::string pad_left(const std::string& text, std::size_t width) {
 
 std::string rule(std::size_t width, char ch) { return std::string(width, ch); }
 
+namespace {
+// Length of the valid UTF-8 sequence starting at text[i] (2 to 4), or 0 when there is none.
+std::size_t utf8_length(const std::string& text, std::size_t i) {
+  const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(text[k]); };
+  const unsigned char lead = byte(i);
+  std::size_t length = 0;
+  unsigned char low = 0x80, high = 0xBF;  // allowed range of the second byte
+  if (lead >= 0xC2 && lead <= 0xDF) {
+    length = 2;
+  } else if (lead >= 0xE0 && lead <= 0xEF) {
+    length = 3;
+    if (lead == 0xE0) low = 0xA0;   // no overlong forms
+    if (lead == 0xED) high = 0x9F;  // no UTF-16 surrogates
+  } else if (lead >= 0xF0 && lead <= 0xF4) {
+    length = 4;
+    if (lead == 0xF0) low = 0x90;
+    if (lead == 0xF4) high = 0x8F;  // nothing above U+10FFFF
+  } else {
+    return 0;
+  }
+  if (i + length > text.size()) return 0;
+  if (byte(i + 1) < low || byte(i + 1) > high) return 0;
+  for (std::size_t k = 2; k < length; ++k) {
+    if (byte(i + k) < 0x80 || byte(i + k) > 0xBF) return 0;
+  }
+  // C1 control characters (U+0080..U+009F) move the cursor on some terminals: escape them too.
+  if (lead == 0xC2 && byte(i + 1) <= 0x9F) return 0;
+  return length;
+}
+}  // namespace
+
+std::string printable(const std::string& text, std::size_t max_bytes) {
+  const char* const hex = "0123456789abcdef";
+  std::string out;
+  std::size_t i = 0;
+  while (i < text.size() && i < max_bytes) {
+    const auto ch = static_cast<unsigned char>(text[i]);
+    if (ch == '\n') {
+      out += "\\n";
+    } else if (ch == '\r') {
+      out += "\\r";
+    } else if (ch == '\t' || (ch >= 0x20 && ch < 0x7F)) {
+      out += static_cast<char>(ch);
+    } else if (const std::size_t length = ch >= 0x80 ? utf8_length(text, i) : 0; length > 0) {
+      out.append(text, i, length);
+      i += length;
+      continue;
+    } else {
+      out += "\\x";
+      out += hex[ch >> 4];
+      out += hex[ch & 15];
+    }
+    ++i;
+  }
+  if (i < text.size()) out += "... (" + std::to_string(text.size() - i) + " more bytes)";
+  return out;
+}
+
 std::string wrap_words(std::string text, std::size_t width, const std::string& indent) {
   std::string out;
   while (text.size() > width) {

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "h2o/base/files.hpp"
+#include "h2o/base/format.hpp"
 
 namespace h2o {
 
@@ -24,8 +25,9 @@ std::vector<std::string> read_names(const std::string& path) {
     if (line.empty()) continue;
     for (char c : line) {
       if (!std::isalpha(static_cast<unsigned char>(c))) {
-        throw std::runtime_error(what + ": line " + std::to_string(number) + " ('" + line +
-                                 "') is not a single word of letters");
+        // The line is quoted escaped and cut (a bad line may be a megabyte of anything).
+        throw std::runtime_error(what + ": line " + std::to_string(number) + " ('" +
+                                 printable(line, 60) + "') is not a single word of letters");
       }
     }
     names.push_back(line);

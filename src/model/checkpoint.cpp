@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "h2o/base/files.hpp"
+#include "h2o/base/output_file.hpp"
 #include "h2o/base/vector_math.hpp"
 
 namespace h2o {
@@ -120,7 +121,7 @@ void read_floats(std::ifstream& in, const std::string& path, const TensorSlot<fl
   check_finite(path, slot.name, slot.data, slot.count);
 }
 
-void write_floats(std::ofstream& out, const float* data, std::size_t count) {
+void write_floats(std::ostream& out, const float* data, std::size_t count) {
   out.write(reinterpret_cast<const char*>(data),
             static_cast<std::streamsize>(count * sizeof(float)));
 }
@@ -239,13 +240,17 @@ MappedCheckpoint::~MappedCheckpoint() {
 }
 
 void save_checkpoint(const std::string& path, const DecoderWeights& weights) {
+  OutputFile out(path, "checkpoint");
+  write_checkpoint(out.stream(), weights);
+  out.commit();
+}
+
+void write_checkpoint(std::ostream& out, const DecoderWeights& weights) {
   const ModelConfig& c = weights.config;
   c.validate();
   if (!host_is_little_endian()) {
     throw std::runtime_error("llama2.c checkpoints are little-endian; this machine is not");
   }
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) throw std::runtime_error("cannot open '" + path + "' for writing");
 
   const auto vocab = static_cast<std::int32_t>(c.vocab_size);
   const std::int32_t header[7] = {
@@ -271,8 +276,6 @@ void save_checkpoint(const std::string& path, const DecoderWeights& weights) {
   write_floats(out, cos_table.data(), cos_table.size());
   write_floats(out, sin_table.data(), sin_table.size());
   if (!c.shared_classifier) write_floats(out, weights.wcls.data(), weights.wcls.size());
-  out.flush();
-  if (!out) throw std::runtime_error("could not write checkpoint '" + path + "'");
 }
 
 }  // namespace h2o

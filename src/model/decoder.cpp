@@ -1,6 +1,7 @@
 #include "h2o/model/decoder.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 #include <string>
 #include <xtensor/xbuilder.hpp>
@@ -62,9 +63,11 @@ void Decoder::allocate_caches(std::size_t capacity) {
   // Refuse a cache that could not sensibly fit in memory before allocating any of it.
   const auto cache_bytes = static_cast<double>(cache_memory_bytes(c, capacity));
   if (cache_bytes > kMaxCacheBytes) {
+    // Rounded up: a need just over the limit must not read as "4096 MiB (limit 4096 MiB)".
     throw std::invalid_argument(
         "a KV cache for " + std::to_string(capacity) + " positions would need " +
-        std::to_string(static_cast<long long>(cache_bytes / (1024.0 * 1024.0))) + " MiB (limit " +
+        std::to_string(static_cast<long long>(std::ceil(cache_bytes / (1024.0 * 1024.0)))) +
+        " MiB (limit " +
         std::to_string(static_cast<long long>(kMaxCacheBytes / (1024.0 * 1024.0))) +
         " MiB); ask for fewer positions or use a smaller H2O budget");
   }

@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <sstream>
 #include <stdexcept>
+
+#include "h2o/base/format.hpp"
+#include "h2o/base/output_file.hpp"
 
 namespace h2o {
 
@@ -137,7 +139,9 @@ std::string blue_scale(double t) {
 
 std::string xml_escape(const std::string& text) {
   std::string out;
-  for (char ch : text) {
+  // printable() first: XML 1.0 allows no control character (not even as &#1;) and no invalid
+  // UTF-8, so a file name or story holding one would make the whole picture unreadable.
+  for (char ch : printable(text)) {
     switch (ch) {
       case '&':
         out += "&amp;";
@@ -159,11 +163,7 @@ std::string xml_escape(const std::string& text) {
 }
 
 void save_svg(const std::string& path, const std::string& svg) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) throw std::runtime_error("cannot write the picture to '" + path + "'");
-  out << svg;
-  out.flush();
-  if (!out) throw std::runtime_error("cannot write the picture to '" + path + "'");
+  write_output_file(path, "the picture", svg);
 }
 
 // ------------------------------------------------------------------------------- line charts
@@ -376,26 +376,12 @@ void write_panel(std::ostream& svg, const OccupancyPanel& panel, std::size_t ste
   // outline in the same colour hides the hairline seams anti-aliasing draws between neighbours.
   svg << "<g fill=\"" << kKeptColour << "\" stroke=\"" << kKeptColour
       << "\" stroke-width=\"0.2\">\n";
-  std::vector<std::size_t> since(steps, 0);  // (P,) first step of the current run, per position
-  std::vector<bool> inside(steps, false);    // (P,)
-  const std::size_t recorded = std::min(steps, panel.kept_per_step.size());
-  for (std::size_t t = 0; t <= steps; ++t) {
-    std::vector<bool> now(steps, false);
-    if (t < recorded) {
-      for (Position p : panel.kept_per_step[t]) {
-        if (p >= 0 && static_cast<std::size_t>(p) < steps) now[static_cast<std::size_t>(p)] = true;
-      }
-    }
-    for (std::size_t p = 0; p < steps; ++p) {
-      if (now[p] && !inside[p]) {
-        since[p] = t;
-        inside[p] = true;
-      } else if (!now[p] && inside[p]) {
-        svg << "<rect x=\"" << since[p] << "\" y=\"" << steps - 1 - p << "\" width=\""
-            << t - since[p] << "\" height=\"1\"/>\n";
-        inside[p] = false;
-      }
-    }
+  for (const KeptSpan& span : panel.spans) {
+    if (span.position < 0 || static_cast<std::size_t>(span.position) >= steps) continue;
+    const std::size_t end = std::min(span.end_step, steps);
+    if (span.first_step >= end) continue;
+    svg << "<rect x=\"" << span.first_step << "\" y=\"" << steps - 1 - span.position
+        << "\" width=\"" << end - span.first_step << "\" height=\"1\"/>\n";
   }
   svg << "</g>\n</g>\n";
   svg << "<rect x=\"" << num(px) << "\" y=\"" << num(py) << "\" width=\"" << kPlot << "\" height=\""
@@ -422,6 +408,38 @@ void write_panel(std::ostream& svg, const OccupancyPanel& panel, std::size_t ste
       << " " << num(py + kPlot / 2) << ") rotate(-90)\">original position (token index)</text>\n";
 }
 }  // namespace
+
+void KeptSpanRecorder::after_step(const std::vector<Position>& kept_sorted) {
+  // Merge the last step's list with this one: a position in the old list only has left (its span
+  // closes now, in ascending order), one in the new list only has just arrived.
+  std::vector<Position> open;
+  std::vector<std::size_t> since;
+  open.reserve(kept_sorted.size());
+  since.reserve(kept_sorted.size());
+  std::size_t i = 0;
+  for (Position p : kept_sorted) {
+    for (; i < open_.size() && open_[i] < p; ++i)
+      spans_.push_back({open_[i], open_since_[i], step_});
+    open.push_back(p);
+    if (i < open_.size() && open_[i] == p) {
+      since.push_back(open_since_[i++]);
+    } else {
+      since.push_back(step_);
+    }
+  }
+  for (; i < open_.size(); ++i) spans_.push_back({open_[i], open_since_[i], step_});
+  open_.swap(open);
+  open_since_.swap(since);
+  ++step_;
+}
+
+std::vector<KeptSpan> KeptSpanRecorder::finish() {
+  for (std::size_t i = 0; i < open_.size(); ++i)
+    spans_.push_back({open_[i], open_since_[i], step_});
+  open_.clear();
+  open_since_.clear();
+  return std::move(spans_);
+}
 
 std::string occupancy_svg(const OccupancyGrid& grid) {
   if (grid.steps == 0) throw std::invalid_argument("occupancy picture: no steps to draw");

@@ -2,7 +2,15 @@
 
 namespace h2o {
 
-std::vector<std::string> split_stories(const std::string& text) {
+std::vector<std::string> split_stories(const std::string& raw) {
+  // Windows line endings ("\r\n") are read as "\n": the stories are split the same way and no
+  // stray "\r" reaches the tokenizer.
+  std::string text;
+  text.reserve(raw.size());
+  for (std::size_t i = 0; i < raw.size(); ++i) {
+    if (raw[i] == '\r' && i + 1 < raw.size() && raw[i + 1] == '\n') continue;
+    text += raw[i];
+  }
   std::vector<std::string> stories;
   std::size_t start = 0;
   while (start <= text.size()) {

@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include "h2o/base/files.hpp"
+#include "h2o/base/output_file.hpp"
 
 namespace h2o {
 
@@ -171,8 +172,12 @@ Tokenizer Tokenizer::load(const std::string& path, std::size_t vocab_size) {
 }
 
 void Tokenizer::save(const std::string& path) const {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) throw std::runtime_error("cannot open '" + path + "' for writing");
+  OutputFile out(path, "tokenizer");
+  write(out.stream());
+  out.commit();
+}
+
+void Tokenizer::write(std::ostream& out) const {
   const auto max_length = static_cast<std::uint32_t>(std::max<std::size_t>(max_token_length_, 1));
   out.write(reinterpret_cast<const char*>(&max_length), sizeof(max_length));
   for (std::size_t i = 0; i < pieces_.size(); ++i) {
@@ -181,8 +186,6 @@ void Tokenizer::save(const std::string& path) const {
     out.write(reinterpret_cast<const char*>(&length), sizeof(length));
     out.write(pieces_[i].data(), length);
   }
-  out.flush();
-  if (!out) throw std::runtime_error("could not write tokenizer '" + path + "'");
 }
 
 std::vector<std::string> Tokenizer::base_pieces() {

@@ -3,6 +3,10 @@
 // Options are "--name value" or "--name=value"; flags are "--name". Every program gets --help.
 // Unknown options, missing values and malformed numbers throw UsageError with a one-line message;
 // run_program() prints it as "program: error: ..." and returns exit code 2 (1 for other errors).
+// Error messages pass through printable() (base/format.hpp) and are cut to a few hundred bytes.
+// Making an ArgParser also registers a check that runs when the program exits: if anything
+// written to stdout could not be written (a full disk, `> /dev/full`), the program says so in one
+// line on stderr and exits with 1, whatever main returned.
 #pragma once
 
 #include <functional>
@@ -53,6 +57,13 @@ class ArgParser {
   std::map<std::string, Option> options_;
   std::map<std::string, std::string> values_;
 };
+
+// The one reading of numbers on the command line (ArgParser::integer and real, every list of
+// numbers): spaces around the number are allowed on both sides (" 5" and "5 " are 5), anything
+// else around it is not. A real too small for a double (4.9e-324) is read as the nearest double;
+// one too large, inf or nan is refused. False when `text` is not such a number.
+bool parse_whole_number(const std::string& text, long long* value);
+bool parse_real_number(const std::string& text, double* value);
 
 // The H2O budget options every program with an H2O cache offers: --heavy N and --recent N.
 ArgParser& add_budget_options(ArgParser& args, long long default_heavy, long long default_recent,

@@ -38,6 +38,14 @@ std::string pad_left(const std::string& text, std::size_t width);
 // A line of `width` copies of `ch`, for section rules in lesson output.
 std::string rule(std::size_t width = 72, char ch = '-');
 
+// Text from a file or a command line made safe to show on a terminal, in an error message or in
+// a picture: the one owner of that rule. Valid UTF-8 and tabs are kept; a newline becomes "\n",
+// a carriage return "\r", a backslash stays a backslash, and every other control character (ESC,
+// NUL, DEL, ...) and every byte that is not part of valid UTF-8 becomes "\xHH", so nothing in the
+// text can move the cursor, change colours or break a line. Longer than `max_bytes` of input:
+// cut there (at a character boundary) and ended with "... (N more bytes)".
+std::string printable(const std::string& text, std::size_t max_bytes = std::string::npos);
+
 // Breaks `text` at spaces so no line is wider than `width` columns; later lines start with
 // `indent`. Spaces inside a line (column alignment) are kept as they are; a single word longer
 // than a line is kept whole.

@@ -20,6 +20,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <ostream>
 #include <string>
 
 #include "h2o/model/model_config.hpp"
@@ -68,7 +69,11 @@ class MappedCheckpoint {
 };
 
 // Writes weights in the same format (RoPE tables filled with llama2.c's cos/sin values), so tests
-// and tools can make small checkpoints of their own. Throws std::runtime_error if it cannot write.
+// and tools can make small checkpoints of their own. save_checkpoint writes an OutputFile
+// (base/output_file.hpp: complete or not at all) and throws std::runtime_error if it cannot;
+// write_checkpoint writes to a stream the caller checks (e.g. an OutputFile's, made before the
+// weights, so that a bad path fails first).
 void save_checkpoint(const std::string& path, const DecoderWeights& weights);
+void write_checkpoint(std::ostream& out, const DecoderWeights& weights);
 
 }  // namespace h2o

@@ -61,9 +61,31 @@ struct Heatmap {
 std::string heatmap_svg(const Heatmap& map);
 
 // -------------------------------------------------------------------------- occupancy grids
+// One unbroken stay of a position in the cache: held after steps first_step .. end_step - 1.
+// A panel stores these instead of every step's list of kept positions: a position enters the cache
+// once and, once evicted, never returns, so there are at most S spans (memory grows with the text,
+// not with its square).
+struct KeptSpan {
+  Position position = 0;
+  std::size_t first_step = 0, end_step = 0;
+};
+
+// Turns the positions a cache holds after each step into spans, one step at a time.
+class KeptSpanRecorder {
+ public:
+  void after_step(const std::vector<Position>& kept_sorted);  // (kept,) ascending
+  std::vector<KeptSpan> finish();  // closes the spans still open after the last step
+ private:
+  std::size_t step_ = 0;
+  std::vector<Position> open_;           // (kept,) ascending: held after the last step
+  std::vector<std::size_t> open_since_;  // (kept,) the step each of them entered
+  std::vector<KeptSpan> spans_;          // closed so far, in the order they closed
+};
+
 struct OccupancyPanel {
   std::string title, subtitle;
-  std::vector<std::vector<Position>> kept_per_step;  // (S, kept) positions held after each step
+  std::vector<KeptSpan> spans;  // in drawing order (KeptSpanRecorder's: by closing step, then
+                                // position)
 };
 
 struct OccupancyGrid {
@@ -74,10 +96,12 @@ struct OccupancyGrid {
 
 std::string occupancy_svg(const OccupancyGrid& grid);
 
-// Writes `svg` to `path`; throws std::runtime_error naming the path when it cannot.
+// Writes `svg` to `path` as an OutputFile (base/output_file.hpp): complete or not at all; throws
+// a one-line std::runtime_error naming the path when it cannot.
 void save_svg(const std::string& path, const std::string& svg);
 
-// Text safe inside SVG/XML: & < > " escaped.
+// Text safe inside SVG/XML: control characters and invalid UTF-8 shown as printable() shows
+// them (base/format.hpp), then & < > " escaped. Every string a picture shows passes through it.
 std::string xml_escape(const std::string& text);
 
 }  // namespace h2o

@@ -10,7 +10,8 @@
 
 namespace h2o {
 
-// The stories of `text`, each without its surrounding newlines; empty pieces are dropped.
+// The stories of `text`, each without its surrounding newlines; empty pieces are dropped. Windows
+// line endings ("\r\n") count as "\n" (and the stories hold "\n" only).
 std::vector<std::string> split_stories(const std::string& text);
 
 }  // namespace h2o

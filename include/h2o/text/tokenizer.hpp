@@ -26,6 +26,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <ostream>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -67,8 +68,11 @@ class Tokenizer {
   // size, negative or oversized piece lengths, non-finite scores.
   static Tokenizer load(const std::string& path, std::size_t vocab_size);
 
-  // Writes the same format (for tests and tools that build small tokenizers of their own).
+  // Writes the same format (for tests and tools that build small tokenizers of their own): save()
+  // as an OutputFile (base/output_file.hpp: complete or not at all), write() to a stream the
+  // caller checks.
   void save(const std::string& path) const;
+  void write(std::ostream& out) const;
 
   std::vector<int> encode(const std::string& text, bool add_bos, bool add_eos) const;
 

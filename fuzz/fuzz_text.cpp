@@ -1,0 +1,106 @@
+// fuzz_text.cpp: libFuzzer harness for the text files people write by hand: the names file
+// (measure/name_recall.hpp: read_names), the stories reader (base/files.hpp read_text_file, then
+// text/stories.hpp split_stories) and the escaping every program shows such text through
+// (base/format.hpp printable()).
+//
+// Input: the bytes of a file, read both as a names file and as a text of stories.
+//   - read_names returns names of letters only (no newline, no '\r', none empty), or refuses the
+//     file with std::runtime_error whose message, as a program prints it (printable, cut), is one
+//     bounded line of printable text;
+//   - split_stories returns stories that are not empty, hold no empty line, do not start or end
+//     with a newline, and appear in order in the text (each "\r\n" read as "\n") with every byte
+//     that is not a newline kept;
+//   - printable() of any bytes is valid UTF-8 with no control character but tab, and cut to about
+//     its limit.
+#include <cctype>
+#include <cstddef>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "fuzz_support.hpp"
+#include "h2o/base/files.hpp"
+#include "h2o/base/format.hpp"
+#include "h2o/measure/name_recall.hpp"
+#include "h2o/text/stories.hpp"
+
+namespace {
+
+// Valid UTF-8 with no control character but tab, no DEL, no C1 control (what a terminal can show).
+bool shows_safely(const std::string& text) {
+  for (std::size_t i = 0; i < text.size();) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c < 0x80) {
+      if ((c < 0x20 && c != '\t') || c == 0x7F) return false;
+      ++i;
+      continue;
+    }
+    const std::size_t length = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC2 ? 2 : 0;
+    if (length == 0 || c > 0xF4 || i + length > text.size()) return false;
+    for (std::size_t k = 1; k < length; ++k) {
+      if ((static_cast<unsigned char>(text[i + k]) & 0xC0) != 0x80) return false;
+    }
+    if (c == 0xC2 && static_cast<unsigned char>(text[i + 1]) < 0xA0) return false;  // C1
+    i += length;
+  }
+  return true;
+}
+
+void check_names(const std::string& path) {
+  try {
+    for (const std::string& name : h2o::read_names(path)) {
+      if (name.empty()) h2o_fuzz::broken("an empty name");
+      for (char c : name) {
+        if (!std::isalpha(static_cast<unsigned char>(c)))
+          h2o_fuzz::broken("a name with a non-letter");
+      }
+    }
+  } catch (const std::runtime_error& e) {
+    const std::string shown = h2o::printable(e.what(), 400);
+    if (!shows_safely(shown)) h2o_fuzz::broken("an error message that is not printable");
+    if (shown.size() > 400 * 4 + 64) h2o_fuzz::broken("an error message that is not cut");
+  }
+}
+
+void check_stories(const std::string& text) {
+  std::string normal;  // "\r\n" read as "\n"
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (!(text[i] == '\r' && i + 1 < text.size() && text[i + 1] == '\n')) normal += text[i];
+  }
+  std::size_t at = 0, kept = 0;
+  for (const std::string& story : h2o::split_stories(text)) {
+    if (story.empty()) h2o_fuzz::broken("an empty story");
+    if (story.find("\n\n") != std::string::npos) h2o_fuzz::broken("a story with an empty line");
+    if (story.front() == '\n' || story.back() == '\n') h2o_fuzz::broken("a story edged by \\n");
+    const std::size_t found = normal.find(story, at);
+    if (found == std::string::npos) h2o_fuzz::broken("a story not in the text, or out of order");
+    at = found + story.size();
+    for (char c : story) kept += c != '\n';
+  }
+  std::size_t in_text = 0;
+  for (char c : normal) in_text += c != '\n';
+  if (kept != in_text) h2o_fuzz::broken("split_stories lost or added bytes");
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  h2o_fuzz::write_scratch(data, size);
+  check_names(h2o_fuzz::scratch_file());
+  const std::string bytes(reinterpret_cast<const char*>(data), size);
+  try {
+    const std::string text = h2o::read_text_file(h2o_fuzz::scratch_file(), "text", 1 << 20);
+    if (text != bytes) h2o_fuzz::broken("read_text_file changed the bytes");
+    check_stories(text);
+  } catch (const std::runtime_error&) {
+    if (size != 0) h2o_fuzz::broken("read_text_file refused a small regular file");
+  }
+  const std::size_t limit = size % 64;
+  const std::string shown = h2o::printable(bytes, limit);
+  if (!shows_safely(shown)) h2o_fuzz::broken("printable() let a control byte through");
+  if (shown.size() > 4 * limit + 3 + 40) h2o_fuzz::broken("printable() did not cut");
+  if (!shows_safely(h2o::printable(bytes)))
+    h2o_fuzz::broken("printable() let a control byte through");
+  return 0;
+}

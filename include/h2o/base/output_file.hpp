@@ -1,0 +1,61 @@
+// output_file.hpp: writing the files programs make (pictures, CSV tables, checkpoints, tokenizers)
+// so that nothing is lost silently.
+//
+// The one owner of the rule every output file follows:
+//   - its path is checked when the OutputFile is made, before the work that fills it: the folder
+//     must exist and take a new file, and the path must not be a folder, a device or a pipe;
+//   - the bytes go to a temporary file beside it ("NAME.tmp-XXXXXX", in the same folder, so the
+//     final rename cannot cross file systems) and replace the file at `path` only in commit(),
+//     when every byte was written and the file closed without error;
+//   - any failure (a full disk, a read-only folder, a close that reports a late error) is a
+//     std::runtime_error of one line naming the file and the reason, and the temporary file is
+//     removed; an existing file at `path` is left exactly as it was.
+//
+//   h2o::OutputFile out("/tmp/x.csv", "the CSV file");   // checks the path now
+//   ... the long computation ...
+//   out.stream() << csv;
+//   out.commit();                                        // now /tmp/x.csv is complete
+#pragma once
+
+#include <memory>
+#include <ostream>
+#include <string>
+
+namespace h2o {
+
+class OutputFile {
+ public:
+  // `what` names the file in error messages, e.g. "the picture" -> "the picture 'a.svg': ...".
+  OutputFile(const std::string& path, const std::string& what);
+  ~OutputFile();  // removes the temporary file unless commit() succeeded
+  OutputFile(const OutputFile&) = delete;
+  OutputFile& operator=(const OutputFile&) = delete;
+
+  std::ostream& stream();
+  // Flushes and closes the temporary file, checking both, then renames it to the path.
+  void commit();
+  const std::string& path() const { return path_; }
+
+ private:
+  class Buffer;
+  [[noreturn]] void fail(const std::string& doing, int error);
+  std::string path_, what_, temporary_;
+  std::string target_;  // the file replaced: path_, or the file a link at path_ names
+  std::unique_ptr<Buffer> buffer_;
+  std::unique_ptr<std::ostream> stream_;
+  bool committed_ = false;
+};
+
+// The whole of `content` as the file at `path`, by the rules above.
+void write_output_file(const std::string& path, const std::string& what,
+                       const std::string& content);
+
+// The checks an OutputFile makes, without keeping a temporary file: for output written only at
+// the end by code that makes its own OutputFile then. Throws the same one-line errors.
+void check_output_path(const std::string& path, const std::string& what);
+
+// Creates the folder `dir` (and its parents) if needed and checks that files can be written in
+// it; a one-line std::runtime_error otherwise.
+void make_output_folder(const std::string& dir, const std::string& what);
+
+}  // namespace h2o

@@ -1,0 +1,168 @@
+#!/usr/bin/env bash
+# check_outputs.sh BIN_DIR WORK_DIR: no output is lost silently (base/output_file.hpp, app/cli.hpp).
+#   1. every program exits non-zero with one line on stderr when stdout cannot be written;
+#   2. output paths are checked before the work: a device, a folder, a folder nobody may write;
+#   3. an existing file survives a run that fails, and no temporary file is left behind;
+#   4. a write that fails half-way (a file size limit, as a full disk) is an error, not a cut file;
+#   5. the same for the training scripts (those that run without PyTorch);
+#   6. text from files reaches the terminal escaped, and errors quoting it stay short.
+set -u
+bin="$1"
+work="$2"
+rm -rf "$work"
+mkdir -p "$work"
+failures=0
+fail() {
+  echo "FAILED: $*"
+  failures=$((failures + 1))
+}
+# expect_error NAME TEXT COMMAND...: non-zero exit, no crash, one line on stderr containing TEXT
+# (with LAST_LINE=1: the last line of stderr, for a program that reports on stderr as it runs).
+expect_error() {
+  local name="$1" text="$2"
+  shift 2
+  "$@" >"$work/out.txt" 2>"$work/err.txt"
+  local rc=$?
+  if [ "$rc" -eq 0 ] || [ "$rc" -ge 128 ]; then
+    fail "$name: exit code $rc, expected an error"
+  elif [ "${LAST_LINE:-0}" = 1 ]; then
+    tail -n 1 "$work/err.txt" >"$work/err_last.txt"
+    if grep -qF -- "$text" "$work/err_last.txt"; then echo "ok: $name"; else
+      fail "$name: the last line of stderr lacks '$text': $(cat "$work/err.txt")"
+    fi
+  elif [ "$(wc -l <"$work/err.txt")" -ne 1 ]; then
+    fail "$name: the error is not one line: $(cat "$work/err.txt")"
+  elif ! grep -qF -- "$text" "$work/err.txt"; then
+    fail "$name: stderr lacks '$text': $(cat "$work/err.txt")"
+  else
+    echo "ok: $name"
+  fi
+}
+# unchanged NAME FILE CONTENT: FILE still holds CONTENT and nothing else is in its folder.
+unchanged() {
+  if [ "$(cat "$2")" != "$3" ]; then fail "$1: $2 was changed"; fi
+  local extra
+  extra="$(ls -A "$(dirname "$2")" | grep -c '\.tmp-' || true)"
+  if [ "$extra" -ne 0 ]; then fail "$1: a temporary file was left in $(dirname "$2")"; fi
+}
+
+# 1. stdout on a full disk, for every program (a short run each).
+model="$work/model"
+"$bin/make_random_model" --shape 260k --seq-len 512 --out "$model" >/dev/null || fail "make_random_model"
+printf 'Tom had a red ball. Tom gave the ball to Lily. Lily said thank you to Tom.\n' >"$work/story.txt"
+small=(--model "$model/model.bin" --tokenizer "$model/tok.bin" --text "$work/story.txt")
+for lesson in 01_heavy_and_recent 02_score_accumulation 03_evict_rows 04_online_tokens \
+  05_attention_qkv 06_kv_cache 07_h2o_tensor_cache 08_full_vs_h2o; do
+  expect_error "$lesson > /dev/full" "cannot write the output to stdout" \
+    bash -c '"$0" >/dev/full' "$bin/$lesson"
+done
+expect_error "compare_policies > /dev/full" "cannot write the output to stdout" \
+  bash -c '"$0" "$@" >/dev/full' "$bin/compare_policies" "${small[@]}" --budgets 50 --policies full,h2o
+LAST_LINE=1 expect_error "generate > /dev/full" "cannot write the output to stdout" \
+  bash -c '"$0" "$@" >/dev/full' "$bin/generate" --model "$model/model.bin" \
+  --tokenizer "$model/tok.bin" --steps 5
+expect_error "generate --help > /dev/full" "cannot write the output to stdout" \
+  bash -c '"$0" --help >/dev/full' "$bin/generate"
+expect_error "make_random_model > /dev/full" "cannot write the output to stdout" \
+  bash -c '"$0" --shape 260k --seq-len 64 --out "$1" >/dev/full' "$bin/make_random_model" "$work/m2"
+
+# 2. Output paths checked before the work starts.
+expect_error "--svg /dev/full" "the picture '/dev/full' is not a regular file" \
+  "$bin/compare_policies" "${small[@]}" --svg /dev/full
+expect_error "--svg a folder" "is a folder, not a file" "$bin/compare_policies" "${small[@]}" --svg "$work"
+expect_error "--svg in a missing folder" "does not exist" \
+  "$bin/compare_policies" "${small[@]}" --svg "$work/missing/x.svg"
+# /sys refuses new files even to root; a folder without write permission refuses everyone else.
+expect_error "--svg in a read-only folder" "cannot create a file in its folder" \
+  "$bin/compare_policies" "${small[@]}" --svg /sys/h2o_check.svg
+expect_error "lesson 11 --csv /dev/full" "the CSV file '/dev/full' is not a regular file" \
+  "$bin/11_how_much_cache" --csv /dev/full
+expect_error "lesson 11 --pictures read-only" "--pictures '/sys/h2o_check'" \
+  "$bin/11_how_much_cache" --pictures /sys/h2o_check
+expect_error "lesson 10 --pictures read-only" "--pictures '/sys/h2o_check'" \
+  "$bin/10_sparse_attention" --pictures /sys/h2o_check
+expect_error "make_random_model --out read-only" "cannot create" \
+  "$bin/make_random_model" --shape 260k --out /sys/h2o_check
+mkdir -p "$work/locked" && chmod 555 "$work/locked"
+if [ "$(id -u)" -ne 0 ]; then
+  expect_error "--svg in a folder without write permission" "Permission denied" \
+    "$bin/compare_policies" "${small[@]}" --svg "$work/locked/x.svg"
+fi
+chmod 755 "$work/locked"
+
+# 3. An existing file survives a failed run (here the model cannot be read, after the paths were
+#    checked), and no temporary file stays behind.
+mkdir -p "$work/keep"
+echo "old picture" >"$work/keep/p.svg"
+echo "old table" >"$work/keep/t.csv"
+expect_error "compare_policies fails, --svg kept" "does not exist" \
+  "$bin/compare_policies" --model "$work/none.bin" --svg "$work/keep/p.svg"
+unchanged "compare_policies fails" "$work/keep/p.svg" "old picture"
+expect_error "lesson 11 fails, --csv kept" "does not exist" \
+  "$bin/11_how_much_cache" --model "$work/none.bin" --csv "$work/keep/t.csv"
+unchanged "lesson 11 fails" "$work/keep/t.csv" "old table"
+
+# 4. A write that fails half-way: a file size limit of 64 KiB (ulimit -f, SIGXFSZ ignored so the
+#    write returns EFBIG as a full disk returns ENOSPC). The 15m model does not fit.
+mkdir -p "$work/big"
+echo "old model" >"$work/big/model.bin"
+expect_error "make_random_model on a full disk" "checkpoint '$work/big/model.bin': cannot write it" \
+  bash -c 'trap "" XFSZ; ulimit -f 64; "$0" --shape 15m --out "$1"' "$bin/make_random_model" "$work/big"
+unchanged "make_random_model on a full disk" "$work/big/model.bin" "old model"
+[ -e "$work/big/tok.bin" ] && fail "make_random_model on a full disk: tok.bin written alone"
+# The same run with room to spare writes both files whole.
+"$bin/make_random_model" --shape 260k --seq-len 64 --out "$work/big" >/dev/null || fail "rerun"
+[ "$(stat -c %s "$work/big/model.bin")" -gt 100000 ] || fail "model.bin not written"
+
+# 6. Text from files reaches the terminal escaped, and errors quoting it stay short: a names file
+#    whose bad line is almost 1 MiB, and lesson 10 listing the tokens of a text of escape
+#    sequences, NUL bytes and invalid UTF-8.
+{ printf 'Lily\n'; head -c 1000000 /dev/zero | tr '\0' 'x'; printf '\033[2J!\n'; } >"$work/names.txt"
+expect_error "a 1 MB bad line in a names file" "is not a single word of letters" \
+  "$bin/compare_policies" "${small[@]}" --names "$work/names.txt"
+[ "$(wc -c <"$work/err.txt")" -lt 1000 ] || fail "the names error is $(wc -c <"$work/err.txt") bytes"
+for i in $(seq 1 40); do printf 'a\033[31m\000b\377\300 \001'; done >"$work/control.txt"
+if "$bin/10_sparse_attention" --model "$model/model.bin" --tokenizer "$model/tok.bin" \
+  --text "$work/control.txt" >"$work/out.txt" 2>"$work/err.txt"; then
+  if LC_ALL=C grep -q $'[\x01-\x08\x0b-\x1f\x7f]' "$work/out.txt" ||
+    [ "$(tr -d '\000' <"$work/out.txt" | wc -c)" -ne "$(wc -c <"$work/out.txt")" ] ||
+    ! iconv -f UTF-8 -t UTF-8 "$work/out.txt" >/dev/null 2>&1; then
+    fail "lesson 10 printed a control byte or invalid UTF-8 from the text"
+  elif ! grep -qF '\x1b' "$work/out.txt"; then
+    fail "lesson 10 did not show the escape character escaped"
+  else
+    echo "ok: lesson 10 shows control characters and invalid UTF-8 escaped"
+  fi
+else
+  fail "lesson 10 on a text of control characters failed: $(cat "$work/err.txt")"
+fi
+
+# 5. The training scripts (standard library only here): a failed run leaves the old file.
+training="$(dirname "$0")/../training"
+data="$(dirname "$0")/../data"
+if command -v python3 >/dev/null; then
+  mkdir -p "$work/train"
+  echo "old tokenizer" >"$work/train/tok.bin"
+  printf 'Zyxwvut\n' >"$work/train/names.txt"
+  expect_error "train_tokenizer fails its names check, old file kept" "was not written" \
+    python3 "$training/train_tokenizer.py" --corpus "$data/heldout_stories.txt" --vocab-size 400 \
+    --names "$work/train/names.txt" --out "$work/train/tok.bin"
+  unchanged "train_tokenizer fails" "$work/train/tok.bin" "old tokenizer"
+  echo "old loss picture" >"$work/train/loss.svg"
+  printf 'step,tokens,train_loss,heldout_loss,lr,seconds\n50,100,inf,,0.001,1.0\n' >"$work/train/l.csv"
+  expect_error "plot_loss refuses an infinite loss, old file kept" "not a finite number" \
+    python3 "$training/plot_loss.py" --csv "$work/train/l.csv" --out "$work/train/loss.svg"
+  unchanged "plot_loss fails" "$work/train/loss.svg" "old loss picture"
+  # A diverged model (one weight NaN) is refused before PyTorch is needed.
+  python3 -c 'import sys; b = bytearray(open(sys.argv[1], "rb").read()); b[28:32] = b"\x00\x00\xc0\x7f"; open(sys.argv[2], "wb").write(b)' \
+    "$data/model.bin" "$work/train/nan_model.bin"
+  expect_error "evaluate refuses a NaN model" "1 of its weights are NaN or infinite" \
+    python3 "$training/evaluate.py" --model "$work/train/nan_model.bin" \
+    --tokenizer "$data/tokenizer.bin" --stories "$data/heldout_story.txt"
+fi
+
+if [ "$failures" -ne 0 ]; then
+  echo "$failures check(s) failed"
+  exit 1
+fi
+echo "every output check passed"
