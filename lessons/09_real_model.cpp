@@ -6,6 +6,8 @@
 // "teacher forced": the decoder reads the story's own tokens, and at every position we look at the
 // probability it gave the token that really comes next. From those probabilities:
 //   perplexity = exp(mean over positions of -log p(next token))     lower = less surprised
+//   bits per byte = the same surprise per byte of text (bits_per_byte.hpp): unlike perplexity it
+//                 does not depend on how the tokenizer cuts the text, so models compare
 //   agreement  = how often the most likely next token is the same as with the full cache
 //   name recall = how often the model names a character last mentioned more than N tokens back
 //                 (name_recall.hpp): the long-range memory a cache that forgets may lose
@@ -13,6 +15,8 @@
 // loading, the decoder and the policies come from the library. At the end we look inside the
 // smallest H2O cache: which tokens did it keep as heavy hitters?
 // The answer is printed first (Step 6 works it out from the runs); the steps that led there follow.
+// When the full cache itself reads the text badly (a text unlike anything the model learned), the
+// lesson says so instead of drawing a verdict from meaningless numbers.
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
@@ -24,8 +28,10 @@
 
 #include "h2o/app/cli.hpp"
 #include "h2o/app/default_files.hpp"
+#include "h2o/app/reading_report.hpp"
 #include "h2o/base/format.hpp"
 #include "h2o/cache/budget.hpp"
+#include "h2o/measure/bits_per_byte.hpp"
 #include "h2o/measure/name_recall.hpp"
 #include "h2o/measure/teacher_forcing.hpp"
 #include "h2o/model/checkpoint.hpp"
@@ -42,6 +48,7 @@ struct Run {                              // one reading of the story with one c
   std::unique_ptr<h2o::Decoder> decoder;  // kept, to look inside its cache afterwards
   h2o::TeacherForcedRun reading;          // -log p and top-1 token at every position
   double perplexity = 0.0;
+  double bits_per_byte = 0.0;     // the same surprise per byte of the text
   double agreement = 0.0;         // share of positions whose top-1 is the full cache's
   double recall = 0.0;            // share of the long-gap name positions predicted
   std::size_t names_correct = 0;  // of those positions, how many the run predicted
@@ -51,7 +58,7 @@ std::string visible(const h2o::Tokenizer& tokenizer, const std::vector<int>& tok
                     h2o::Position p);
 void print_heavy_hitters(std::ostream& out, const h2o::Decoder& decoder,
                          const h2o::Tokenizer& tokenizer, const std::vector<int>& tokens,
-                         std::size_t recent, const h2o::NameTokens& names);
+                         std::size_t recent, const std::vector<bool>& is_name);
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -63,7 +70,7 @@ int main(int argc, char** argv) {
   h2o::add_text_option(args);
   args.add_option("budgets", "LIST", "10,20,50", "cache budgets, in percent of the text's tokens")
       .add_option("scoring", "MODE", "per-head", "H2O scoring: per-head or shared")
-      .add_option("names", "PATH", h2o::default_names_file(), "the character names")
+      .add_option("names", "PATH", h2o::default_names_file(), h2o::names_option_help())
       .add_option("name-gap", "N", "64", "name recall counts names last seen > N tokens back");
   if (!args.parse(argc, argv)) return 0;
   const auto min_gap = static_cast<std::size_t>(args.integer("name-gap", 1, 100000));
@@ -80,17 +87,21 @@ int main(int argc, char** argv) {
   steps << "Step 1: loaded " << std::filesystem::path(files.model).filename().string()
         << "\n        " << config.describe() << "\n";
 
-  // Step 2: the story, as token ids (BOS first, as the model was trained).
-  const std::vector<int> tokens = h2o::read_story_tokens(args, tokenizer, 3, config.seq_len);
+  // Step 2: the story, whole, as token ids (BOS first, as the model was trained).
+  const h2o::StoryTokens story = h2o::read_story(args, tokenizer, 3, config.seq_len);
+  const std::vector<int>& tokens = story.tokens;
   const std::size_t n = tokens.size();
+  const std::size_t bytes = h2o::predicted_bytes(tokenizer, tokens);
   const h2o::NameTokens names =
       h2o::names_as_tokens(tokenizer, h2o::read_names(args.text("names")));
   const std::size_t counted = h2o::long_gap_name_steps(tokens, names, min_gap).size();
-  steps << "Step 2: the text in " << std::filesystem::path(args.text("text")).filename().string()
-        << " is " << n << " tokens long (BOS included); every run predicts\n        each next "
-        << "token from the ones before it (" << n - 1 << " predictions).\n        " << counted
+  const std::string file_name = std::filesystem::path(args.text("text")).filename().string();
+  steps << "Step 2: the text in " << file_name << " is " << n << " tokens long (BOS included, "
+        << bytes << " bytes);\n        every run predicts each next token from the ones before it ("
+        << n - 1 << " predictions).\n        " << counted
         << " times the next token is a character's name last seen more than " << min_gap
-        << " tokens back.\n";
+        << " tokens back.\n"
+        << h2o::name_use_notes(names, {tokens}, "        ");
 
   // Step 3: the measurement, on the full cache first: it is the reference of every other run.
   // perplexity = exp(mean -log p(next token))
@@ -105,6 +116,7 @@ int main(int argc, char** argv) {
     double total_nll = 0.0;
     for (double nll : run.reading.token_nll) total_nll += nll;
     run.perplexity = std::exp(total_nll / static_cast<double>(n - 1));
+    run.bits_per_byte = h2o::bits_per_byte(total_nll, bytes);
     std::size_t same = 0;
     for (std::size_t t = 0; t + 1 < n; ++t) {
       same += reference == nullptr || run.reading.top1[t] == reference->reading.top1[t] ? 1 : 0;
@@ -117,7 +129,7 @@ int main(int argc, char** argv) {
   };
   const Run full = read("full cache", "full", n, nullptr);
   steps << "Step 3: the full cache keeps all " << n - 1 << " tokens; perplexity "
-        << fixed(full.perplexity, 3) << "\n";
+        << fixed(full.perplexity, 3) << ", " << fixed(full.bits_per_byte, 3) << " bits per byte\n";
 
   // Step 4: H2O (heavy = recent = half the budget) and a sliding window holding the same number of
   // tokens, at each budget. runs[2i] is H2O, runs[2i + 1] the window.
@@ -134,12 +146,14 @@ int main(int argc, char** argv) {
   steps << "\nStep 4: H2O (" << to_string(base.scoring)
         << " scores) and a plain sliding window of the same size\n\n";
   h2o::Table table(
-      {"cache", "perplexity", "vs full", "top token = full's", "name recall", "KV bytes at end"});
-  table.add({full.label, fixed(full.perplexity, 3), "", "100.0%", fixed(100 * full.recall, 1) + "%",
-             std::to_string(full.decoder->live_kv_bytes())});
+      {"cache", "perplexity", "bits/byte", "vs full", "top token = full's", "name recall",
+       "KV bytes at end"});
+  table.add({full.label, fixed(full.perplexity, 3), fixed(full.bits_per_byte, 3), "", "100.0%",
+             fixed(100 * full.recall, 1) + "%", std::to_string(full.decoder->live_kv_bytes())});
   for (const Run& r : runs) {
     const double change = 100.0 * (r.perplexity / full.perplexity - 1.0);
-    table.add({r.label, fixed(r.perplexity, 3), (change >= 0 ? "+" : "") + fixed(change, 1) + "%",
+    table.add({r.label, fixed(r.perplexity, 3), fixed(r.bits_per_byte, 3),
+               (change >= 0 ? "+" : "") + fixed(change, 1) + "%",
                fixed(100 * r.agreement, 1) + "%", fixed(100 * r.recall, 1) + "%",
                std::to_string(r.decoder->live_kv_bytes())});
   }
@@ -154,7 +168,12 @@ int main(int argc, char** argv) {
   if (smallest.decoder->evicted_tokens(0) == 0) {
     steps << "        none: that budget holds the whole text, so nothing was evicted\n";
   } else {
-    print_heavy_hitters(steps, *smallest.decoder, tokenizer, tokens, smallest_split.recent, names);
+    std::vector<bool> is_name(n, false);  // (N,) positions inside a name's mention
+    for (const h2o::NameMention& m : h2o::find_name_mentions(tokens, names).mentions) {
+      for (std::size_t p = m.first; p <= m.last; ++p) is_name[p] = true;
+    }
+    print_heavy_hitters(steps, *smallest.decoder, tokenizer, tokens, smallest_split.recent,
+                        is_name);
   }
 
   // Step 6: what the numbers say, weighing both measures: perplexity over all n - 1 predictions,
@@ -185,8 +204,15 @@ int main(int argc, char** argv) {
                  fixed(with_heavy.perplexity, 3), fixed(window.perplexity, 3), names_of(with_heavy),
                  names_of(window), better);
   }
-  std::cout << "Lesson 09: H2O on a real model (beyond the blog)\n\nThe answer (details in "
-            << "steps 1-5 below)\n";
+  std::cout << "Lesson 09: H2O on a real model (beyond the blog)\n\n"
+            << h2o::reading_summary(file_name, 1, story.stories_in_file, story.paragraphs, n,
+                                    counted, min_gap)
+            << "\n\nThe answer (details in steps 1-5 below)\n";
+  if (h2o::beyond_model(full.bits_per_byte)) {
+    // No verdict from meaningless numbers: the steps below still show what was measured.
+    std::cout << h2o::beyond_model_warning(full.bits_per_byte) << "\n" << steps.str();
+    return 0;
+  }
   verdicts.print(std::cout);
   if (comparisons > 0) {
     const Run &h2o_small = runs[0], &window_small = runs[1];
@@ -235,11 +261,11 @@ std::string visible(const h2o::Tokenizer& tokenizer, const std::vector<int>& tok
 }
 
 // For KV head 0 of every layer: how many old tokens (older than the recent window) it kept, the
-// character names among them, and how many sit in the first 10 positions (the old-token bias of
+// tokens of character names among them (is_name (N,)), and how many sit in the first 10 positions (the old-token bias of
 // accumulated scores).
 void print_heavy_hitters(std::ostream& out, const h2o::Decoder& decoder,
                          const h2o::Tokenizer& tokenizer, const std::vector<int>& tokens,
-                         std::size_t recent, const h2o::NameTokens& names) {
+                         std::size_t recent, const std::vector<bool>& is_name) {
   out << "        (KV head 0 of each layer; position in brackets)\n";
   const auto first_recent = static_cast<h2o::Position>(tokens.size() - 1 - recent);
   std::size_t heavy_total = 0, heavy_near_start = 0;
@@ -250,9 +276,8 @@ void print_heavy_hitters(std::ostream& out, const h2o::Decoder& decoder,
       if (p >= first_recent) continue;  // the recent window, kept for being new
       ++in_layer;
       heavy_near_start += p < 10 ? 1 : 0;
-      const bool is_name = names.name_of_token[static_cast<std::size_t>(tokens[p])] >= 0;
       const std::string entry = visible(tokenizer, tokens, p) + "[" + std::to_string(p) + "]";
-      if (is_name && kept_names.size() + entry.size() < 66) kept_names += " " + entry;
+      if (is_name[static_cast<std::size_t>(p)] && kept_names.size() + entry.size() < 66) kept_names += " " + entry;
     }
     heavy_total += in_layer;
     out << "  layer " << l << ": " << in_layer

@@ -239,10 +239,22 @@ TEST_CASE("numbers on the command line: spaces on either side, tiny reals, one r
 
 TEST_CASE("stories with Windows line endings split as with Unix ones") {
   const std::vector<std::string> unix_stories =
-      split_stories("The cat sat.\nIt was red.\n\nA dog.\n");
+      split_stories("The cat sat.\nIt was red.\n<|story|>\nA dog.\n");
   CHECK(unix_stories == std::vector<std::string>{"The cat sat.\nIt was red.", "A dog."});
-  CHECK(split_stories("The cat sat.\r\nIt was red.\r\n\r\nA dog.\r\n") == unix_stories);
+  CHECK(split_stories("The cat sat.\r\nIt was red.\r\n<|story|>\r\nA dog.\r\n") == unix_stories);
   CHECK(split_stories("a\rb") == std::vector<std::string>{"a\rb"});  // a lone \r is text
+}
+
+TEST_CASE("blank lines separate paragraphs of one story; the separator line separates stories") {
+  // Paragraphs written with blank lines read as the model was trained: one "\n" between them.
+  const std::string written = "\n\nOne day.\n\n  \n\tHe ran.\nShe sat.\n\n";
+  CHECK(split_stories(written) == std::vector<std::string>{"One day.\n\tHe ran.\nShe sat."});
+  CHECK(split_stories("One day.\nHe ran.") == split_stories("One day.\n\nHe ran.\n"));
+  CHECK(paragraph_count(split_stories(written).front()) == 3);
+  // The separator may carry trailing spaces; empty stories are dropped; text around it stays.
+  CHECK(split_stories("<|story|>\nA.\n\n<|story|> \t\n\n<|story|>\nB.\n<|story|>x\n") ==
+        std::vector<std::string>{"A.", "B.\n<|story|>x"});
+  CHECK(split_stories("\n \n<|story|>\n").empty());
 }
 
 TEST_CASE("an output file named through a link replaces the file the link names") {

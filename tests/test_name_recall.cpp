@@ -13,27 +13,75 @@ namespace {
 // <unk>, BOS, EOS, the 256 byte tokens, then a few pieces of our own at ids 259...
 h2o::Tokenizer small_tokenizer() {
   std::vector<std::string> pieces = h2o::Tokenizer::base_pieces();
-  for (const char* piece : {" Mia", "Mia", " Tom", " the", " dog", " Sam", "\n"}) {
+  // ... and the characters and pieces encode() builds " Mia" and " Tom" from (llama2.c merges
+  // two pieces only into a piece of the vocabulary), after them.
+  for (const char* piece : {" Mia", "Mia", " Tom", " the", " dog", " Sam", "\n", " Lil", "y,", " ",
+                            "M", "i", "a", "T", "o", "m", " M", " Mi", " T", " To"}) {
     pieces.push_back(piece);
   }
   return h2o::Tokenizer(pieces, std::vector<float>(pieces.size(), 0.0f));
 }
 
 constexpr int kSpaceMia = 259, kMia = 260, kTom = 261, kThe = 262, kDog = 263, kSam = 264,
-              kNewline = 265;
+              kNewline = 265, kLil = 266, kYComma = 267;
+// Byte tokens (ids 3..258) for " Zoe", a name this vocabulary spells letter by letter.
+constexpr int kSpace = 3 + ' ', kZ = 3 + 'Z', kO = 3 + 'o', kE = 3 + 'e';
 
 }  // namespace
 
-TEST_CASE("names become tokens in both spellings and split names are counted", "[name_recall]") {
+TEST_CASE("names are spelled in tokens and split names are reported", "[name_recall]") {
   const h2o::Tokenizer tokenizer = small_tokenizer();
   const h2o::NameTokens names = h2o::names_as_tokens(tokenizer, {"Mia", "Tom", "Zoe"});
-  REQUIRE(names.names == std::vector<std::string>{"Mia", "Tom"});
-  CHECK(names.split_names == 1);  // "Zoe" is not a piece of this vocabulary
-  CHECK(names.name_of_token[kSpaceMia] == 0);
-  CHECK(names.name_of_token[kMia] == 0);  // at the start of a line: the same name
-  CHECK(names.name_of_token[kTom] == 1);
-  CHECK(names.name_of_token[kThe] == -1);
-  CHECK(names.name_of_token[kSam] == -1);  // a piece, but not on the list
+  CHECK(names.names == std::vector<std::string>{"Mia", "Tom", "Zoe"});
+  CHECK(names.tokens_per_name == std::vector<std::size_t>{1, 1, 4});  // " Zoe": 4 byte tokens
+  CHECK(names.split_names() == std::vector<std::string>{"Zoe (4 tokens)"});
+  // Both spellings of Mia (after a space, at the start of a line) are mentions; "Sam" is a piece
+  // but not on the list; "the" is no name.
+  const std::vector<int> tokens = {1, kSpaceMia, kThe, kSam, kNewline, kMia, kDog};
+  const h2o::NameMentions found = h2o::find_name_mentions(tokens, names);
+  REQUIRE(found.mentions.size() == 2);
+  CHECK(found.mentions[0].name == 0);
+  CHECK(found.mentions[0].first == 1);
+  CHECK(found.mentions[0].last == 1);
+  CHECK(found.mentions[1].first == 5);
+  CHECK(found.unusable.empty());
+}
+
+TEST_CASE("a name of several tokens counts when all its tokens are predicted", "[name_recall]") {
+  const h2o::Tokenizer tokenizer = small_tokenizer();
+  const h2o::NameTokens names = h2o::names_as_tokens(tokenizer, {"Zoe"});
+  //                                0  1       2   3   4   5     6     7       8   9   10
+  const std::vector<int> tokens = {1, kSpace, kZ, kO, kE, kThe, kDog, kSpace, kZ, kO, kE};
+  // After BOS the space is the dummy prefix: the first mention is "Zoe" at 2..4, the second at 8..10.
+  const h2o::NameMentions found = h2o::find_name_mentions(tokens, names);
+  REQUIRE(found.mentions.size() == 2);
+  CHECK(found.mentions[0].first == 2);
+  CHECK(found.mentions[0].last == 4);
+  CHECK(found.mentions[1].first == 8);
+  CHECK(found.mentions[1].last == 10);
+  CHECK(h2o::long_gap_name_steps(tokens, names, 5) == std::vector<std::size_t>{7});  // 6 > 5
+  CHECK(h2o::long_gap_name_steps(tokens, names, 6).empty());
+  std::vector<int> top1(tokens.begin() + 1, tokens.end());  // every prediction right
+  CHECK(h2o::name_recall(tokens, top1, names, 5).correct == 1);
+  for (std::size_t wrong : {7, 8, 9}) {  // one token of the name wrong: not recalled
+    std::vector<int> almost = top1;
+    almost[wrong] = kThe;
+    CHECK(h2o::name_recall(tokens, almost, names, 5).correct == 0);
+  }
+  std::vector<int> before = top1;  // a wrong step before or after the name does not matter
+  before[6] = kThe;
+  CHECK(h2o::name_recall(tokens, before, names, 5).correct == 1);
+}
+
+TEST_CASE("a name inside a token with other text is unusable, inside a longer word no name",
+          "[name_recall]") {
+  const h2o::Tokenizer tokenizer = small_tokenizer();
+  const h2o::NameTokens names = h2o::names_as_tokens(tokenizer, {"Lily", "Tom"});
+  // " Lil" + "y," : "Lily," whose last token also holds the comma. " Tom" + "y,": "Tomy", no name.
+  const std::vector<int> tokens = {1, kThe, kLil, kYComma, kTom, kYComma, kDog};
+  const h2o::NameMentions found = h2o::find_name_mentions(tokens, names);
+  CHECK(found.mentions.empty());
+  CHECK(found.unusable == std::vector<std::string>{"Lily"});
 }
 
 TEST_CASE("only names seen more than min_gap tokens before count", "[name_recall]") {

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "h2o/base/files.hpp"
+#include "h2o/measure/bits_per_byte.hpp"
 #include "h2o/measure/name_recall.hpp"
 #include "h2o/measure/teacher_forcing.hpp"
 #include "h2o/model/checkpoint.hpp"
@@ -42,7 +43,12 @@ TEST_CASE("the shipped tokenizer round-trips every held-out story and holds ever
     REQUIRE(ids.size() <= 1024);
     CHECK(tokenizer.decode(ids) == story);
   }
-  const std::string lesson_story = read_data("heldout_story.txt");
+  // The lesson's story is written with blank lines between paragraphs; the model reads it with one
+  // newline between them (text/stories.hpp).
+  const std::vector<std::string> lesson_stories = h2o::split_stories(read_data("heldout_story.txt"));
+  REQUIRE(lesson_stories.size() == 1);
+  const std::string& lesson_story = lesson_stories.front();
+  CHECK(h2o::paragraph_count(lesson_story) == 13);
   const std::vector<int> lesson_ids = tokenizer.encode(lesson_story, true, false);
   CHECK(tokenizer.decode(lesson_ids) == lesson_story);
   CHECK(lesson_ids.size() >= 900);
@@ -50,7 +56,7 @@ TEST_CASE("the shipped tokenizer round-trips every held-out story and holds ever
   const std::vector<std::string> names = h2o::read_names(data_file("names.txt"));
   CHECK(names.size() >= 100);
   const h2o::NameTokens name_tokens = h2o::names_as_tokens(tokenizer, names);
-  CHECK(name_tokens.split_names == 0);
+  CHECK(name_tokens.split_names().empty());  // every name is one token
   for (const std::string& name : names) {
     INFO(name);
     CHECK(tokenizer.encode(name, false, false).size() == 1);  // " Name": one token
@@ -66,9 +72,11 @@ TEST_CASE("the shipped model predicts held-out stories and recalls names from fa
       h2o::names_as_tokens(tokenizer, h2o::read_names(data_file("names.txt")));
   const std::vector<std::string> stories = h2o::split_stories(read_data("heldout_stories.txt"));
   double nll = 0.0;
-  std::size_t steps = 0, counted = 0, correct = 0;
+  std::size_t steps = 0, counted = 0, correct = 0, bytes = 0;
   for (std::size_t i = 0; i < stories.size(); i += 5) {  // every fifth story: 10 of them
     const std::vector<int> tokens = tokenizer.encode(stories[i], true, false);
+    bytes += h2o::predicted_bytes(tokenizer, tokens);
+    CHECK(h2o::predicted_bytes(tokenizer, tokens) == stories[i].size());  // the whole text
     h2o::Decoder decoder(weights, std::make_unique<h2o::FullCachePolicy>(), tokens.size());
     const h2o::TeacherForcedRun run = h2o::read_with_teacher_forcing(decoder, tokens);
     nll += run.mean_nll() * static_cast<double>(run.steps());
@@ -83,4 +91,36 @@ TEST_CASE("the shipped model predicts held-out stories and recalls names from fa
   CHECK(perplexity < 1.62);  // data/README.md: 1.569 over all 50 held-out stories
   CHECK(counted >= 50);
   CHECK(recall >= 0.97);  // data/README.md: 99.8% over all 50 at N = 64
+  const double held_out_bits = h2o::bits_per_byte(nll, bytes);
+  INFO("bits per byte " << held_out_bits);
+  CHECK(held_out_bits < 0.2);  // data/README.md: 0.15
+  CHECK_FALSE(h2o::beyond_model(held_out_bits));
+}
+
+TEST_CASE("the hand-written stories are beyond the shipped model (where its knowledge ends)",
+          "[shipped]") {
+  auto weights =
+      std::make_shared<const h2o::DecoderWeights>(h2o::load_checkpoint(data_file("model.bin")));
+  const h2o::Tokenizer tokenizer = h2o::Tokenizer::load(data_file("tokenizer.bin"), 1792);
+  const std::vector<std::string> stories =
+      h2o::split_stories(read_data("handwritten_stories.txt"));
+  REQUIRE(stories.size() == 21);  // data/README.md: five tales in 21 parts
+  std::size_t words = 0;
+  for (const std::string& story : stories) {
+    bool in_word = false;
+    for (char c : story) {
+      const bool letter = c != ' ' && c != '\n';
+      words += letter && !in_word ? 1 : 0;
+      in_word = letter;
+    }
+  }
+  CHECK(words >= 3000);
+  for (std::size_t i = 0; i < stories.size(); i += 7) {  // three of them
+    const std::vector<int> tokens = tokenizer.encode(stories[i], true, false);
+    h2o::Decoder decoder(weights, std::make_unique<h2o::FullCachePolicy>(), tokens.size());
+    const h2o::TeacherForcedRun run = h2o::read_with_teacher_forcing(decoder, tokens);
+    const double bits = h2o::bits_per_byte(run, h2o::predicted_bytes(tokenizer, tokens));
+    INFO("story " << i << ": " << bits << " bits per byte");
+    CHECK(h2o::beyond_model(bits));
+  }
 }

@@ -123,11 +123,47 @@ def read_input(path, kind, binary=False):
         raise UsageError(f"{kind} file '{path}' is not UTF-8 text")
 
 
+# The story file format; its one owner is include/h2o/text/stories.hpp, which this follows line
+# for line: blank lines (empty, or only spaces and tabs) separate the paragraphs of a story; a line
+# holding only STORY_SEPARATOR (trailing spaces and tabs allowed) separates two stories; "\r\n"
+# counts as "\n". The model reads a story as its non-blank lines joined by one "\n".
+STORY_SEPARATOR = "<|story|>"
+
+
+def split_stories(text):
+    """The stories of a text as the model reads them (see STORY_SEPARATOR above)."""
+    stories, lines = [], []
+    pieces = text.split("\n")
+    for i, line in enumerate(pieces):
+        if i + 1 < len(pieces) and line.endswith("\r"):
+            line = line[:-1]  # "\r\n" counts as "\n"; a lone "\r" is text
+        if line.rstrip(" \t") == STORY_SEPARATOR:
+            if lines:
+                stories.append("\n".join(lines))
+            lines = []
+        elif line.strip(" \t"):
+            lines.append(line)
+    if lines:
+        stories.append("\n".join(lines))
+    return stories
+
+
+def format_story(story):
+    """A story (paragraphs joined by one "\n", as the model reads it) as people write it: its
+    paragraphs separated by a blank line. split_stories reads it back unchanged."""
+    return "\n\n".join(story.split("\n"))
+
+
+def format_stories(stories):
+    """Yields the text of a file of several stories, piece by piece (format_story, with a line
+    holding STORY_SEPARATOR between two stories), ending in a newline."""
+    for i, story in enumerate(stories):
+        yield ("\n" + STORY_SEPARATOR + "\n\n" if i else "") + format_story(story) + "\n"
+
+
 def read_stories(path):
-    """Stories of a corpus file: separated by one empty line, no empty line inside a story."""
-    text = read_input(path, "corpus")
-    stories = [s.strip("\n") for s in text.split("\n\n")]
-    stories = [s for s in stories if s]
+    """Stories of a story file (split_stories)."""
+    stories = split_stories(read_input(path, "corpus"))
     if not stories:
         raise UsageError(f"'{path}' holds no story")
     return stories

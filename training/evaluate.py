@@ -96,7 +96,9 @@ def main(argv):
     ap = Parser(description="Perplexity and name recall of a checkpoint on stories.")
     ap.add_argument("--model", required=True, help="llama2.c legacy checkpoint")
     ap.add_argument("--tokenizer", required=True, help="llama2.c tokenizer file")
-    ap.add_argument("--stories", required=True, help="stories separated by an empty line")
+    ap.add_argument("--stories", required=True,
+                    help="story file (paragraphs separated by a blank line, stories by a "
+                         "line holding only <|story|>)")
     ap.add_argument("--names", default=repo_path("data", "names.txt"),
                     help="names list (default: data/names.txt)")
     ap.add_argument("--gaps", default="32,64,128", help="values of N (default: 32,64,128)")

@@ -10,8 +10,9 @@ for a while, the name is written after a cue that fits only that character in th
 then only predict the name by looking far back, which is what separates a KV cache that
 keeps important old tokens (H2O) from a plain sliding window.
 
-Output: plain ASCII text, one story after another; paragraphs of a story are separated by a
-single newline and stories by one empty line. No story contains an empty line.
+Output: plain ASCII text in the project's story file format (include/h2o/text/stories.hpp,
+common.format_stories): the paragraphs of a story are separated by a blank line, two stories by
+a line holding only "<|story|>". The model reads each story with one newline between paragraphs.
 
 The same seed always gives the same text (Python's own Mersenne Twister, no hash-order
 dependence). Use different seeds for training and held-out text.
@@ -25,9 +26,9 @@ import os
 import random
 import re
 import sys
-from itertools import chain
 
-from common import Parser, UsageError, check_writable, run_main, read_input, write_output
+from common import (Parser, UsageError, check_writable, format_stories, run_main, read_input,
+                    write_output)
 
 # Above this many text units (words and punctuation marks, close to tokens) since a
 # character's last name mention, the next mention carries the character's cue. Below it the
@@ -749,7 +750,8 @@ def default_names_path():
 
 def parse_args(argv):
     ap = Parser(
-        description="Write generated children's stories (stories separated by an empty line).")
+        description="Write generated children's stories (paragraphs separated by a blank line, "
+                    "stories by a line holding only <|story|>).")
     ap.add_argument("--seed", type=int, default=1, help="random seed (default: 1)")
     ap.add_argument("--stories", type=int, default=1000, help="number of stories (default: 1000)")
     ap.add_argument("--names", default=default_names_path(),
@@ -778,15 +780,13 @@ def main(argv):
         check_writable(args.out)
     # Story by story (a large corpus is never whole in memory), into a file that replaces --out
     # only when complete.
-    pieces = (("\n\n" if i else "") + story
-              for i, story in enumerate(generate(args.seed, args.stories, names)))
+    pieces = format_stories(generate(args.seed, args.stories, names))
     if args.out == "-":
         for piece in pieces:
             sys.stdout.write(piece)
-        sys.stdout.write("\n")
         sys.stdout.flush()
     else:
-        write_output(args.out, (piece.encode("ascii") for piece in chain(pieces, ["\n"])))
+        write_output(args.out, (piece.encode("ascii") for piece in pieces))
     return 0
 
 

@@ -11,13 +11,16 @@ Usage:
 import sys
 
 import bpe
-from common import Parser, UsageError, check_writable, read_stories, run_main, write_output
+from common import (Parser, UsageError, check_writable, format_story, read_stories, run_main,
+                    write_output)
 
 
 def main(argv):
     ap = Parser(description="Pick the first story of a given token length.")
     ap.add_argument("--tokenizer", required=True, help="llama2.c tokenizer file")
-    ap.add_argument("--corpus", required=True, help="stories separated by an empty line")
+    ap.add_argument("--corpus", required=True,
+                    help="story file (paragraphs separated by a blank line, stories by a "
+                         "line holding only <|story|>)")
     ap.add_argument("--min", type=int, default=900, help="fewest tokens (default: 900)")
     ap.add_argument("--max", type=int, default=1000, help="most tokens (default: 1000)")
     ap.add_argument("--out", required=True, help="text file to write (the story and a newline)")
@@ -32,7 +35,7 @@ def main(argv):
     for i, story in enumerate(read_stories(args.corpus)):
         n = len(tok.encode(story))
         if args.min <= n <= args.max:
-            write_output(args.out, story + "\n")
+            write_output(args.out, format_story(story) + "\n")
             print(f"pick_story: story {i} of {args.corpus}, {n} tokens with BOS -> {args.out}")
             return 0
     raise UsageError(f"no story of {args.corpus} has {args.min}..{args.max} tokens")

@@ -17,7 +17,9 @@ from common import Parser, UsageError, check_writable, read_stories, run_main, w
 def parse_args(argv):
     ap = Parser(description="Encode stories as uint16 token ids.")
     ap.add_argument("--tokenizer", required=True, help="llama2.c tokenizer file")
-    ap.add_argument("--corpus", required=True, help="stories, separated by an empty line")
+    ap.add_argument("--corpus", required=True,
+                    help="story file (paragraphs separated by a blank line, stories by a "
+                         "line holding only <|story|>)")
     ap.add_argument("--out", required=True, help="uint16 file to write")
     return ap.parse_args(argv)
 

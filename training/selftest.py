@@ -102,8 +102,21 @@ def check_model():
     print("model: export reads back bit for bit, same logits: ok")
 
 
+def check_story_format():
+    """The story file format (common.py, after include/h2o/text/stories.hpp) reads back what
+    format_stories writes, and reads blank lines and the separator as the C++ reader does."""
+    from common import STORY_SEPARATOR, format_stories, split_stories
+    stories = ["One day.\nHe ran.", "A dog.", "  indented\nlast"]
+    if split_stories("".join(format_stories(stories))) != stories:
+        raise UsageError("format_stories does not read back")
+    text = "\r\nA.\r\n \t\r\nB.\n" + STORY_SEPARATOR + " \n\n" + STORY_SEPARATOR + "\nC.\r"
+    if split_stories(text) != ["A.\nB.", "C.\r"]:
+        raise UsageError(f"split_stories misreads {text!r}: {split_stories(text)!r}")
+
+
 def main(argv):
     Parser(description="Quick self-test of the training code.").parse_args(argv)
+    check_story_format()
     check_tokenizer()
     check_model()
     print("selftest: all checks passed")

@@ -18,7 +18,9 @@ from common import Parser, UsageError, check_writable, read_names, read_stories,
 
 def parse_args(argv):
     ap = Parser(description="Train a llama2.c-format BPE tokenizer.")
-    ap.add_argument("--corpus", required=True, help="stories, separated by an empty line")
+    ap.add_argument("--corpus", required=True,
+                    help="story file (paragraphs separated by a blank line, stories by a "
+                         "line holding only <|story|>)")
     ap.add_argument("--vocab-size", type=int, default=2048,
                     help="largest vocabulary, 300..65535 (default: 2048)")
     ap.add_argument("--out", required=True, help="tokenizer file to write")

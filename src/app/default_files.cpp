@@ -50,12 +50,17 @@ std::vector<std::string> read_stories_option(const ArgParser& args) {
   return stories;
 }
 
-std::vector<int> read_story_tokens(const ArgParser& args, const Tokenizer& tokenizer,
-                                   std::size_t min_tokens, std::size_t max_tokens) {
-  const std::string where = "the story in '" + args.text("text") + "' has ";
-  std::vector<int> tokens;
+StoryTokens read_story(const ArgParser& args, const Tokenizer& tokenizer, std::size_t min_tokens,
+                       std::size_t max_tokens) {
+  const std::vector<std::string> stories = read_stories_option(args);
+  const std::string where = std::string(stories.size() > 1 ? "the first story" : "the story") +
+                            " in '" + args.text("text") + "' has ";
+  StoryTokens story;
+  story.stories_in_file = stories.size();
+  story.paragraphs = paragraph_count(stories.front());
+  std::vector<int>& tokens = story.tokens;
   try {
-    tokens = tokenizer.encode_at_most(read_stories_option(args).front(), true, false, max_tokens);
+    tokens = tokenizer.encode_at_most(stories.front(), true, false, max_tokens);
   } catch (const TooManyTokens& e) {
     throw std::runtime_error(where + e.count_text() + "; the model reads at most " +
                              std::to_string(max_tokens));
@@ -64,7 +69,12 @@ std::vector<int> read_story_tokens(const ArgParser& args, const Tokenizer& token
     throw std::runtime_error(where + std::to_string(tokens.size()) + " tokens; it needs at least " +
                              std::to_string(min_tokens));
   }
-  return tokens;
+  return story;
+}
+
+std::vector<int> read_story_tokens(const ArgParser& args, const Tokenizer& tokenizer,
+                                   std::size_t min_tokens, std::size_t max_tokens) {
+  return read_story(args, tokenizer, min_tokens, max_tokens).tokens;
 }
 
 }  // namespace h2o

@@ -1,5 +1,6 @@
 #include "h2o/measure/name_recall.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <sstream>
 #include <stdexcept>
@@ -36,39 +37,114 @@ std::vector<std::string> read_names(const std::string& path) {
   return names;
 }
 
-NameTokens names_as_tokens(const Tokenizer& tokenizer, const std::vector<std::string>& names) {
-  NameTokens out;
-  out.name_of_token.assign(tokenizer.vocab_size(), -1);
-  for (const std::string& name : names) {
-    const int after_space = tokenizer.find(" " + name), line_start = tokenizer.find(name);
-    if (after_space < 0 && line_start < 0) {
-      ++out.split_names;
-      continue;
-    }
-    const int index = static_cast<int>(out.names.size());
-    out.names.push_back(name);
-    for (int id : {after_space, line_start}) {
-      if (id >= 0) out.name_of_token[static_cast<std::size_t>(id)] = index;
+std::vector<std::string> NameTokens::split_names() const {
+  std::vector<std::string> out;
+  for (std::size_t k = 0; k < names.size(); ++k) {
+    if (tokens_per_name[k] > 1) {
+      out.push_back(names[k] + " (" + std::to_string(tokens_per_name[k]) + " tokens)");
     }
   }
   return out;
 }
 
+NameTokens names_as_tokens(const Tokenizer& tokenizer, const std::vector<std::string>& names) {
+  NameTokens out;
+  out.names = names;
+  for (const std::string& name : names) {
+    // encode() puts SentencePiece's dummy space first: these are the tokens of " Name".
+    out.tokens_per_name.push_back(tokenizer.encode(name, false, false).size());
+  }
+  out.token_text.reserve(tokenizer.vocab_size());
+  for (std::size_t id = 0; id < tokenizer.vocab_size(); ++id) {
+    const int token = static_cast<int>(id);
+    const bool marker = token == Tokenizer::kBos || token == Tokenizer::kEos;
+    // After a token that is neither BOS nor EOS a piece decodes as itself (bytes as their byte).
+    out.token_text.push_back(marker ? std::string() : tokenizer.decode_piece(-1, token));
+  }
+  return out;
+}
+
+namespace {
+bool is_word_character(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; }
+}  // namespace
+
+NameMentions find_name_mentions(const std::vector<int>& tokens, const NameTokens& name_tokens) {
+  // The text with each token's span: token p covers text[start[p], start[p + 1]).
+  std::string text;
+  std::vector<std::size_t> start(tokens.size() + 1, 0);  // (N + 1,)
+  for (std::size_t p = 0; p < tokens.size(); ++p) {
+    start[p] = text.size();
+    const auto id = static_cast<std::size_t>(tokens[p]);
+    std::string piece = id < name_tokens.token_text.size() ? name_tokens.token_text[id] : "";
+    // After BOS a leading space is the dummy prefix, not text (Tokenizer::decode_piece).
+    if (p > 0 && tokens[p - 1] == Tokenizer::kBos && !piece.empty() && piece[0] == ' ') {
+      piece.erase(0, 1);
+    }
+    text += piece;
+  }
+  start[tokens.size()] = text.size();
+  std::vector<std::size_t> token_at(text.size());  // (bytes,) the token covering each byte
+  for (std::size_t p = 0; p < tokens.size(); ++p) {
+    for (std::size_t i = start[p]; i < start[p + 1]; ++i) token_at[i] = p;
+  }
+
+  NameMentions out;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (!std::isalpha(static_cast<unsigned char>(text[i])) || (i > 0 && is_word_character(text[i - 1]))) {
+      continue;
+    }
+    std::size_t end = i;  // the word text[i, end)
+    while (end < text.size() && std::isalpha(static_cast<unsigned char>(text[end]))) ++end;
+    if (end < text.size() && is_word_character(text[end])) continue;
+    const std::string word = text.substr(i, end - i);
+    for (std::size_t k = 0; k < name_tokens.names.size(); ++k) {
+      if (name_tokens.names[k] != word) continue;
+      const std::size_t first = token_at[i], last = token_at[end - 1];
+      // Whole tokens: the first starts at the name or at the space before it; the last ends with it.
+      const bool whole = (start[first] == i || (start[first] + 1 == i && text[i - 1] == ' ')) &&
+                         start[last + 1] == end;
+      if (whole) {
+        out.mentions.push_back({k, first, last});
+      } else if (std::find(out.unusable.begin(), out.unusable.end(), word) == out.unusable.end()) {
+        out.unusable.push_back(word);
+      }
+      break;
+    }
+    i = end - 1;
+  }
+  return out;
+}
+
+std::vector<NameMention> long_gap_mentions(const std::vector<int>& tokens,
+                                           const NameTokens& name_tokens, std::size_t min_gap) {
+  std::vector<NameMention> counted;
+  std::vector<long long> last_seen(name_tokens.names.size(), -1);  // (K,) first position, -1 = never
+  for (const NameMention& mention : find_name_mentions(tokens, name_tokens).mentions) {
+    const long long previous = last_seen[mention.name];
+    if (mention.first >= 1 && previous >= 0 &&
+        mention.first - static_cast<std::size_t>(previous) > min_gap) {
+      counted.push_back(mention);
+    }
+    last_seen[mention.name] = static_cast<long long>(mention.first);
+  }
+  return counted;
+}
+
 std::vector<std::size_t> long_gap_name_steps(const std::vector<int>& tokens,
                                              const NameTokens& name_tokens, std::size_t min_gap) {
   std::vector<std::size_t> steps;
-  std::vector<long long> last_seen(name_tokens.names.size(), -1);  // (K,) position, -1 = never
-  for (std::size_t p = 0; p < tokens.size(); ++p) {
-    const auto id = static_cast<std::size_t>(tokens[p]);
-    const int name = id < name_tokens.name_of_token.size() ? name_tokens.name_of_token[id] : -1;
-    if (name < 0) continue;
-    const long long previous = last_seen[static_cast<std::size_t>(name)];
-    if (p >= 1 && previous >= 0 && p - static_cast<std::size_t>(previous) > min_gap) {
-      steps.push_back(p - 1);  // step p - 1 predicts position p
-    }
-    last_seen[static_cast<std::size_t>(name)] = static_cast<long long>(p);
+  for (const NameMention& mention : long_gap_mentions(tokens, name_tokens, min_gap)) {
+    steps.push_back(mention.first - 1);  // step first - 1 predicts position first
   }
   return steps;
+}
+
+bool name_predicted(const NameMention& mention, const std::vector<int>& tokens,
+                    const std::vector<int>& top1) {
+  for (std::size_t p = mention.first; p <= mention.last; ++p) {
+    if (p == 0 || p - 1 >= top1.size() || top1[p - 1] != tokens[p]) return false;
+  }
+  return true;
 }
 
 NameRecall name_recall(const std::vector<int>& tokens, const std::vector<int>& top1,
@@ -80,8 +156,11 @@ NameRecall name_recall(const std::vector<int>& tokens, const std::vector<int>& t
   }
   NameRecall result;
   result.min_gap = min_gap;
-  result.steps = long_gap_name_steps(tokens, name_tokens, min_gap);
-  for (std::size_t t : result.steps) result.correct += top1[t] == tokens[t + 1] ? 1 : 0;
+  result.counted = long_gap_mentions(tokens, name_tokens, min_gap);
+  for (const NameMention& mention : result.counted) {
+    result.steps.push_back(mention.first - 1);
+    result.correct += name_predicted(mention, tokens, top1) ? 1 : 0;
+  }
   return result;
 }
 

@@ -2,27 +2,50 @@
 
 namespace h2o {
 
-std::vector<std::string> split_stories(const std::string& raw) {
-  // Windows line endings ("\r\n") are read as "\n": the stories are split the same way and no
-  // stray "\r" reaches the tokenizer.
-  std::string text;
-  text.reserve(raw.size());
-  for (std::size_t i = 0; i < raw.size(); ++i) {
-    if (raw[i] == '\r' && i + 1 < raw.size() && raw[i + 1] == '\n') continue;
-    text += raw[i];
-  }
+namespace {
+
+// A line is blank when it holds nothing but spaces and tabs.
+bool is_blank(const std::string& line) {
+  return line.find_first_not_of(" \t") == std::string::npos;
+}
+
+bool is_separator(const std::string& line) {
+  const std::size_t end = line.find_last_not_of(" \t");
+  return end != std::string::npos && line.compare(0, end + 1, kStorySeparator) == 0;
+}
+
+}  // namespace
+
+std::vector<std::string> split_stories(const std::string& text) {
   std::vector<std::string> stories;
-  std::size_t start = 0;
-  while (start <= text.size()) {
-    std::size_t end = text.find("\n\n", start);
-    if (end == std::string::npos) end = text.size();
-    std::string story = text.substr(start, end - start);
-    while (!story.empty() && story.front() == '\n') story.erase(story.begin());
-    while (!story.empty() && story.back() == '\n') story.pop_back();
+  std::string story;  // the current story's non-blank lines, joined by "\n"
+  const auto finish_story = [&] {
     if (!story.empty()) stories.push_back(story);
-    start = end + 2;
+    story.clear();
+  };
+  std::size_t start = 0;
+  while (start < text.size()) {
+    std::size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    std::string line = text.substr(start, end - start);
+    // "\r\n" counts as "\n": no stray "\r" reaches the tokenizer (a lone "\r" is text).
+    if (end < text.size() && !line.empty() && line.back() == '\r') line.pop_back();
+    if (is_separator(line)) {
+      finish_story();
+    } else if (!is_blank(line)) {
+      if (!story.empty()) story += '\n';
+      story += line;
+    }
+    start = end + 1;
   }
+  finish_story();
   return stories;
+}
+
+std::size_t paragraph_count(const std::string& story) {
+  std::size_t lines = story.empty() ? 0 : 1;
+  for (char c : story) lines += c == '\n' ? 1 : 0;
+  return lines;
 }
 
 }  // namespace h2o

@@ -44,13 +44,23 @@ ModelFiles model_files_from_options(const ArgParser& args);
 void add_text_option(ArgParser& args);
 std::string read_text_option(const ArgParser& args);
 
-// The stories of the --text file (text/stories.hpp: separated by an empty line, each without
-// its surrounding newlines): the lessons read the first, compare_policies all of them.
+// The stories of the --text file (text/stories.hpp: paragraphs separated by blank lines, stories
+// by a line holding only "<|story|>"): the lessons read the first, compare_policies all of them.
 std::vector<std::string> read_stories_option(const ArgParser& args);
+
+// The story a lesson reads: the first of the --text file, whole (every paragraph).
+struct StoryTokens {
+  std::vector<int> tokens;          // (N,) token ids, BOS first
+  std::size_t stories_in_file = 0;  // stories the file holds (the lesson reads the first)
+  std::size_t paragraphs = 0;       // paragraphs of the story read
+};
 
 // The first story of --text as token ids, BOS first, as the lessons read it: at least min_tokens
 // and at most max_tokens (the model's seq_len), else a one-line error; a story that is too long
 // is refused before encoding when its length in bytes already proves it.
+StoryTokens read_story(const ArgParser& args, const Tokenizer& tokenizer, std::size_t min_tokens,
+                       std::size_t max_tokens);
+// The same, the tokens only.
 std::vector<int> read_story_tokens(const ArgParser& args, const Tokenizer& tokenizer,
                                    std::size_t min_tokens, std::size_t max_tokens);
 

@@ -9,12 +9,21 @@
 //     names never seen before do not count);
 //   name recall = the share of counted positions at which the model's top-1 prediction at step t
 //     is that name's token.
-// A name is a token of the vocabulary: the piece " Mia" (after a space) or "Mia" (at the start of
-// a line) for each name in the list; both spellings are the same name. Names the tokenizer splits
-// into several pieces cannot be predicted in one step and are left out (names_as_tokens reports
-// how many).
+// A name may be one token or several: a mention is a run of whole tokens whose text is the name
+// (after a space, or where no letter or digit comes before it, as at the start of a line or after
+// a quote mark) with no letter or digit right after it: " Mia" is one token of the project's own
+// tokenizer, " L" + "il" + "y" three of stories260K's. The rule for a mention of T tokens
+// (positions f .. f + T - 1):
+//   counted when its previous mention starts more than `min_gap` tokens before it
+//     (f - p > min_gap, p = the previous mention's first position);
+//   predicted when the run's top-1 is right at every one of its T steps (f - 1 .. f + T - 2),
+//     so "Lily" counts as recalled only when " L", "il" and "y" are all the most likely tokens.
+// A name written in the text whose first or last token also holds text around it (a vocabulary
+// piece such as "y," or "e L") is not a run of whole tokens: it cannot be counted, and
+// find_name_mentions lists it as unusable.
 //
-// Dimension legend: N = tokens in the text, S = N - 1 steps.
+// Dimension legend: N = tokens in the text, S = N - 1 steps, K = names on the list,
+// V = vocabulary size.
 #pragma once
 
 #include <cstddef>
@@ -30,27 +39,54 @@ namespace h2o {
 // that is not a single word of letters.
 std::vector<std::string> read_names(const std::string& path);
 
+// The names of the list, as the tokenizer spells them.
 struct NameTokens {
-  std::vector<int> name_of_token;  // (V,) index into `names` for a name token, -1 otherwise
-  std::vector<std::string> names;  // (K,) the names that are single tokens
-  std::size_t split_names = 0;     // names of the list that are not single tokens (left out)
+  std::vector<std::string> names;             // (K,) the names of the list, in its order
+  std::vector<std::size_t> tokens_per_name;   // (K,) tokens of " Name" (1 = a single token)
+  std::vector<std::string> token_text;        // (V,) each token's text when it follows a word
+                                              //      ("" for BOS and EOS)
+  // The names the tokenizer splits into several tokens, as "Lily (3 tokens)", for a report.
+  std::vector<std::string> split_names() const;
 };
 
-// Which token ids are names, for this tokenizer.
+// Which names, spelled how, for this tokenizer.
 NameTokens names_as_tokens(const Tokenizer& tokenizer, const std::vector<std::string>& names);
+
+struct NameMention {
+  std::size_t name = 0;   // index into NameTokens::names
+  std::size_t first = 0;  // position of its first token
+  std::size_t last = 0;   // position of its last token (first + T - 1)
+};
+
+struct NameMentions {
+  std::vector<NameMention> mentions;  // in text order
+  std::vector<std::string> unusable;  // names written in the text but not as whole tokens
+};
+
+// Every mention of a listed name in tokens (N,), by the rule above.
+NameMentions find_name_mentions(const std::vector<int>& tokens, const NameTokens& name_tokens);
+
+// The counted mentions of a text (independent of any run): tokens (N,).
+std::vector<NameMention> long_gap_mentions(const std::vector<int>& tokens,
+                                           const NameTokens& name_tokens, std::size_t min_gap);
+
+// The first step of each counted mention (the step that predicts its first token).
+std::vector<std::size_t> long_gap_name_steps(const std::vector<int>& tokens,
+                                             const NameTokens& name_tokens, std::size_t min_gap);
+
+// Did a run with top-1 predictions top1 (S,) predict every token of the mention?
+bool name_predicted(const NameMention& mention, const std::vector<int>& tokens,
+                    const std::vector<int>& top1);
 
 struct NameRecall {
   std::size_t min_gap = 0;
-  std::vector<std::size_t> steps;  // the counted steps t (tokens[t + 1] is the name)
-  std::size_t correct = 0;         // of them, how many the run predicted (top-1)
+  std::vector<NameMention> counted;  // the counted mentions
+  std::vector<std::size_t> steps;    // the first step of each (tokens[t + 1] begins the name)
+  std::size_t correct = 0;           // of them, how many the run predicted (every token top-1)
   double recall() const {
     return steps.empty() ? 0.0 : static_cast<double>(correct) / static_cast<double>(steps.size());
   }
 };
-
-// The counted steps of a text (independent of any run): tokens (N,).
-std::vector<std::size_t> long_gap_name_steps(const std::vector<int>& tokens,
-                                             const NameTokens& name_tokens, std::size_t min_gap);
 
 // Name recall of a run's top-1 predictions top1 (S,) over tokens (N,).
 NameRecall name_recall(const std::vector<int>& tokens, const std::vector<int>& top1,

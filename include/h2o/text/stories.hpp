@@ -1,17 +1,32 @@
-// stories.hpp: files of several stories, as the project's corpus and held-out texts are written.
+// stories.hpp: text files of stories, as people write them. The one owner of the file format;
+// training/common.py (read_stories, format_stories) follows it line for line.
 //
-// Stories are separated by one empty line ("\n\n"); paragraphs inside a story by a single
-// newline, so no story holds an empty line (training/make_corpus.py writes them so). Each story is
-// encoded on its own, BOS first, as the model was trained.
+// The format:
+//   - blank lines separate the paragraphs of a story (a blank line is empty or holds only spaces
+//     and tabs; several in a row are one break);
+//   - a file of several stories puts a line holding only kStorySeparator ("<|story|>", trailing
+//     spaces and tabs allowed) between two stories; a file without it is one story;
+//   - Windows line endings ("\r\n") count as "\n".
+// What the model reads: each story on its own, BOS first, as its non-blank lines joined by one
+// "\n" (one newline between paragraphs, as the model was trained; the blank lines are layout, so
+// a story written with or without them reads the same). Lines inside a paragraph are kept as
+// written.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
 namespace h2o {
 
-// The stories of `text`, each without its surrounding newlines; empty pieces are dropped. Windows
-// line endings ("\r\n") count as "\n" (and the stories hold "\n" only).
+// The line that separates two stories in one file (data/heldout_stories.txt uses it).
+constexpr const char* kStorySeparator = "<|story|>";
+
+// The stories of `text` as the model reads them (the format above): each holds no empty line and
+// no newline at either end; stories with no text are dropped.
 std::vector<std::string> split_stories(const std::string& text);
+
+// The number of paragraphs of a story returned by split_stories (its lines).
+std::size_t paragraph_count(const std::string& story);
 
 }  // namespace h2o

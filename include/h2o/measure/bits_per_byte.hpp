@@ -1,0 +1,56 @@
+// bits_per_byte.hpp: how well a model predicts a text, in a unit that does not depend on its
+// tokenizer, and the rule for a text the model does not know.
+//
+// Perplexity is per token, so it cannot compare two models whose tokenizers cut the same text
+// into different pieces (the project's 1,792 pieces against stories260K's 512). Bits per byte can:
+//   bits per byte = (sum over the predicted tokens of -ln p(token)) / ln 2 / bytes
+//   bytes         = the UTF-8 bytes of the text those tokens stand for: every token after the first
+//                   (the first, usually BOS, is never predicted), each as Tokenizer::decode_piece
+//                   gives it after its predecessor. BOS and EOS stand for no bytes, and neither
+//                   does the dummy space the tokenizer puts before the first word (decode_piece
+//                   drops it after BOS), so the bytes are exactly those of the text as written
+//                   (a story as text/stories.hpp reads it) when the whole text was read.
+// It is the cost of storing the text with the model as an ideal compressor: 8 bits per byte means
+// no better than writing the bytes down; gzip -9 gets 3.7 to 3.9 on each hand-written story of
+// data/handwritten_stories.txt (3.3 on the five together).
+//
+// The rule for a text beyond the model (one owner; lessons 09-11 and compare_policies follow it):
+// when the full cache reads a text at more than kBeyondModelBitsPerByte, the model does not know
+// text like it, and comparing caches on it means nothing (a cache that forgets may even "beat" the
+// full cache by chance). The limit: the project's model reads its own held-out stories at about
+// 0.15 bits per byte and stories260K a hand-written children's story at about 0.8 (data/README.md);
+// the project's model reads hand-written stories at 3.5 or more, as badly as gzip.
+//
+// Dimension legend: N = tokens in the text (the first not predicted), S = N - 1 steps.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "h2o/measure/teacher_forcing.hpp"
+#include "h2o/text/tokenizer.hpp"
+
+namespace h2o {
+
+// Above this, the full cache does not know the text (see above).
+constexpr double kBeyondModelBitsPerByte = 2.0;
+
+// The UTF-8 bytes of the text that tokens[1..N-1] stand for (the predicted tokens): tokens (N,).
+std::size_t predicted_bytes(const Tokenizer& tokenizer, const std::vector<int>& tokens);
+
+// bits per byte of `total_nll` nats over the predicted tokens of a text of `bytes` bytes; throws
+// std::invalid_argument when bytes is 0 (nothing to measure).
+double bits_per_byte(double total_nll, std::size_t bytes);
+
+// The same for a teacher-forced reading (its summed token_nll).
+double bits_per_byte(const TeacherForcedRun& run, std::size_t bytes);
+
+// True when a full-cache reading at `full_bits_per_byte` is beyond the model (the rule above).
+bool beyond_model(double full_bits_per_byte);
+
+// The one plain warning the programs print when beyond_model(): what was measured and why no
+// verdict follows. Lines of at most 100 columns, each ending in "\n".
+std::string beyond_model_warning(double full_bits_per_byte);
+
+}  // namespace h2o

@@ -1,0 +1,81 @@
+#include "h2o/app/reading_report.hpp"
+
+#include <algorithm>
+
+#include "h2o/base/format.hpp"
+
+namespace h2o {
+
+namespace {
+// "1 token", "2 tokens", "2 stories".
+std::string plural(std::size_t count, const std::string& word) {
+  if (count == 1) return "1 " + word;
+  if (word.back() == 'y') return std::to_string(count) + " " + word.substr(0, word.size() - 1) + "ies";
+  return std::to_string(count) + " " + word + "s";
+}
+
+std::string joined(const std::vector<std::string>& items) {
+  std::string out;
+  for (const std::string& item : items) out += (out.empty() ? "" : ", ") + item;
+  return out;
+}
+}  // namespace
+
+std::string names_option_help() {
+  return "the character names, one per line; a name counts where the text writes it as whole "
+         "tokens, and a name of several tokens is recalled only when all of them are predicted";
+}
+
+std::string reading_summary(const std::string& file_name, std::size_t stories_read,
+                            std::size_t stories_in_file, std::size_t paragraphs,
+                            std::size_t tokens, std::size_t name_events, std::size_t min_gap) {
+  std::string out = "read " + (stories_read == stories_in_file
+                                   ? plural(stories_read, "story")
+                                   : std::to_string(stories_read) + " of " +
+                                         plural(stories_in_file, "story"));
+  out += " of " + file_name;
+  if (paragraphs > 0) out += " (" + plural(paragraphs, "paragraph") + ")";
+  out += ": " + plural(tokens, "token") + ", " + plural(name_events, "name event") +
+         " (a name last seen more than " + std::to_string(min_gap) + " tokens back)";
+  return wrap_words(out, 100, "  ");
+}
+
+std::string name_use_notes(const NameTokens& names, const std::vector<std::vector<int>>& texts,
+                           const std::string& indent) {
+  std::vector<bool> mentioned(names.names.size(), false);  // (K,)
+  std::vector<std::string> unusable;
+  for (const std::vector<int>& tokens : texts) {
+    const NameMentions found = find_name_mentions(tokens, names);
+    for (const NameMention& mention : found.mentions) mentioned[mention.name] = true;
+    for (const std::string& name : found.unusable) {
+      if (std::find(unusable.begin(), unusable.end(), name) == unusable.end()) {
+        unusable.push_back(name);
+      }
+    }
+  }
+  std::vector<std::string> split;
+  for (std::size_t k = 0; k < names.names.size(); ++k) {
+    if (mentioned[k] && names.tokens_per_name[k] > 1) {
+      split.push_back(names.names[k] + " (" + std::to_string(names.tokens_per_name[k]) +
+                      " tokens)");
+    }
+  }
+  std::string out;
+  auto note = [&](const std::string& text) {
+    out += wrap_words(indent + text, 100, indent) + "\n";
+  };
+  if (!split.empty()) {
+    note("Names the tokenizer splits (recalled only when every token is predicted): " +
+         joined(split));
+  }
+  if (!unusable.empty()) {
+    note("Names in the text it could not use (a token also holds text around them): " +
+         joined(unusable));
+  }
+  if (std::none_of(mentioned.begin(), mentioned.end(), [](bool m) { return m; })) {
+    note("No name of the names list occurs in the text: name recall has nothing to count.");
+  }
+  return out;
+}
+
+}  // namespace h2o

@@ -1,0 +1,44 @@
+#include "h2o/measure/bits_per_byte.hpp"
+
+#include <cmath>
+#include <stdexcept>
+
+#include "h2o/base/format.hpp"
+
+namespace h2o {
+
+std::size_t predicted_bytes(const Tokenizer& tokenizer, const std::vector<int>& tokens) {
+  std::size_t bytes = 0;
+  for (std::size_t p = 1; p < tokens.size(); ++p) {
+    if (tokens[p] == Tokenizer::kBos || tokens[p] == Tokenizer::kEos) continue;  // no text
+    bytes += tokenizer.decode_piece(tokens[p - 1], tokens[p]).size();
+  }
+  return bytes;
+}
+
+double bits_per_byte(double total_nll, std::size_t bytes) {
+  if (bytes == 0) throw std::invalid_argument("bits per byte of a text of no bytes");
+  return total_nll / std::log(2.0) / static_cast<double>(bytes);
+}
+
+double bits_per_byte(const TeacherForcedRun& run, std::size_t bytes) {
+  double total = 0.0;
+  for (double nll : run.token_nll) total += nll;
+  return bits_per_byte(total, bytes);
+}
+
+bool beyond_model(double full_bits_per_byte) {
+  return !(full_bits_per_byte <= kBeyondModelBitsPerByte);  // NaN is beyond too
+}
+
+std::string beyond_model_warning(double full_bits_per_byte) {
+  const std::string text =
+      "Warning: the model does not know text like this: even the full cache reads it at " +
+      fixed(full_bits_per_byte, 2) + " bits per byte (the limit is " +
+      fixed(kBeyondModelBitsPerByte, 1) +
+      "; gzip needs about 3.5 on a short story). Comparing caches on numbers like these means "
+      "nothing, so no verdict is drawn. Try a text like the ones the model learned from.";
+  return wrap_words(text, 100, "  ") + "\n";
+}
+
+}  // namespace h2o
