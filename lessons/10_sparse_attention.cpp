@@ -28,6 +28,7 @@
 
 #include "h2o/app/cli.hpp"
 #include "h2o/app/default_files.hpp"
+#include "h2o/app/reading_report.hpp"
 #include "h2o/base/format.hpp"
 #include "h2o/base/output_file.hpp"
 #include "h2o/measure/attention_stats.hpp"
@@ -63,7 +64,8 @@ int main(int argc, char** argv) {
   auto weights = std::make_shared<const h2o::DecoderWeights>(h2o::load_checkpoint(files.model));
   const h2o::ModelConfig& config = weights->config;
   const h2o::Tokenizer tokenizer = h2o::Tokenizer::load(files.tokenizer, config.vocab_size);
-  const std::vector<int> tokens = h2o::read_story_tokens(args, tokenizer, 16, config.seq_len);
+  const h2o::StoryTokens story = h2o::read_story(args, tokenizer, 16, config.seq_len);
+  const std::vector<int>& tokens = story.tokens;  // the first story of the file, whole
   const std::size_t n = tokens.size(), L = config.n_layers, H = config.n_heads;
   // Stability compares step t with step 2t, at t = n/8, n/4 and n/2 (0-based step indices).
   const std::vector<std::size_t> early = {n / 8 - 1, n / 4 - 1, n / 2 - 1};
@@ -161,7 +163,9 @@ int main(int argc, char** argv) {
   double mean_slope = 0.0, mean_r2 = 0.0;
   for (const h2o::PowerLawFit& fit : fits) mean_slope += fit.slope / L, mean_r2 += fit.r2 / L;
   std::cout << "Lesson 10: attention is sparse and heavy hitters exist (beyond the blog)\n\n"
-            << "The answer (details in steps 1-5 below)\n  sparsity: " << percent(stats.sparsity())
+            << h2o::reading_summary(std::filesystem::path(args.text("text")).filename().string(),
+                                    1, story.stories_in_file, story.paragraphs, n, std::nullopt)
+            << "\n\nThe answer (details in steps 1-5 below)\n  sparsity: " << percent(stats.sparsity())
             << (stats.sparsity() >= 0.95 ? " - as sparse as the paper's models"
                                          : " - sparse, though less than the paper's 95%")
             << "\n  concentration: the top 10% of tokens hold " << percent(best_top10)

@@ -137,6 +137,17 @@ h2o_check_program(NAME generate_real_model_h2o_report TARGET generate
          "KV cache in use: 81920 bytes (64 tokens per KV head, 5 layers)"
          "evicted tokens per KV head, layer by layer: [136, 136, 136, 136, 136]"
          "evicted tokens in all: 2720 (5 layers x 4 KV heads)")
+# generate says when the model ends its story (samples BOS) before --steps, and says nothing when
+# --steps is what stopped it.
+h2o_check_program(NAME generate_says_model_ended_story TARGET generate
+  ARGS ${h2o_real_model} --steps 512 --seed 1
+  STREAM stderr REQUIRES "${h2o_stories}/stories260K.bin"
+  EXPECT "note: the model ended the story (it chose BOS, the start of a new one) after 339 positions, before --steps 512"
+         "positions run: 339")
+h2o_check_program(NAME generate_steps_end_without_note TARGET generate
+  ARGS ${h2o_real_model} --steps 200 --seed 1
+  STREAM stderr REQUIRES "${h2o_stories}/stories260K.bin"
+  EXPECT "positions run: 200" FORBID "the model ended the story")
 
 # The synthetic inputs: written once, before any check that reads them.
 set(h2o_inputs "${CMAKE_CURRENT_BINARY_DIR}/generate_inputs")

@@ -128,9 +128,14 @@ int generate(int argc, char** argv) {
   const Clock::time_point prompt_end = Clock::now();
   std::size_t pos = forced;  // positions run so far; the next token goes to position pos
   int token = prompt_tokens[forced - 1];
+  bool model_ended = false;  // the model sampled BOS: its story is over before `steps`
   while (true) {
-    const int next = pos < prompt_tokens.size() ? prompt_tokens[pos] : sampler.sample(*logits);
-    if (next == h2o::Tokenizer::kBos) break;  // the model (or the prompt) says the text is over
+    const bool sampled = pos >= prompt_tokens.size();
+    const int next = sampled ? sampler.sample(*logits) : prompt_tokens[pos];
+    if (next == h2o::Tokenizer::kBos) {  // the model (or the prompt) says the text is over
+      model_ended = sampled;
+      break;
+    }
     print_piece(tokenizer.decode_piece(token, next));
     token = next;
     if (pos >= steps) break;
@@ -160,6 +165,11 @@ int generate(int argc, char** argv) {
   if (pos > forced && seconds(prompt_end, run_end) > 0.0) {
     std::fprintf(stderr, "decode: %zu tokens, %f tok/s\n", pos - forced,
                  static_cast<double>(pos - forced) / seconds(prompt_end, run_end));
+  }
+  if (model_ended) {
+    // Said, so that a text shorter than asked for is not taken for a cut or a failure.
+    std::cerr << "note: the model ended the story (it chose BOS, the start of a new one) after "
+              << pos << " positions, before --steps " << steps << "\n";
   }
   std::cerr << "positions run: " << decoder.position() << "\n";
   std::cerr << "KV cache in use: " << decoder.live_kv_bytes() << " bytes ("

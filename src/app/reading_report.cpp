@@ -28,15 +28,19 @@ std::string names_option_help() {
 
 std::string reading_summary(const std::string& file_name, std::size_t stories_read,
                             std::size_t stories_in_file, std::size_t paragraphs,
-                            std::size_t tokens, std::size_t name_events, std::size_t min_gap) {
+                            std::size_t tokens, std::optional<std::size_t> name_events,
+                            std::size_t min_gap) {
   std::string out = "read " + (stories_read == stories_in_file
                                    ? plural(stories_read, "story")
                                    : std::to_string(stories_read) + " of " +
                                          plural(stories_in_file, "story"));
   out += " of " + file_name;
   if (paragraphs > 0) out += " (" + plural(paragraphs, "paragraph") + ")";
-  out += ": " + plural(tokens, "token") + ", " + plural(name_events, "name event") +
-         " (a name last seen more than " + std::to_string(min_gap) + " tokens back)";
+  out += ": " + plural(tokens, "token");
+  if (name_events) {
+    out += ", " + plural(*name_events, "name event") + " (a name last seen more than " +
+           std::to_string(min_gap) + " tokens back)";
+  }
   return wrap_words(out, 100, "  ");
 }
 
