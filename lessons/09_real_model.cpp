@@ -146,7 +146,7 @@ int main(int argc, char** argv) {
   steps << "\nStep 4: H2O (" << to_string(base.scoring)
         << " scores) and a plain sliding window of the same size\n\n";
   h2o::Table table(
-      {"cache", "perplexity", "bits/byte", "vs full", "top token = full's", "name recall",
+      {"cache", "perplexity", "bits/byte", "vs full", "top = full's", "name recall",
        "KV bytes at end"});
   table.add({full.label, fixed(full.perplexity, 3), fixed(full.bits_per_byte, 3), "", "100.0%",
              fixed(100 * full.recall, 1) + "%", std::to_string(full.decoder->live_kv_bytes())});
