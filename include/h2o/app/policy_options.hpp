@@ -2,7 +2,8 @@
 // by every program that offers them (generate, compare_policies), so the names, defaults, help
 // lines and checks live in one place.
 //
-//   --scoring MODE     h2o, tova: per-head or shared attention scores (head_scores.hpp)
+//   --scoring MODE     policies reading attention: per-head, shared, or paper (each policy's own
+//                      paper's way, policy_factory.hpp; the default) (head_scores.hpp)
 //   --h2o-score RULE   h2o: sum or normalised-sum (h2o_policy.hpp)
 //   --start-area N     h2o: the first N positions are never evicted (taken out of the heavy part)
 #pragma once
