@@ -16,6 +16,10 @@ namespace h2o {
 // Adds the three options, with PolicySettings' defaults. Returns the parser.
 ArgParser& add_scoring_options(ArgParser& args);
 
+// For a program's --help: one line per policy of the factory (name and summary), and which way
+// each attention-reading policy scores by default.
+std::string policy_list_help();
+
 // Reads them into `settings` (the other fields are left alone). A bad value is a UsageError
 // naming the rule; --start-area goes up to the longest sequence a model may have.
 void read_scoring_options(const ArgParser& args, PolicySettings& settings);
