@@ -20,7 +20,7 @@ std::size_t TovaPolicy::max_tokens(std::size_t max_positions) const {
 }
 
 void TovaPolicy::observe(LayerKVCache& cache, const StepAttention& attention) {
-  // Every live slot's score becomes this step's (mean) attention: no memory of earlier steps.
+  // Every live slot's score becomes this step's attention: no memory of earlier steps.
   for (std::size_t g = 0; g < cache.n_kv_heads(); ++g) {
     std::fill(cache.scores(g), cache.scores(g) + cache.size(), 0.0f);
   }
