@@ -13,8 +13,10 @@
 // by the same rule.
 //
 // Compared with the anchors: kvpress's KnormPress scores -keys.norm(dim=-1) per KV head exactly so,
-// but protects no recent window (it compresses a prompt only); cold-compress's "l2" keeps a recent
-// window as here. The norm is summed in double precision (each product exact), so no build flag
+// but protects no recent window (it cuts a prompt only); the paper's own code
+// (alessiodevoto/l2compress) keeps a short recent window, as here, and leaves layers 0 and 1
+// uncompressed, which this policy does not (every layer gets the same budget, as for every
+// policy here). The norm is summed in double precision (each product exact), so no build flag
 // changes a score.
 #pragma once
 
