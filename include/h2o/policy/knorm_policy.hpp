@@ -12,12 +12,12 @@
 // keep different tokens. Prompt-time compression cuts once
 // by the same rule.
 //
-// Compared with the anchors: kvpress's KnormPress scores -keys.norm(dim=-1) per KV head exactly so,
-// but protects no recent window (it cuts a prompt only); the paper's own code
-// (alessiodevoto/l2compress) keeps a short recent window, as here, and leaves layers 0 and 1
-// uncompressed, which this policy does not (every layer gets the same budget, as for every
-// policy here). The norm is summed in double precision (each product exact), so no build flag
-// changes a score.
+// Compared with the anchors: the paper's code (alessiodevoto/l2compress, cache.py l2_compress)
+// and kvpress's KnormPress both keep the shortest keys of the whole cache per KV head, protecting
+// no recent window; the paper's code can also leave chosen layers uncompressed (skip_layers). Here
+// the last `recent` tokens are protected, as for every policy of this project compared at an equal
+// budget (with recent = 0 it is exactly their rule), and every layer gets the same budget. The norm
+// is summed in double precision (each product exact), so no build flag changes a score.
 #pragma once
 
 #include <cstddef>
