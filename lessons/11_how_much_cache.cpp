@@ -291,11 +291,11 @@ int main(int argc, char** argv) try {
   for (int prompt_percent : prompt_percents) {
     const std::size_t P = std::min(h2o::tokens_for_percent(n, prompt_percent), n - 2);
     const Continuation reference = continuation(full, P - 1);
-    prompt_table.row(std::to_string(P), h2o::reference_policy().name, "100.0",
-                     fixed(reference.perplexity, 3),
-                     reference.names == 0 ? "-"
-                                          : std::to_string(reference.names_right) + " of " +
-                                                std::to_string(reference.names));
+    prompt_table.row(
+        std::to_string(P), h2o::reference_policy().name, "100.0", fixed(reference.perplexity, 3),
+        reference.names == 0
+            ? "-"
+            : std::to_string(reference.names_right) + " of " + std::to_string(reference.names));
     for (std::size_t i = 0; i < policies.size(); ++i) {
       const Continuation step = continuation(per_step[i], P - 1);
       const Continuation once = continuation(

@@ -113,7 +113,8 @@ TEST_CASE("every policy stays within its budget in every layer and kv head", "[p
                             Budget{2, 30, 3});
   const ScoringMode mode = GENERATE(ScoringMode::PerHead, ScoringMode::Shared);
   // The budget as policy_factory.hpp maps --heavy, --recent and --sinks onto each policy.
-  const std::size_t total = make_policy(name, settings_of(b.heavy, b.recent, b.sinks))->max_tokens(1000);
+  const std::size_t total =
+      make_policy(name, settings_of(b.heavy, b.recent, b.sinks))->max_tokens(1000);
   const std::size_t steps = 300;
   const auto weights = random_model(steps, 41);
   const ModelConfig& c = weights->config;

@@ -3,8 +3,8 @@
 #include <catch2/catch.hpp>
 #include <memory>
 #include <optional>
-#include <vector>
 #include <string>
+#include <vector>
 
 #include "h2o/model/decoder.hpp"
 #include "h2o/model/weights.hpp"
@@ -50,7 +50,8 @@ TEST_CASE("each attention-reading policy scores as its paper unless told otherwi
     CHECK_THAT(paper_scoring_names(), Contains(kind.name + " " + to_string(*kind.paper_scoring)));
     for (ScoringMode mode : {ScoringMode::PerHead, ScoringMode::Shared}) {
       settings.scoring = mode;
-      CHECK_THAT(make_policy(kind.name, settings)->describe(), Contains(to_string(mode) + " scores"));
+      CHECK_THAT(make_policy(kind.name, settings)->describe(),
+                 Contains(to_string(mode) + " scores"));
     }
   }
   // The papers: H2O's code scores per head; TOVA's averages over all heads of a layer.

@@ -14,13 +14,13 @@
 #include <string>
 #include <vector>
 
+#include "h2o/base/random.hpp"
 #include "h2o/cache/selection.hpp"
 #include "h2o/measure/teacher_forcing.hpp"
 #include "h2o/model/decoder.hpp"
 #include "h2o/policy/h2o_policy.hpp"
 #include "h2o/policy/policy_factory.hpp"
 #include "h2o/policy/snapkv_policy.hpp"
-#include "h2o/base/random.hpp"
 #include "policy_test_support.hpp"
 #include "test_support.hpp"
 
@@ -197,7 +197,8 @@ TEST_CASE("h2o's prompt cut is the rule's one cut for every option combination",
   for (int trial = 0; trial < 120; ++trial) {
     const std::size_t n = 7 + rng.below(30);
     const std::size_t recent = rng.below(4), start = rng.below(3);
-    const std::size_t heavy = start + 1 + rng.below(static_cast<std::uint32_t>(n - recent - start - 1));
+    const std::size_t heavy =
+        start + 1 + rng.below(static_cast<std::uint32_t>(n - recent - start - 1));
     const bool normalise = rng.below(2) == 1;
     std::vector<float> scores(n);
     for (float& s : scores) s = 0.5f * static_cast<float>(rng.below(6));  // many ties
@@ -262,10 +263,10 @@ TEST_CASE("snapkv cuts a prompt by its window's pooled votes", "[prompt-compress
   for (std::size_t p = 0; p < n; ++p) {
     cache.append(zeros.data(), zeros.data(), static_cast<Position>(p));
     std::vector<float> row(n, 0.0f);
-    row[p] = 0.5f;  // every query looks at itself ...
+    row[p] = 0.5f;              // every query looks at itself ...
     if (p == 8) row[3] = 0.5f;  // ... and the window's queries at one older token each
     if (p == 9) row[7] = 0.5f;
-    if (p < 8) row[0] = 0.5f;   // earlier queries (not in the window) vote for position 0
+    if (p < 8) row[0] = 0.5f;  // earlier queries (not in the window) vote for position 0
     policy.observe(cache, StepAttention{row.data(), 1, n});
   }
   policy.compress(cache, 4);

@@ -288,7 +288,6 @@ TEST_CASE("selection slot_to_evict agrees with plan_keep when one token is over 
         plan.evicted[0]);
 }
 
-
 // =============================================================================================
 // One cut (plan_cut): prompt compression decides by the rule, for every option combination
 
@@ -301,9 +300,9 @@ std::vector<Position> one_cut_reference(const RandomCache& cache, const h2o::Evi
   std::vector<Position> sorted = cache.positions;
   std::sort(sorted.begin(), sorted.end());
   const Position newest = sorted.back();
-  std::vector<Position> recent(sorted.end() - static_cast<std::ptrdiff_t>(
-                                                  std::min(rule.recent, sorted.size())),
-                               sorted.end());
+  std::vector<Position> recent(
+      sorted.end() - static_cast<std::ptrdiff_t>(std::min(rule.recent, sorted.size())),
+      sorted.end());
   struct Candidate {
     double key;
     Position position;
@@ -353,7 +352,8 @@ TEST_CASE("selection plan_cut keeps the rule's tokens in the hand case of issue 
   std::vector<Position> positions = cache.positions;
   std::vector<float> scores = cache.scores;
   while (positions.size() > 2) {
-    const std::size_t victim = h2o::slot_to_evict(positions.data(), scores.data(), positions.size(), rule);
+    const std::size_t victim =
+        h2o::slot_to_evict(positions.data(), scores.data(), positions.size(), rule);
     positions.erase(positions.begin() + static_cast<std::ptrdiff_t>(victim));
     scores.erase(scores.begin() + static_cast<std::ptrdiff_t>(victim));
   }
@@ -397,11 +397,12 @@ TEST_CASE("selection plan_cut is evicting one by one whenever no key changes on 
     h2o::Rng rng(seed * 104729u + recent);
     const std::size_t n = recent + 1 + rng.below(30);
     const RandomCache cache = random_cache(rng, n);
-    const std::size_t keep = std::max<std::size_t>(recent, 1) + rng.below(static_cast<std::uint32_t>(n - recent));
+    const std::size_t keep =
+        std::max<std::size_t>(recent, 1) + rng.below(static_cast<std::uint32_t>(n - recent));
     RandomCache left = cache;
     while (left.positions.size() > keep) {
-      const std::size_t victim =
-          h2o::slot_to_evict(left.positions.data(), left.scores.data(), left.positions.size(), rule);
+      const std::size_t victim = h2o::slot_to_evict(left.positions.data(), left.scores.data(),
+                                                    left.positions.size(), rule);
       left.positions.erase(left.positions.begin() + static_cast<std::ptrdiff_t>(victim));
       left.scores.erase(left.scores.begin() + static_cast<std::ptrdiff_t>(victim));
     }

@@ -262,8 +262,8 @@ TEST_CASE("toy cache the handbook demonstration keeps the boosted positions as h
 TEST_CASE("the library h2o policy makes the toy cache's online decisions", "[toy_cache]") {
   // Lesson 04's loop (append, attend, add every head's attention, filter rows with plan_keep) and
   // the decoder's H2OPolicy in shared mode on a preallocated LayerKVCache, fed the same attention:
-  // the same positions survive every step, with exactly the same scores (both add each head's row in
-  // the same order).
+  // the same positions survive every step, with exactly the same scores (both add each head's row
+  // in the same order).
   const auto seed = GENERATE(range(1, 201));
   CAPTURE(seed);
   h2o::Rng rng(static_cast<std::uint64_t>(seed));

@@ -1,8 +1,8 @@
 // test_vector_math.cpp: the fast kernels against their straightforward versions.
 //
 // Checks: exp_polynomial against std::exp over the whole range and at its edges; the fused softmax
-// (softmax_inplace with a scale) against softmax_reference_inplace, and SwiGLU against its reference,
-// within 1e-6 on many random cases; RoPE from precomputed angles equal, bit for bit, to
+// (softmax_inplace with a scale) against softmax_reference_inplace, and SwiGLU against its
+// reference, within 1e-6 on many random cases; RoPE from precomputed angles equal, bit for bit, to
 // rope_rotate; the grouped attention kernel equal to one attend_into per query.
 //
 // Dimension legend: n = numbers in a vector, T = cache tokens, D = head_dim, Q = query heads that

@@ -254,8 +254,8 @@ int compare_policies(int argc, char** argv) {
       std::find(percents.begin(), percents.end(), picture_percent) != percents.end();
   // What settings_for_budget does not set: --scoring, --h2o-score, --start-area.
   const h2o::PolicySettings base = options.scoring;
-  const Run full = read_stories(weights, stories, names, gap, base, h2o::reference_policy().name,
-                                0, nullptr, true);
+  const Run full = read_stories(weights, stories, names, gap, base, h2o::reference_policy().name, 0,
+                                nullptr, true);
   std::map<int, std::vector<Run>> by_percent;  // budget percent -> runs, factory order
   for (int percent : percents) {
     for (const std::string& name : policies) {

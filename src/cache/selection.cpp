@@ -14,7 +14,8 @@ Position first_recent_position(const Position* positions, std::size_t n, std::si
   // The decoder's case: the window is the last `recent` positions without a gap, which one count
   // confirms (positions are distinct, so exactly `recent` of them that new ARE the newest).
   const Position guess = newest - static_cast<Position>(recent) + 1;
-  const auto at_or_after = std::count_if(positions, positions + n, [&](Position p) { return p >= guess; });
+  const auto at_or_after =
+      std::count_if(positions, positions + n, [&](Position p) { return p >= guess; });
   if (static_cast<std::size_t>(at_or_after) == recent) return guess;
   // Any other cache: step down from the newest position, one position at a time.
   Position bound = newest;

@@ -40,7 +40,7 @@ void CachePolicy::cut_by_rule(LayerKVCache& cache, std::size_t keep, const Evict
   std::vector<std::vector<std::size_t>> kept(cache.n_kv_heads());
   for (std::size_t g = 0; g < cache.n_kv_heads(); ++g) {
     const std::vector<Position> positions(cache.positions(g), cache.positions(g) + n);  // (n,)
-    const std::vector<float> scores(cache.scores(g), cache.scores(g) + n);             // (n,)
+    const std::vector<float> scores(cache.scores(g), cache.scores(g) + n);              // (n,)
     kept[g] = plan_cut(positions, scores, rule, keep).kept;
   }
   cache.keep_per_head(kept);

@@ -5,7 +5,8 @@
 
 namespace h2o {
 
-KeyNormPolicy::KeyNormPolicy(CacheBudget budget) : budget_(budget), rule_{budget.recent, 0, false} {}
+KeyNormPolicy::KeyNormPolicy(CacheBudget budget)
+    : budget_(budget), rule_{budget.recent, 0, false} {}
 
 std::string KeyNormPolicy::describe() const {
   return "key norm, " + budget_.describe() + ", the longest keys evicted";

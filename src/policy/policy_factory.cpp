@@ -42,14 +42,14 @@ const std::optional<ScoringMode> kNoAttention;
 const std::vector<PolicyEntry>& policy_table() {
   static const std::vector<PolicyEntry> table = {
       {{"full", "keep every token (exact attention, memory grows with the sequence)", kNoAttention,
-        false, true},
+        /*evicts=*/false, /*protects_newest=*/true},
        [](const Settings&) { return std::make_unique<FullCachePolicy>(); },
        halves},
       {{"h2o", "Heavy-Hitter Oracle: keep the recent window plus the highest-scoring tokens",
-        kPerHead, true, true},
+        kPerHead, /*evicts=*/true, /*protects_newest=*/true},
        [](const Settings& s) {
-         return std::make_unique<H2OPolicy>(CacheBudget{s.heavy, s.recent}, *s.scoring,
-                                            s.h2o_score, s.start_area);
+         return std::make_unique<H2OPolicy>(CacheBudget{s.heavy, s.recent}, *s.scoring, s.h2o_score,
+                                            s.start_area);
        },
        [](Settings s, std::size_t tokens) {
          s = halves(s, tokens);
@@ -57,13 +57,13 @@ const std::vector<PolicyEntry>& policy_table() {
          return s;
        }},
       {{"window", "sliding window: keep the last heavy + recent tokens (H2O's local baseline)",
-        kNoAttention, true, true},
+        kNoAttention, /*evicts=*/true, /*protects_newest=*/true},
        [](const Settings& s) {
          return std::make_unique<SlidingWindowPolicy>(CacheBudget{s.heavy, s.recent});
        },
        halves},
       {{"sinks", "StreamingLLM: keep the first --sinks tokens (attention sinks) + the last recent",
-        kNoAttention, true, true},
+        kNoAttention, /*evicts=*/true, /*protects_newest=*/true},
        [](const Settings& s) { return std::make_unique<SinkWindowPolicy>(s.sinks, s.recent); },
        [](Settings s, std::size_t tokens) {
          s = halves(s, tokens);
@@ -72,25 +72,25 @@ const std::vector<PolicyEntry>& policy_table() {
          return s;
        }},
       {{"random", "keep heavy + recent tokens, evicting a random one outside the recent window",
-        kNoAttention, true, true},
+        kNoAttention, /*evicts=*/true, /*protects_newest=*/true},
        [](const Settings& s) {
          return std::make_unique<RandomEvictionPolicy>(CacheBudget{s.heavy, s.recent}, s.seed);
        },
        halves},
       {{"tova", "TOVA: keep heavy + recent tokens, evicting the one the new query attends least",
-        kShared, true, false},
+        kShared, /*evicts=*/true, /*protects_newest=*/false},
        [](const Settings& s) {
          return std::make_unique<TovaPolicy>(CacheBudget{s.heavy, s.recent}, *s.scoring);
        },
        halves},
       {{"knorm", "key norm: keep the recent window plus the tokens with the shortest keys",
-        kNoAttention, true, true},
+        kNoAttention, /*evicts=*/true, /*protects_newest=*/true},
        [](const Settings& s) {
          return std::make_unique<KeyNormPolicy>(CacheBudget{s.heavy, s.recent});
        },
        halves},
       {{"snapkv", "SnapKV: cut a prompt by its last recent queries' attention; then as h2o",
-        kPerHead, true, true},
+        kPerHead, /*evicts=*/true, /*protects_newest=*/true},
        [](const Settings& s) {
          return std::make_unique<SnapKVPolicy>(CacheBudget{s.heavy, s.recent}, *s.scoring);
        },

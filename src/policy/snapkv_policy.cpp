@@ -69,9 +69,9 @@ void SnapKVPolicy::compress(LayerKVCache& cache, std::size_t keep) {
     const Position query = newest - static_cast<Position>(k);
     const std::size_t r = static_cast<std::size_t>(query) % budget_.recent;
     if (window == nullptr || window->row_position[r] != query) {
-      throw std::logic_error(
-          "SnapKV: cutting a cache needs the attention of the prompt's last " +
-          std::to_string(w) + " queries (read the prompt with Decoder::read_prompt_compressed)");
+      throw std::logic_error("SnapKV: cutting a cache needs the attention of the prompt's last " +
+                             std::to_string(w) +
+                             " queries (read the prompt with Decoder::read_prompt_compressed)");
     }
     rows.push_back(window->rows.data() + r * G * S);
   }

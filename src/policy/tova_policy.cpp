@@ -31,10 +31,10 @@ void TovaPolicy::choose_victims(LayerKVCache& cache, std::size_t* victims) {
   const EvictionRule nothing_protected;  // the lowest score goes; on a tie the newer token
   for (std::size_t g = 0; g < cache.n_kv_heads(); ++g) {
     // Shared mode: every head holds identical positions and scores, so head 0 decides for all.
-    victims[g] = mode_ == ScoringMode::Shared && g > 0
-                     ? victims[0]
-                     : slot_to_evict(cache.positions(g), cache.scores(g), cache.size(),
-                                     nothing_protected);
+    victims[g] =
+        mode_ == ScoringMode::Shared && g > 0
+            ? victims[0]
+            : slot_to_evict(cache.positions(g), cache.scores(g), cache.size(), nothing_protected);
   }
 }
 

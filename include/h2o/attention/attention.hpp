@@ -60,8 +60,8 @@ void attend_into(const float* query, const float* keys, const float* values, std
 //   queries (Q, D)   keys (T, D)   values (T, D)   (contiguous rows)
 //   weights_out: Q rows of T weights, row j at weights_out + j * weights_stride
 //   outputs_out (Q, D)
-// Per query, the same weights and output as attend() (up to the order of float additions). Plain loops, with
-// the common head sizes (8, 16, 32, 48, 64, 128) compiled for their exact size.
+// Per query, the same weights and output as attend() (up to the order of float additions). Plain
+// loops, with the common head sizes (8, 16, 32, 48, 64, 128) compiled for their exact size.
 void attend_group_into(const float* queries, std::size_t n_queries, const float* keys,
                        const float* values, std::size_t n_tokens, std::size_t head_dim,
                        float* weights_out, std::size_t weights_stride, float* outputs_out);

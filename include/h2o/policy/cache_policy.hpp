@@ -5,8 +5,9 @@
 // Per layer and per token the decoder (1) appends the new key/value rows, (2) computes every query
 // head's attention over the live slots (the new token sees itself), then (3) calls
 // after_attention(), where the policy may update per-slot scores and evict. The decoder never
-// knows which policy runs: every policy of policy_factory.hpp's table plugs in here. One policy object serves every layer; whatever it remembers
-// per token lives in the cache's per-slot scores, so it moves with the token's rows.
+// knows which policy runs: every policy of policy_factory.hpp's table plugs in here. One policy
+// object serves every layer; whatever it remembers per token lives in the cache's per-slot scores,
+// so it moves with the token's rows.
 #pragma once
 
 #include <cstddef>

@@ -25,7 +25,7 @@ namespace h2o {
 
 enum class ScoringMode { PerHead, Shared };
 
-std::string to_string(ScoringMode mode);                  // "per-head" / "shared"
+std::string to_string(ScoringMode mode);  // "per-head" / "shared"
 // "per-head" / "shared", or "paper" when not set (each policy's paper default, policy_factory.hpp)
 std::string to_string(const std::optional<ScoringMode>& mode);
 ScoringMode parse_scoring_mode(const std::string& text);  // throws std::invalid_argument
