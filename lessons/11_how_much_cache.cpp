@@ -220,6 +220,12 @@ int main(int argc, char** argv) try {
       std::cout << "; name recall lower at " << fewer_names << ", higher at " << more_names;
     }
     std::cout << "\n";
+    // Why scoring per KV head loses, when it does.
+    if (mine->settings.scoring == h2o::ScoringMode::PerHead && worse > better) {
+      std::cout << "  " << std::string(14, ' ') << "=> a KV head scored alone keeps only what its "
+                << "own queries look at now;\n  " << std::string(14, ' ')
+                << "   the other heads' next queries find it gone\n";
+    }
     if (mine->settings.h2o_score == h2o::H2OScore::NormalisedSum) {
       std::cout << "  " << std::string(14, ' ') << "=> the paper's \"averaging did worse\" "
                 << (worse > better ? "holds here" : "does not hold here") << " (perplexity)\n";
