@@ -278,6 +278,11 @@ TEST_CASE("snapkv cuts a prompt by its window's pooled votes", "[prompt-compress
 }
 
 TEST_CASE("snapkv without a recorded prompt refuses to cut", "[prompt-compression]") {
+  CHECK(h2o_test::error_of<std::invalid_argument>([] {
+          SnapKVPolicy(CacheBudget{4, 0});
+        }) ==
+        "SnapKV: the observation window (recent) must be at least 1 token: its queries score the "
+        "prompt");
   SnapKVPolicy policy(CacheBudget{1, 2});
   LayerKVCache cache = cache_with_scores({1, 2, 3, 4, 5});
   CHECK(h2o_test::error_of<std::logic_error>([&] { policy.compress(cache, 3); }) ==

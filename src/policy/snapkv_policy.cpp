@@ -9,7 +9,13 @@
 namespace h2o {
 
 SnapKVPolicy::SnapKVPolicy(CacheBudget budget, ScoringMode mode)
-    : budget_(budget), mode_(mode), decoding_(budget, mode) {}
+    : budget_(budget), mode_(mode), decoding_(budget, mode) {
+  if (budget.recent == 0) {
+    throw std::invalid_argument(
+        "SnapKV: the observation window (recent) must be at least 1 token: its queries score the "
+        "prompt");
+  }
+}
 
 std::string SnapKVPolicy::describe() const {
   return "SnapKV, " + budget_.describe() + ", window " + std::to_string(budget_.recent) + ", " +
@@ -38,15 +44,17 @@ SnapKVPolicy::WindowRows& SnapKVPolicy::window_for(const LayerKVCache& cache) {
 
 void SnapKVPolicy::observe(LayerKVCache& cache, const StepAttention& attention) {
   decoding_.observe(cache, attention);
-  if (budget_.recent == 0 || cache.size() == 0) return;
+  if (cache.size() == 0) return;
   WindowRows& window = window_for(cache);
   const std::size_t G = cache.n_kv_heads(), S = cache.capacity(), n = cache.size();
-  if (window.rows.size() != budget_.recent * G * S) {
-    window.rows.assign(budget_.recent * G * S, 0.0f);
-    window.row_position.assign(budget_.recent, -1);
+  // A cut keeps at most S - 1 tokens, so the window never needs more than S rows.
+  const std::size_t rows = std::min(budget_.recent, S);
+  if (window.rows.size() != rows * G * S) {
+    window.rows.assign(rows * G * S, 0.0f);
+    window.row_position.assign(rows, -1);
   }
   const Position query = cache.positions(0)[n - 1];  // the newest token, appended last
-  const std::size_t r = static_cast<std::size_t>(query) % budget_.recent;
+  const std::size_t r = static_cast<std::size_t>(query) % rows;
   float* row = window.rows.data() + r * G * S;  // (G, S)
   std::fill(row, row + G * S, 0.0f);
   add_step_attention(row, S, G, n, attention, mode_);
@@ -67,7 +75,8 @@ void SnapKVPolicy::compress(LayerKVCache& cache, std::size_t keep) {
   std::vector<const float*> rows;
   for (std::size_t k = 0; k < w; ++k) {
     const Position query = newest - static_cast<Position>(k);
-    const std::size_t r = static_cast<std::size_t>(query) % budget_.recent;
+    const std::size_t r =
+        window == nullptr ? 0 : static_cast<std::size_t>(query) % window->row_position.size();
     if (window == nullptr || window->row_position[r] != query) {
       throw std::logic_error("SnapKV: cutting a cache needs the attention of the prompt's last " +
                              std::to_string(w) +

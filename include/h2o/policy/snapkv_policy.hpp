@@ -44,7 +44,8 @@ class SnapKVPolicy final : public CachePolicy {
   static constexpr std::size_t kPaperWindow = 32;  // snapkv_utils.py: window_size 32
   static constexpr std::size_t kPoolKernel = 5;    // snapkv_utils.py: kernel_size 5, avgpool
 
-  // Keeps budget.heavy voted tokens + the observation window of budget.recent tokens.
+  // Keeps budget.heavy voted tokens + the observation window of budget.recent tokens; a window of 0
+  // tokens is refused (std::invalid_argument): nothing would score the prompt.
   explicit SnapKVPolicy(CacheBudget budget, ScoringMode mode = ScoringMode::PerHead);
 
   std::string name() const override { return "snapkv"; }
@@ -67,12 +68,12 @@ class SnapKVPolicy final : public CachePolicy {
   CacheBudget budget_;
   ScoringMode mode_;
   H2OPolicy decoding_;
-  // The attention of the last `recent` steps of one layer cache's prompt: step at position p in
-  // row p mod recent. Allocated when a prompt is read, never while decoding.
+  // The attention of the last R = min(recent, S) steps of one layer cache's prompt: the step at
+  // position p in row p mod R. Allocated when a prompt is read, never while decoding.
   struct WindowRows {
     const LayerKVCache* cache;
-    std::vector<float> rows;             // (recent, G, S)
-    std::vector<Position> row_position;  // (recent,) the query position each row holds, -1: none
+    std::vector<float> rows;             // (R, G, S)
+    std::vector<Position> row_position;  // (R,) the query position each row holds, -1: none
   };
   std::vector<WindowRows> windows_;
   WindowRows& window_for(const LayerKVCache& cache);
