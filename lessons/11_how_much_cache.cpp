@@ -3,17 +3,17 @@
 // Beyond the blog. The H2O paper claims that keeping about 20% of the cache - heavy hitters plus
 // recent tokens - keeps a model's quality close to the full cache, while a plain window of the same
 // size loses much more. This lesson sweeps the budget from 2% to 100% of a long story for every
-// policy the library knows and measures, against the full cache:
+// policy the library's factory knows (each as its paper defines it), reads the verdicts off the
+// sweep first, then shows the numbers behind them:
 //   perplexity    exp(mean -log p(next token)), lower = better (lesson 09)
-//   KL            mean KL(full || policy) of the next-token distributions, in nats: how far the
-//                 whole prediction moved (0 = the full cache's)
-//   top-1 agree   how often the most likely next token is the full cache's
 //   name recall   how often the model names a character whose previous mention is more than N
 //                 tokens back (name_recall.hpp): the long-range memory H2O is meant to keep
+//   (--csv adds KL(full || policy) of the next-token distributions and top-1 agreement)
 // Two more questions on the same text:
 //   which score, which protected tokens? H2O's sums favour old tokens (the handbook's warning); the
 //     paper tried averaging instead and reports it did worse. Production code (OpenVINO GenAI)
-//     offers both, plus a protected "start area". All three H2O variants run in the sweep.
+//     offers both, plus a protected "start area". TOVA's paper averages over all heads; scoring
+//     each KV head on its own is one option away. These variants run in the sweep too.
 //   prompt-time or token by token? The paper's code reads a whole prompt with the full cache and
 //     cuts it back to the budget once; the decoder here can also evict from the first token on.
 //     Both run on prompts of several lengths, and are judged on the rest of the text.
@@ -48,7 +48,7 @@
 using h2o::fixed;
 
 namespace {
-// Step 7: a continuation shorter than this (in predictions) is too short to judge a policy by.
+// Step 6: a continuation shorter than this (in predictions) is too short to judge a policy by.
 constexpr std::size_t kMinContinuation = 16;
 
 struct Measured {  // one policy at one budget
@@ -118,25 +118,33 @@ int main(int argc, char** argv) try {
     return h2o::read_with_teacher_forcing(decoder, tokens,
                                           {keep, reference, {}, compressed_prompt});
   };
-  const h2o::TeacherForcedRun full = measure("full", {}, nullptr, true);
+  const h2o::TeacherForcedRun full = measure(h2o::reference_policy().name, {}, nullptr, true);
   const double full_recall = h2o::name_recall(tokens, full.top1, names, min_gap).recall();
   std::cout << "Step 2: the full cache: perplexity " << fixed(full.perplexity(), 3)
             << ", name recall "
             << (counted > 0 ? fixed(100 * full_recall, 1) + "%" : "- (no name to count)") << "\n";
 
-  // Step 3: the sweep. Every policy of the factory gets the same number of tokens at each budget
-  // (settings_for_budget splits it as the policy needs), and H2O comes in three variants: the
-  // paper's sums, sums per step in the cache, and sums with the first positions protected.
+  // The sweep. Every policy of the factory that evicts gets the same number of tokens at each
+  // budget (settings_for_budget splits it as the policy needs), with its paper's scoring; and the
+  // variants: H2O's sums per step in the cache and with the first positions protected, and TOVA
+  // scoring each KV head on its own.
   std::vector<Contender> contenders;
   for (const h2o::PolicyKind& kind : h2o::policy_kinds()) {
-    if (kind.name != "full") contenders.push_back({kind.name, kind.name, {}, {}});
+    if (kind.evicts) contenders.push_back({kind.name, kind.name, {}, {}});
   }
-  h2o::PolicySettings normalised, start_area;
+  h2o::PolicySettings normalised, start_area, per_head;
   normalised.h2o_score = h2o::H2OScore::NormalisedSum;
   start_area.start_area = kStartArea;
-  contenders.insert(contenders.begin() + 1,
-                    {{"h2o-norm", "h2o", normalised, {}},
-                     {"h2o+start" + std::to_string(kStartArea), "h2o", start_area, {}}});
+  per_head.scoring = h2o::ScoringMode::PerHead;
+  const std::vector<Contender> variants = {
+      {"h2o-norm", "h2o", normalised, {}},
+      {"h2o+start" + std::to_string(kStartArea), "h2o", start_area, {}},
+      {"tova-per-head", "tova", per_head, {}}};
+  for (const Contender& variant : variants) {  // each right after its policy
+    const auto after = std::find_if(contenders.rbegin(), contenders.rend(),
+                                    [&](const Contender& c) { return c.policy == variant.policy; });
+    if (after != contenders.rend()) contenders.insert(after.base(), variant);
+  }
   for (Contender& c : contenders) {
     for (int percent : percents) {
       const std::size_t budget = h2o::tokens_for_percent(n, percent);
@@ -146,99 +154,116 @@ int main(int argc, char** argv) try {
                              h2o::name_recall(tokens, run.top1, names, min_gap).recall()});
     }
   }
-  std::vector<std::string> titles = {"policy"};
-  for (int percent : percents) titles.push_back(std::to_string(percent) + "%");
-  std::cout << "\nStep 3: every policy at every budget (percent of the " << n << " tokens)\n";
-  const std::string measures[] = {"perplexity (full " + fixed(full.perplexity(), 3) + ")",
-                                  "KL from the full cache, nats",
-                                  "top-1 agreement with the full cache",
-                                  "name recall (full " + fixed(100 * full_recall, 1) + "%)"};
-  for (int m = 0; m < (counted > 0 ? 4 : 3); ++m) {  // name recall needs names to count
-    h2o::Table table(titles);
+  auto by_label = [&](const std::string& label) -> const Contender* {
     for (const Contender& c : contenders) {
-      std::vector<std::string> row = {c.label};
-      for (const Measured& r : c.by_budget) {
-        const double value = m == 0   ? r.perplexity
-                             : m == 1 ? r.kl
-                             : m == 2 ? r.agreement
-                                      : r.recall;
-        row.push_back(m == 0 ? fixed(value, 3) : m == 1 ? fixed(value, 4) : fixed(100 * value, 1));
-      }
-      table.add(row);
+      if (c.label == label) return &c;
     }
-    std::cout << "\n  " << measures[m] << "\n";
-    table.print(std::cout);
-  }
+    return nullptr;
+  };
+  auto percent_text = [&](std::size_t b) {
+    return b < percents.size() ? std::to_string(percents[b]) + "%" : std::string("none of these");
+  };
 
-  // Step 4: the budget each policy needs: the smallest at which its perplexity stays within 5% of
-  // the full cache's (and every larger budget too, so a lucky dip does not count).
-  std::cout << "\nStep 4: the smallest budget within 5% of the full cache's perplexity\n";
-  std::size_t h2o_needs = percents.size(), window_needs = percents.size();
+  // Step 3: the answer. The budget each policy needs: the smallest at which its perplexity stays
+  // within 5% of the full cache's (and at every larger budget too, so a lucky dip does not count).
+  const double limit = 1.05 * full.perplexity();
+  std::cout << "\nStep 3: the smallest budget (percent of the " << n
+            << " tokens) from which on perplexity stays within 5%\n        of the full cache's\n";
   for (const Contender& c : contenders) {
-    const std::size_t needs = first_good_budget(c, 1.05 * full.perplexity());
-    if (c.label == "h2o") h2o_needs = needs;
-    if (c.label == "window") window_needs = needs;
-    std::cout << "  " << h2o::pad_right(c.label, 12)
-              << (needs < percents.size() ? std::to_string(percents[needs]) + "%" : "none of these")
-              << "\n";
+    const std::size_t needs = first_good_budget(c, limit);
+    std::cout << "  " << h2o::pad_right(c.label, 14) << percent_text(needs);
+    // 100% (or none) means every budget that evicts anything was too small: say by how much.
+    const bool only_full = needs == percents.size() || percents[needs] >= 100;
+    std::size_t largest_cut = percents.size();  // the largest budget below 100%
+    for (std::size_t b = 0; b < percents.size(); ++b) {
+      if (percents[b] < 100) largest_cut = b;
+    }
+    if (only_full && largest_cut < percents.size()) {
+      std::cout << std::string(needs < percents.size() ? 2 : 0, ' ')
+                << "  why: whatever it evicts, later tokens needed; at " << percents[largest_cut]
+                << "% still "
+                << fixed(100.0 * (c.by_budget[largest_cut].perplexity / full.perplexity() - 1), 1)
+                << "% over";
+    }
+    std::cout << "\n";
   }
-
-  // Step 5: the paper's claim, checked against these numbers.
-  const auto twenty = std::find(percents.begin(), percents.end(), 20);
-  std::cout << "\nStep 5: the paper's \"20% is enough\"\n  ";
-  if (twenty == percents.end()) {
-    std::cout << "(20% is not among --budgets)\n";
-  } else {
-    const auto b = static_cast<std::size_t>(twenty - percents.begin());
-    const Measured& h = contenders[0].by_budget[b];
-    std::cout << "at 20%, H2O's perplexity is "
-              << fixed(100.0 * (h.perplexity / full.perplexity() - 1), 1)
-              << "% from the full cache's; H2O needs "
-              << (h2o_needs < percents.size() ? std::to_string(percents[h2o_needs]) + "%"
-                                              : "more than any budget")
-              << ", the window "
-              << (window_needs < percents.size() ? std::to_string(percents[window_needs]) + "%"
-                                                 : "more than any budget")
-              << ".\n  "
+  const Contender* h2o_sums = by_label("h2o");
+  const Contender* window = by_label("window");
+  if (h2o_sums != nullptr && window != nullptr) {
+    const std::size_t h2o_needs = first_good_budget(*h2o_sums, limit);
+    const std::size_t window_needs = first_good_budget(*window, limit);
+    std::cout << "  The paper's \"20% is enough\": H2O needs " << percent_text(h2o_needs)
+              << ", the window " << percent_text(window_needs) << ":\n  "
               << (h2o_needs < percents.size() && percents[h2o_needs] <= 20
                       ? "The claim holds on this model and text."
                       : "The claim does not hold here: this model needs more cache.")
               << "\n";
   }
 
-  // Step 6: which score, which protected tokens? Each variant against the paper's sums, budget by
-  // budget below 100% (at 100% nothing is evicted and all three are the full cache).
-  std::cout << "\nStep 6: which score, which protected tokens? (against H2O's plain sums)\n";
-  const Contender& sums = contenders[0];
-  for (std::size_t v = 1; v <= 2; ++v) {
-    const Contender& variant = contenders[v];
+  // Step 4: which score, which protected tokens? Each variant against its policy as the paper
+  // has it, budget by budget below 100% (at 100% nothing is evicted and all are the full cache).
+  std::cout << "\nStep 4: which score, which protected tokens? (each variant against its paper's "
+               "policy)\n";
+  for (const Contender& variant : variants) {
+    const Contender* mine = by_label(variant.label);
+    const Contender* paper = by_label(variant.policy);
+    if (mine == nullptr || paper == nullptr) continue;
     std::size_t evicting = 0, worse = 0, better = 0, more_names = 0, fewer_names = 0;
     for (std::size_t b = 0; b < percents.size(); ++b) {
       if (percents[b] >= 100) continue;
       ++evicting;
-      worse += variant.by_budget[b].perplexity > sums.by_budget[b].perplexity;
-      better += variant.by_budget[b].perplexity < sums.by_budget[b].perplexity;
-      more_names += variant.by_budget[b].recall > sums.by_budget[b].recall;
-      fewer_names += variant.by_budget[b].recall < sums.by_budget[b].recall;
+      worse += mine->by_budget[b].perplexity > paper->by_budget[b].perplexity;
+      better += mine->by_budget[b].perplexity < paper->by_budget[b].perplexity;
+      more_names += mine->by_budget[b].recall > paper->by_budget[b].recall;
+      fewer_names += mine->by_budget[b].recall < paper->by_budget[b].recall;
     }
+    std::cout << "  " << h2o::pad_right(mine->label, 14);
     if (evicting == 0) {
-      std::cout << "  " << h2o::pad_right(variant.label, 11)
-                << "(no budget below 100% to compare)\n";
+      std::cout << "(no budget below 100% to compare)\n";
       continue;
     }
-    std::cout << "  " << h2o::pad_right(variant.label, 11) << "perplexity worse at " << worse
-              << ", better at " << better << " of " << evicting << " budgets";
+    std::cout << "perplexity worse at " << worse << ", better at " << better << " of " << evicting
+              << " budgets";
     if (counted > 0) {
       std::cout << "; name recall lower at " << fewer_names << ", higher at " << more_names;
     }
     std::cout << "\n";
-    if (v == 1) {
-      std::cout << "  " << std::string(11, ' ') << "=> the paper's \"averaging did worse\" "
+    // Why scoring per KV head loses, when it does.
+    if (mine->settings.scoring == h2o::ScoringMode::PerHead && worse > better) {
+      std::cout << "  " << std::string(14, ' ') << "=> a KV head scored alone keeps only what its "
+                << "own queries look at now;\n  " << std::string(14, ' ')
+                << "   the other heads' next queries find it gone\n";
+    }
+    if (mine->settings.h2o_score == h2o::H2OScore::NormalisedSum) {
+      std::cout << "  " << std::string(14, ' ') << "=> the paper's \"averaging did worse\" "
                 << (worse > better ? "holds here" : "does not hold here") << " (perplexity)\n";
     }
   }
 
-  // Step 7: prompt-time or token by token? The first P tokens are a prompt; a policy either
+  // Step 5: the numbers behind the verdicts. Name recall rests on few events, so each one moves
+  // it by a large step: say how large.
+  std::vector<std::string> titles = {"policy"};
+  for (int percent : percents) titles.push_back(std::to_string(percent) + "%");
+  std::cout << "\nStep 5: the numbers (KL and top-1 agreement: --csv)\n";
+  for (int m = 0; m < (counted > 0 ? 2 : 1); ++m) {  // name recall needs names to count
+    h2o::Table table(titles);
+    for (const Contender& c : contenders) {
+      std::vector<std::string> row = {c.label};
+      for (const Measured& r : c.by_budget) {
+        row.push_back(m == 0 ? fixed(r.perplexity, 3) : fixed(100 * r.recall, 1));
+      }
+      table.add(row);
+    }
+    std::cout << "\n  "
+              << (m == 0 ? "perplexity (full " + fixed(full.perplexity(), 3) + ")"
+                         : "name recall, % (full " + fixed(100 * full_recall, 1) + "%; " +
+                               std::to_string(counted) + " names, one is " +
+                               fixed(100.0 / static_cast<double>(counted), 1) + " points)")
+              << "\n";
+    table.print(std::cout);
+  }
+
+  // Step 6: prompt-time or token by token? The first P tokens are a prompt; a policy either
   // evicts from the first token on (as everywhere above), or reads the whole prompt with the full
   // cache and cuts it to the budget once (read_prompt_compressed). Judged on the continuation:
   // the predictions from the prompt's last token on, against the full cache's.
@@ -265,16 +290,13 @@ int main(int argc, char** argv) try {
     }
     return c;
   };
-  std::cout << "\nStep 7: prompt-time or token by token? At a budget of " << prompt_budget_percent
-            << "% = " << budget << " tokens, on the text\n        after a prompt of P tokens. "
-            << "Each cell: evicting token by token | cutting the prompt once\n";
   h2o::Table prompt_table(
       {"P", "policy", "top-1 agreement %", "perplexity", "long-gap names right"});
   // One policy each (the H2O variants aside); one token-by-token run serves every prompt length.
   std::vector<std::string> policies;
   std::vector<h2o::TeacherForcedRun> per_step;  // one per policy
   for (const h2o::PolicyKind& kind : h2o::policy_kinds()) {
-    if (kind.name == "full") continue;
+    if (!kind.evicts) continue;
     policies.push_back(kind.name);
     per_step.push_back(
         measure(kind.name, h2o::settings_for_budget(kind.name, budget), nullptr, false));
@@ -290,10 +312,11 @@ int main(int argc, char** argv) try {
                              std::to_string(n - P) + " predictions to judge; its row says little.\n";
     }
     const Continuation reference = continuation(full, P - 1);
-    prompt_table.row(std::to_string(P), "full", "100.0", fixed(reference.perplexity, 3),
-                     reference.names == 0 ? "-"
-                                          : std::to_string(reference.names_right) + " of " +
-                                                std::to_string(reference.names));
+    prompt_table.row(
+        std::to_string(P), h2o::reference_policy().name, "100.0", fixed(reference.perplexity, 3),
+        reference.names == 0
+            ? "-"
+            : std::to_string(reference.names_right) + " of " + std::to_string(reference.names));
     for (std::size_t i = 0; i < policies.size(); ++i) {
       const Continuation step = continuation(per_step[i], P - 1);
       const Continuation once = continuation(
@@ -311,10 +334,14 @@ int main(int argc, char** argv) try {
                                              std::to_string(step.names));
     }
   }
+  std::cout << "\nStep 6: prompt-time or token by token? At a budget of " << prompt_budget_percent
+            << "% = " << budget << " tokens, cutting the prompt\n        once agrees more "
+            << "with the full cache in " << once_wins << " of " << pairs
+            << " (prompt, policy) pairs, evicting\n        token by token in " << step_wins
+            << " (the rest tie). Judged on the text after a prompt of P tokens;\n        each "
+            << "cell: evicting token by token | cutting the prompt once\n";
   prompt_table.print(std::cout);
-  std::cout << short_continuations << "  Cutting the prompt once agrees more with the full cache in " << once_wins
-            << " of " << pairs << " (prompt, policy) pairs,\n  evicting token by token in "
-            << step_wins << " (the rest tie).\n";
+  std::cout << short_continuations;
 
   // The files: the sweep's numbers as CSV, and one chart per measure.
   if (!args.text("csv").empty()) {

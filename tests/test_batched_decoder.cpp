@@ -70,11 +70,12 @@ struct PolicyCase {
 }  // namespace
 
 TEST_CASE("forward_batch gives forward's logits and caches for every policy", "[batched]") {
-  const std::vector<PolicyCase> cases = {
-      {"full", ScoringMode::PerHead},  {"h2o", ScoringMode::PerHead},
-      {"h2o", ScoringMode::Shared},    {"window", ScoringMode::PerHead},
-      {"sinks", ScoringMode::PerHead}, {"random", ScoringMode::PerHead},
-      {"tova", ScoringMode::PerHead},  {"tova", ScoringMode::Shared}};
+  // Every policy of the factory; those that read attention in both scoring modes.
+  std::vector<PolicyCase> cases;
+  for (const PolicyKind& kind : policy_kinds()) {
+    cases.push_back({kind.name, ScoringMode::PerHead});
+    if (kind.uses_attention()) cases.push_back({kind.name, ScoringMode::Shared});
+  }
   const bool grouped = GENERATE(true, false);
   ModelConfig config = grouped ? stories260k_shape() : one_kv_head_per_query_shape();
   config.seq_len = 200;

@@ -105,10 +105,12 @@ TEST_CASE("h2o per head mode keeps different tokens in different heads", "[h2o_p
   REQUIRE(cache.size() == 2);
   CHECK(cache.sorted_positions(0) == std::vector<Position>{0, 2});
   CHECK(cache.sorted_positions(1) == std::vector<Position>{1, 2});
-  CHECK(score_of(cache, 0, 0) == Approx(2.0f).margin(1e-6));
-  CHECK(score_of(cache, 1, 1) == Approx(1.7f).margin(1e-6));
-  CHECK(score_of(cache, 0, 2) == Approx(0.8f).margin(1e-6));
-  CHECK(score_of(cache, 1, 2) == Approx(0.1f).margin(1e-6));
+  // A KV head's score adds the rows of its query heads: `group` identical rows each.
+  const auto g = static_cast<float>(group);
+  CHECK(score_of(cache, 0, 0) == Approx(2.0f * g).margin(1e-6));
+  CHECK(score_of(cache, 1, 1) == Approx(1.7f * g).margin(1e-6));
+  CHECK(score_of(cache, 0, 2) == Approx(0.8f * g).margin(1e-6));
+  CHECK(score_of(cache, 1, 2) == Approx(0.1f * g).margin(1e-6));
   require_rows_follow_positions(cache);
 }
 
@@ -124,22 +126,22 @@ TEST_CASE("h2o shared mode keeps the same tokens in every head", "[h2o_policy]")
     att.set_row(1, head1);
     policy->after_attention(cache, att.view());
   };
-  // The same attention as the per-head test: the mean over both heads now decides for both.
-  step(0, {1.0f}, {1.0f});
-  step(1, {0.9f, 0.1f}, {0.1f, 0.9f});              // mean [0.5, 0.5]       -> scores [1.5, 0.5]
-  step(2, {0.1f, 0.1f, 0.8f}, {0.1f, 0.8f, 0.1f});  // mean [0.1, 0.45, 0.45] -> [1.6, 0.95, 0.45]
+  // The same attention as the per-head test: the sum over both heads now decides for both.
+  step(0, {1.0f}, {1.0f});                          // sum [2]              -> scores [2]
+  step(1, {0.9f, 0.1f}, {0.1f, 0.9f});              // sum [1, 1]           -> scores [3, 1]
+  step(2, {0.1f, 0.1f, 0.8f}, {0.1f, 0.8f, 0.1f});  // sum [0.2, 0.9, 0.9]  -> [3.2, 1.9, 0.9]
 
   REQUIRE(cache.size() == 2);
   CHECK(cache.sorted_positions(0) == std::vector<Position>{0, 2});
   CHECK(cache.sorted_positions(1) == std::vector<Position>{0, 2});
   for (std::size_t g = 0; g < G; ++g) {
-    CHECK(score_of(cache, g, 0) == Approx(1.6f).margin(1e-6));
-    CHECK(score_of(cache, g, 2) == Approx(0.45f).margin(1e-6));
+    CHECK(score_of(cache, g, 0) == Approx(3.2f).margin(1e-6));
+    CHECK(score_of(cache, g, 2) == Approx(0.9f).margin(1e-6));
   }
   require_rows_follow_positions(cache);
 }
 
-TEST_CASE("h2o gives a grouped kv head the mean of its query heads", "[h2o_policy]") {
+TEST_CASE("h2o gives a grouped kv head the sum of its query heads", "[h2o_policy]") {
   // H = 4 query heads over G = 2 KV heads: heads 0 and 1 share KV head 0, heads 2 and 3 share 1.
   // Every number below is a short binary fraction, so the expected scores are exact.
   const std::size_t G = 2, H = 4, S = 6;  // stride 6 while only 2 or 3 slots are live
@@ -158,15 +160,15 @@ TEST_CASE("h2o gives a grouped kv head the mean of its query heads", "[h2o_polic
   per_head.after_attention(per_head_cache, att.view());
   shared.after_attention(shared_cache, att.view());
 
-  // Per head: KV head 0 = mean(rows 0, 1), KV head 1 = mean(rows 2, 3).
-  CHECK(score_of(per_head_cache, 0, 0) == 0.375f);
-  CHECK(score_of(per_head_cache, 0, 1) == 0.625f);
-  CHECK(score_of(per_head_cache, 1, 0) == 0.5625f);
-  CHECK(score_of(per_head_cache, 1, 1) == 0.4375f);
-  // Shared: the mean of all four rows, identical in both KV heads.
+  // Per head: KV head 0 = rows 0 + 1, KV head 1 = rows 2 + 3.
+  CHECK(score_of(per_head_cache, 0, 0) == 0.75f);
+  CHECK(score_of(per_head_cache, 0, 1) == 1.25f);
+  CHECK(score_of(per_head_cache, 1, 0) == 1.125f);
+  CHECK(score_of(per_head_cache, 1, 1) == 0.875f);
+  // Shared: the sum of all four rows, identical in both KV heads.
   for (std::size_t g = 0; g < G; ++g) {
-    CHECK(score_of(shared_cache, g, 0) == 0.46875f);
-    CHECK(score_of(shared_cache, g, 1) == 0.53125f);
+    CHECK(score_of(shared_cache, g, 0) == 1.875f);
+    CHECK(score_of(shared_cache, g, 1) == 2.125f);
   }
 
   // A second step adds on top; the new token starts from 0 and gets only this step's share.
@@ -177,12 +179,12 @@ TEST_CASE("h2o gives a grouped kv head the mean of its query heads", "[h2o_polic
   att2.set_row(2, {0.25f, 0.25f, 0.5f});
   att2.set_row(3, {0.75f, 0.125f, 0.125f});
   per_head.after_attention(per_head_cache, att2.view());
-  CHECK(score_of(per_head_cache, 0, 0) == 0.375f + 0.25f);
-  CHECK(score_of(per_head_cache, 0, 1) == 0.625f + 0.375f);
-  CHECK(score_of(per_head_cache, 0, 2) == 0.375f);
-  CHECK(score_of(per_head_cache, 1, 0) == 0.5625f + 0.5f);
-  CHECK(score_of(per_head_cache, 1, 1) == 0.4375f + 0.1875f);
-  CHECK(score_of(per_head_cache, 1, 2) == 0.3125f);
+  CHECK(score_of(per_head_cache, 0, 0) == 0.75f + 0.5f);
+  CHECK(score_of(per_head_cache, 0, 1) == 1.25f + 0.75f);
+  CHECK(score_of(per_head_cache, 0, 2) == 0.75f);
+  CHECK(score_of(per_head_cache, 1, 0) == 1.125f + 1.0f);
+  CHECK(score_of(per_head_cache, 1, 1) == 0.875f + 0.375f);
+  CHECK(score_of(per_head_cache, 1, 2) == 0.625f);
 }
 
 TEST_CASE("h2o policy reproduces the worked eviction examples", "[h2o_policy]") {
@@ -338,10 +340,9 @@ TEST_CASE("h2o decisions in a decoder follow plan_keep step by step", "[h2o_poli
         REQUIRE(head_scores.size() == slots.size());
         const std::size_t first = mode == ScoringMode::PerHead ? g * group : 0;
         const std::size_t count = mode == ScoringMode::PerHead ? group : H;
-        const float inverse_count = 1.0f / static_cast<float>(count);
         for (std::size_t h = first; h < first + count; ++h) {
           for (std::size_t s = 0; s < slots.size(); ++s) {
-            head_scores.at(slots[s]) += record.weights(h, s) * inverse_count;
+            head_scores.at(slots[s]) += record.weights(h, s);
           }
         }
         std::vector<float> slot_scores(slots.size());

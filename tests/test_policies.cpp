@@ -48,6 +48,16 @@ namespace {
 
 // (random_model and random_tokens come from policy_test_support.hpp)
 
+// Every policy of the factory that evicts (all but the full cache): the property tests run them
+// all, so a new policy is tested the moment its row exists.
+std::vector<std::string> evicting_policy_names() {
+  std::vector<std::string> names;
+  for (const PolicyKind& kind : policy_kinds()) {
+    if (kind.evicts) names.push_back(kind.name);
+  }
+  return names;
+}
+
 PolicySettings settings_of(std::size_t heavy, std::size_t recent, std::size_t sinks = 4,
                            std::uint64_t seed = 1, ScoringMode scoring = ScoringMode::PerHead) {
   PolicySettings settings;
@@ -94,8 +104,8 @@ void append_position(LayerKVCache& cache, Position p) {
 // =============================================================================================
 // Every policy on a random decoder
 
-TEST_CASE("every new policy stays within its budget in every layer and kv head", "[policies]") {
-  const std::string name = GENERATE(as<std::string>{}, "window", "sinks", "random", "tova");
+TEST_CASE("every policy stays within its budget in every layer and kv head", "[policies]") {
+  const std::string name = GENERATE(from_range(evicting_policy_names()));
   struct Budget {
     std::size_t heavy, recent, sinks;
   };
@@ -103,7 +113,8 @@ TEST_CASE("every new policy stays within its budget in every layer and kv head",
                             Budget{2, 30, 3});
   const ScoringMode mode = GENERATE(ScoringMode::PerHead, ScoringMode::Shared);
   // The budget as policy_factory.hpp maps --heavy, --recent and --sinks onto each policy.
-  const std::size_t total = name == "sinks" ? b.sinks + b.recent : b.heavy + b.recent;
+  const std::size_t total =
+      make_policy(name, settings_of(b.heavy, b.recent, b.sinks))->max_tokens(1000);
   const std::size_t steps = 300;
   const auto weights = random_model(steps, 41);
   const ModelConfig& c = weights->config;
@@ -261,9 +272,9 @@ TEST_CASE("tova evicts the lowest attention of the current step in each kv head"
   for (Position p = 0; p < 4; ++p) append_position(cache, p);
   for (std::size_t g = 0; g < G; ++g) std::fill(cache.scores(g), cache.scores(g) + 4, 9.0f);
   CraftedAttention att(H, S);
-  att.set_row(0, {0.5f, 0.0625f, 0.25f, 0.1875f});  // KV head 0: mean [0.375, 0.125, 0.25, 0.25]
+  att.set_row(0, {0.5f, 0.0625f, 0.25f, 0.1875f});  // KV head 0: sum [0.75, 0.25, 0.5, 0.5]
   att.set_row(1, {0.25f, 0.1875f, 0.25f, 0.3125f});
-  att.set_row(2, {0.25f, 0.5f, 0.25f, 0.0f});  // KV head 1: mean [0.25, 0.375, 0.3125, 0.0625]
+  att.set_row(2, {0.25f, 0.5f, 0.25f, 0.0f});  // KV head 1: sum [0.5, 0.75, 0.625, 0.125]
   att.set_row(3, {0.25f, 0.25f, 0.375f, 0.125f});
 
   SECTION("per head: each KV head drops its own least attended token") {
@@ -272,30 +283,30 @@ TEST_CASE("tova evicts the lowest attention of the current step in each kv head"
     REQUIRE(cache.size() == 3);
     CHECK(cache.sorted_positions(0) == std::vector<Position>{0, 2, 3});
     CHECK(cache.sorted_positions(1) == std::vector<Position>{0, 1, 2});  // the newest token went
-    CHECK(score_of(cache, 0, 0) == 0.375f);
-    CHECK(score_of(cache, 0, 2) == 0.25f);
-    CHECK(score_of(cache, 0, 3) == 0.25f);
-    CHECK(score_of(cache, 1, 0) == 0.25f);
-    CHECK(score_of(cache, 1, 1) == 0.375f);
-    CHECK(score_of(cache, 1, 2) == 0.3125f);
+    CHECK(score_of(cache, 0, 0) == 0.75f);
+    CHECK(score_of(cache, 0, 2) == 0.5f);
+    CHECK(score_of(cache, 0, 3) == 0.5f);
+    CHECK(score_of(cache, 1, 0) == 0.5f);
+    CHECK(score_of(cache, 1, 1) == 0.75f);
+    CHECK(score_of(cache, 1, 2) == 0.625f);
   }
-  SECTION("shared: the mean over all query heads decides for every head, as in the TOVA paper") {
-    // Mean of all four rows: [0.3125, 0.25, 0.28125, 0.15625].
+  SECTION("shared: all query heads decide for every head, as in the TOVA paper") {
+    // Sum of all four rows: [1.25, 1.0, 1.125, 0.625].
     TovaPolicy policy(CacheBudget{0, 3}, ScoringMode::Shared);
     policy.after_attention(cache, att.view());
     for (std::size_t g = 0; g < G; ++g) {
       CHECK(cache.sorted_positions(g) == std::vector<Position>{0, 1, 2});
-      CHECK(score_of(cache, g, 0) == 0.3125f);
-      CHECK(score_of(cache, g, 1) == 0.25f);
-      CHECK(score_of(cache, g, 2) == 0.28125f);
+      CHECK(score_of(cache, g, 0) == 1.25f);
+      CHECK(score_of(cache, g, 1) == 1.0f);
+      CHECK(score_of(cache, g, 2) == 1.125f);
     }
   }
   SECTION("under budget: scores are overwritten and nothing is evicted") {
-    TovaPolicy policy(CacheBudget{0, 4});
+    TovaPolicy policy(CacheBudget{0, 4}, ScoringMode::PerHead);
     policy.after_attention(cache, att.view());
     REQUIRE(cache.size() == 4);
-    CHECK(score_of(cache, 0, 1) == 0.125f);
-    CHECK(score_of(cache, 1, 3) == 0.0625f);
+    CHECK(score_of(cache, 0, 1) == 0.25f);
+    CHECK(score_of(cache, 1, 3) == 0.125f);
   }
 }
 
@@ -323,7 +334,7 @@ TEST_CASE("tova breaks ties by evicting the newer token whatever the slot order"
 }
 
 TEST_CASE("tova decisions in a decoder follow the recorded attention step by step", "[policies]") {
-  // The test recomputes every KV head's mean attention from the decoder's recorded weights (same
+  // The test recomputes every KV head's summed attention from the decoder's recorded weights (same
   // float operations as the policy), picks the victim with the documented tie-break, and compares
   // with what the cache holds after the step: same survivors, same scores.
   const ScoringMode mode = GENERATE(ScoringMode::PerHead, ScoringMode::Shared);
@@ -345,11 +356,10 @@ TEST_CASE("tova decisions in a decoder follow the recorded attention step by ste
         const std::vector<Position>& slots = record.positions[g];  // (T,) before eviction
         const std::size_t first = mode == ScoringMode::PerHead ? g * group : 0;
         const std::size_t count = mode == ScoringMode::PerHead ? group : H;
-        const float inverse_count = 1.0f / static_cast<float>(count);
-        std::vector<float> mean(slots.size(), 0.0f);  // (T,)
+        std::vector<float> mean(slots.size(), 0.0f);  // (T,) the sum; it ranks as the mean
         for (std::size_t h = first; h < first + count; ++h) {
           for (std::size_t s = 0; s < slots.size(); ++s) {
-            mean[s] += record.weights(h, s) * inverse_count;
+            mean[s] += record.weights(h, s);
           }
         }
         std::vector<Position> expected = slots;
@@ -382,8 +392,8 @@ TEST_CASE("tova decisions in a decoder follow the recorded attention step by ste
 // =============================================================================================
 // Equivalences
 
-TEST_CASE("a new policy whose budget covers the sequence matches the full cache", "[policies]") {
-  const std::string name = GENERATE(as<std::string>{}, "window", "sinks", "random", "tova");
+TEST_CASE("a policy whose budget covers the sequence matches the full cache", "[policies]") {
+  const std::string name = GENERATE(from_range(evicting_policy_names()));
   const std::size_t steps = 64;
   const auto weights = random_model(steps, 91);
   const ModelConfig& c = weights->config;
@@ -461,7 +471,7 @@ TEST_CASE("the new policies describe themselves and size their caches", "[polici
   CHECK(tova.describe() == "TOVA, 64 tokens, lowest current attention evicted, shared scores");
   CHECK(tova.max_tokens(1000) == 64);
   CHECK(tova.max_tokens(10) == 10);
-  CHECK(TovaPolicy(CacheBudget{0, 5}).mode() == ScoringMode::PerHead);
+  CHECK(TovaPolicy(CacheBudget{0, 5}).mode() == ScoringMode::Shared);  // the paper's
 
   // The decoder reserves budget + 1 slots a layer, whatever the sequence length.
   const auto weights = random_model(1000, 3);
@@ -493,7 +503,7 @@ TEST_CASE("the new policies refuse bad settings with one line messages", "[polic
   CHECK_NOTHROW(RandomEvictionPolicy(CacheBudget{0, 3}, 1));
 
   // Through the factory: a budget of 0 tokens, and sinks with no recent window.
-  for (const std::string name : {"window", "random", "tova"}) {
+  for (const std::string& name : evicting_policy_names()) {
     INFO(name);
     CHECK_THROWS_AS(make_policy(name, settings_of(0, 0)), std::invalid_argument);
   }
@@ -508,9 +518,9 @@ TEST_CASE("the new policies refuse bad settings with one line messages", "[polic
                   std::invalid_argument);
 }
 
-TEST_CASE("the new policies evict one token a step and refuse a cache two over budget",
+TEST_CASE("every policy evicts one token a step and refuses a cache two over budget",
           "[policies]") {
-  const std::string name = GENERATE(as<std::string>{}, "window", "sinks", "random", "tova");
+  const std::string name = GENERATE(from_range(evicting_policy_names()));
   // Budget 2 for each (sinks: 1 sink + 1 recent).
   const auto policy = make_policy(name, settings_of(1, 1, 1));
   LayerKVCache crowded(2, 2, 4);

@@ -2,7 +2,9 @@
 // (policy_factory.hpp).
 #include <catch2/catch.hpp>
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "h2o/model/decoder.hpp"
 #include "h2o/model/weights.hpp"
@@ -18,18 +20,84 @@ using Catch::Matchers::Contains;
 
 TEST_CASE("the factory lists every policy and makes each by its name") {
   REQUIRE(policy_kinds().size() >= 2);
-  CHECK(policy_kinds()[0].name == "full");
-  CHECK(policy_kinds()[1].name == "h2o");
-  CHECK(policy_names() == "full, h2o, window, sinks, random, tova");
+  std::string joined;
+  for (const PolicyKind& kind : policy_kinds()) joined += (joined.empty() ? "" : ", ") + kind.name;
+  CHECK(policy_names() == joined);
+  CHECK(!reference_policy().evicts);
   PolicySettings settings;
   settings.heavy = 2;
   settings.recent = 3;
   for (const PolicyKind& kind : policy_kinds()) {
     INFO(kind.name);
     CHECK(!kind.summary.empty());
+    CHECK(is_policy_name(kind.name));
+    CHECK(&policy_kind(kind.name) == &kind);
     const std::unique_ptr<CachePolicy> policy = make_policy(kind.name, settings);
     REQUIRE(policy != nullptr);
     CHECK(policy->name() == kind.name);
+    // The full cache is the only one that keeps everything.
+    CHECK((policy->max_tokens(1000) < 1000) == kind.evicts);
+  }
+}
+
+TEST_CASE("each attention-reading policy scores as its paper unless told otherwise") {
+  for (const PolicyKind& kind : policy_kinds()) {
+    if (!kind.uses_attention()) continue;
+    INFO(kind.name);
+    PolicySettings settings = settings_for_budget(kind.name, 10);
+    CHECK_THAT(make_policy(kind.name, settings)->describe(),
+               Contains(to_string(*kind.paper_scoring) + " scores"));
+    CHECK_THAT(paper_scoring_names(), Contains(kind.name + " " + to_string(*kind.paper_scoring)));
+    for (ScoringMode mode : {ScoringMode::PerHead, ScoringMode::Shared}) {
+      settings.scoring = mode;
+      CHECK_THAT(make_policy(kind.name, settings)->describe(),
+                 Contains(to_string(mode) + " scores"));
+    }
+  }
+  // The papers: H2O's code scores per head; TOVA's averages over all heads of a layer.
+  CHECK(policy_kind("h2o").paper_scoring == ScoringMode::PerHead);
+  CHECK(policy_kind("tova").paper_scoring == ScoringMode::Shared);
+  CHECK(parse_scoring_choice("paper") == std::nullopt);
+  CHECK(parse_scoring_choice("shared") == ScoringMode::Shared);
+  CHECK_THROWS_WITH(parse_scoring_choice("mean"),
+                    Contains("unknown scoring mode 'mean' (expected per-head, shared or paper)"));
+}
+
+TEST_CASE("the factory's properties are what the policies do in a decoder") {
+  // Each policy at a budget of 8 tokens on a random decoder: the newest token survives every step
+  // exactly when the row says it is protected; a policy that reads no attention ignores it.
+  ModelConfig config = stories260k_shape();
+  config.seq_len = 120;
+  auto weights = std::make_shared<const DecoderWeights>(random_weights(config, 5));
+  for (const PolicyKind& kind : policy_kinds()) {
+    INFO(kind.name);
+    Decoder decoder(weights, make_policy(kind.name, settings_for_budget(kind.name, 8)));
+    bool newest_always_kept = true;
+    for (std::size_t i = 0; i < config.seq_len; ++i) {
+      decoder.forward(static_cast<int>((i * 37) % config.vocab_size));
+      for (std::size_t l = 0; l < config.n_layers; ++l) {
+        for (std::size_t g = 0; g < config.n_kv_heads; ++g) {
+          if (decoder.cache(l).sorted_positions(g).back() != static_cast<Position>(i)) {
+            newest_always_kept = false;
+          }
+        }
+      }
+    }
+    CHECK(newest_always_kept == kind.protects_newest);
+    CHECK((decoder.evicted_tokens(0) > 0) == kind.evicts);
+
+    // Attention whose query heads do not fit the KV heads: refused exactly by the readers.
+    LayerKVCache cache(2, 2, 4);
+    const float row[2 * 2] = {1, 2, 3, 4};
+    cache.append(row, row, 0);
+    const std::vector<float> weights_3_heads(3 * 4, 1.0f);
+    const auto policy = make_policy(kind.name, settings_for_budget(kind.name, 8));
+    const StepAttention odd{weights_3_heads.data(), 3, 4};
+    if (kind.uses_attention()) {
+      CHECK_THROWS_AS(policy->after_attention(cache, odd), std::invalid_argument);
+    } else {
+      CHECK_NOTHROW(policy->after_attention(cache, odd));
+    }
   }
 }
 

@@ -14,11 +14,13 @@
 #include <string>
 #include <vector>
 
+#include "h2o/base/random.hpp"
 #include "h2o/cache/selection.hpp"
 #include "h2o/measure/teacher_forcing.hpp"
 #include "h2o/model/decoder.hpp"
 #include "h2o/policy/h2o_policy.hpp"
 #include "h2o/policy/policy_factory.hpp"
+#include "h2o/policy/snapkv_policy.hpp"
 #include "policy_test_support.hpp"
 #include "test_support.hpp"
 
@@ -156,4 +158,169 @@ TEST_CASE("read_prompt_compressed refuses what it cannot do", "[prompt-compressi
   decoder.reset();
   decoder.read_prompt_compressed({1, 2, 3});
   CHECK(decoder.cache(0).size() == 3);
+}
+
+// =============================================================================================
+// One cut by the rule, and the two policies that score a prompt their own way
+
+namespace {
+// A cache of n tokens at positions 0..n-1 with the given scores in KV head 0 (and 1).
+LayerKVCache cache_with_scores(const std::vector<float>& scores, std::size_t n_kv = 1) {
+  LayerKVCache cache(n_kv, 2, scores.size());
+  const std::vector<float> zeros(n_kv * 2, 0.0f);
+  for (std::size_t i = 0; i < scores.size(); ++i) {
+    cache.append(zeros.data(), zeros.data(), static_cast<Position>(i));
+    for (std::size_t g = 0; g < n_kv; ++g) cache.scores(g)[i] = scores[i];
+  }
+  return cache;
+}
+}  // namespace
+
+TEST_CASE("h2o's prompt cut with normalised sums and no recent window keeps the rule's tokens",
+          "[prompt-compression]") {
+  // Issue 18's hand case: 5 tokens, keep 2. With the newest position 4 fixed, the keys are
+  // 2.5/5, 2/4, 0.5/3, 1/2, 0.5/1: position 2 goes, then the ties at 0.5 go newest first.
+  // Evicting one token at a time used to re-measure the keys once position 4 was gone, and kept
+  // {1, 3}.
+  LayerKVCache cache = cache_with_scores({2.5f, 2.0f, 0.5f, 1.0f, 0.5f}, 2);
+  H2OPolicy policy(CacheBudget{2, 0}, ScoringMode::PerHead, H2OScore::NormalisedSum);
+  policy.compress(cache, 2);
+  CHECK(cache.sorted_positions(0) == std::vector<Position>{0, 1});
+  CHECK(cache.sorted_positions(1) == std::vector<Position>{0, 1});
+}
+
+TEST_CASE("h2o's prompt cut is the rule's one cut for every option combination",
+          "[prompt-compression]") {
+  // Seeded caches against selection.hpp's plan_cut (itself checked against a direct reference in
+  // test_selection.cpp), over recent window, start area and score.
+  Rng rng(71);
+  for (int trial = 0; trial < 120; ++trial) {
+    const std::size_t n = 7 + rng.below(30);
+    const std::size_t recent = rng.below(4), start = rng.below(3);
+    const std::size_t heavy =
+        start + 1 + rng.below(static_cast<std::uint32_t>(n - recent - start - 1));
+    const bool normalise = rng.below(2) == 1;
+    std::vector<float> scores(n);
+    for (float& s : scores) s = 0.5f * static_cast<float>(rng.below(6));  // many ties
+    LayerKVCache cache = cache_with_scores(scores);
+    H2OPolicy policy(CacheBudget(heavy, recent), ScoringMode::PerHead,
+                     normalise ? H2OScore::NormalisedSum : H2OScore::Sum, start);
+    std::vector<Position> positions(n);
+    for (std::size_t i = 0; i < n; ++i) positions[i] = static_cast<Position>(i);
+    std::vector<Position> expected;
+    for (std::size_t slot :
+         plan_cut(positions, scores, EvictionRule{recent, start, normalise}, heavy + recent).kept) {
+      expected.push_back(positions[slot]);
+    }
+    policy.compress(cache, heavy + recent);
+    INFO("trial " << trial);
+    CHECK(cache.sorted_positions(0) == expected);
+  }
+}
+
+TEST_CASE("knorm keeps the recent window and the shortest keys", "[prompt-compression]") {
+  // Keys (D = 2) of lengths 5, 1, 3, 2, 4 at positions 0..4; heavy 2 + recent 1: position 4 stays
+  // for recency, then the two shortest older keys, positions 1 and 3.
+  const std::vector<std::vector<float>> keys = {{3, 4}, {0, 1}, {3, 0}, {0, 2}, {0, 4}};
+  const auto policy = make_policy("knorm", [] {
+    PolicySettings s;
+    s.heavy = 2;
+    s.recent = 1;
+    return s;
+  }());
+  LayerKVCache cache(1, 2, 5);
+  const StepAttention none{nullptr, 1, 5};
+  for (std::size_t p = 0; p < keys.size(); ++p) {
+    cache.append(keys[p].data(), keys[p].data(), static_cast<Position>(p));
+    policy->observe(cache, none);
+  }
+  CHECK(h2o_test::score_of(cache, 0, 0) == -5.0f);  // minus the key's length
+  CHECK(h2o_test::score_of(cache, 0, 2) == -3.0f);
+  LayerKVCache stepwise = cache;
+  policy->compress(cache, 3);
+  CHECK(cache.sorted_positions(0) == std::vector<Position>{1, 3, 4});
+  // Token by token the decoder asks for one victim at a time: the same tokens go.
+  std::size_t victim = 0;
+  while (stepwise.size() > 3) {
+    policy->choose_victims(stepwise, &victim);
+    stepwise.remove_one_per_head(&victim);
+  }
+  CHECK(stepwise.sorted_positions(0) == std::vector<Position>{1, 3, 4});
+}
+
+TEST_CASE("snapkv cuts a prompt by its window's pooled votes", "[prompt-compression]") {
+  // 10 prompt tokens, one KV head with one query head, window 2, heavy 2. The window's two
+  // queries (positions 8 and 9) vote for the older positions 0..7:
+  //   votes   0  0  0  .5 0  0  0  .5    (position 3 from query 8, position 7 from query 9)
+  //   pooled over 5 neighbours (zero beyond 0 and 7):
+  //           0  .5 .5 .5 .5 1  .5 .5
+  // Best two: 5 (1), then the tie at .5 keeps the oldest, position 1. Kept: 1, 5, 8, 9. The
+  // earlier queries' attention to position 0 does not count: they are not in the window.
+  const std::size_t n = 10;
+  SnapKVPolicy policy(CacheBudget{2, 2}, ScoringMode::PerHead);
+  LayerKVCache cache(1, 2, n);
+  const std::vector<float> zeros(2, 0.0f);
+  for (std::size_t p = 0; p < n; ++p) {
+    cache.append(zeros.data(), zeros.data(), static_cast<Position>(p));
+    std::vector<float> row(n, 0.0f);
+    row[p] = 0.5f;              // every query looks at itself ...
+    if (p == 8) row[3] = 0.5f;  // ... and the window's queries at one older token each
+    if (p == 9) row[7] = 0.5f;
+    if (p < 8) row[0] = 0.5f;  // earlier queries (not in the window) vote for position 0
+    policy.observe(cache, StepAttention{row.data(), 1, n});
+  }
+  policy.compress(cache, 4);
+  CHECK(cache.sorted_positions(0) == std::vector<Position>{1, 5, 8, 9});
+  // Each kept token's score is the attention the window gave it (not pooled).
+  CHECK(h2o_test::score_of(cache, 0, 1) == 0.0f);
+  CHECK(h2o_test::score_of(cache, 0, 8) == 0.5f);
+  CHECK(h2o_test::score_of(cache, 0, 9) == 0.5f);
+}
+
+TEST_CASE("snapkv without a recorded prompt refuses to cut", "[prompt-compression]") {
+  CHECK(h2o_test::error_of<std::invalid_argument>([] {
+          SnapKVPolicy(CacheBudget{4, 0});
+        }) ==
+        "SnapKV: the observation window (recent) must be at least 1 token: its queries score the "
+        "prompt");
+  SnapKVPolicy policy(CacheBudget{1, 2});
+  LayerKVCache cache = cache_with_scores({1, 2, 3, 4, 5});
+  CHECK(h2o_test::error_of<std::logic_error>([&] { policy.compress(cache, 3); }) ==
+        "SnapKV: cutting a cache needs the attention of the prompt's last 2 queries (read the "
+        "prompt with Decoder::read_prompt_compressed)");
+}
+
+TEST_CASE("snapkv decodes token by token exactly as h2o", "[prompt-compression]") {
+  // OpenVINO GenAI's way, which the class follows: SnapKV only changes how a prompt is cut.
+  const auto weights = h2o_test::random_model(160, 73);
+  const std::vector<int> tokens = h2o_test::random_tokens(150, weights->config.vocab_size, 74);
+  const ScoringMode mode = GENERATE(ScoringMode::PerHead, ScoringMode::Shared);
+  PolicySettings settings = settings_for_budget("snapkv", 20);
+  settings.scoring = mode;
+  Decoder snapkv(weights, make_policy("snapkv", settings), 160);
+  Decoder h2o(weights, make_policy("h2o", settings), 160);
+  for (int token : tokens) REQUIRE(same_numbers(snapkv.forward(token), h2o.forward(token)));
+
+  // With a prompt it cuts differently from h2o, then keeps its budget.
+  Decoder snap_prompt(weights, make_policy("snapkv", settings), 160);
+  Decoder h2o_prompt(weights, make_policy("h2o", settings), 160);
+  const std::vector<int> prompt(tokens.begin(), tokens.begin() + 100);
+  snap_prompt.read_prompt_compressed(prompt);
+  h2o_prompt.read_prompt_compressed(prompt);
+  bool differ = false;
+  for (std::size_t l = 0; l < weights->config.n_layers; ++l) {
+    REQUIRE(snap_prompt.cache(l).size() == 20);
+    for (std::size_t g = 0; g < weights->config.n_kv_heads; ++g) {
+      differ |= snap_prompt.cache(l).sorted_positions(g) != h2o_prompt.cache(l).sorted_positions(g);
+      // The observation window (the last 10 prompt tokens) is always kept.
+      const std::vector<Position> kept = snap_prompt.cache(l).sorted_positions(g);
+      CHECK(std::vector<Position>(kept.end() - 10, kept.end()) ==
+            std::vector<Position>{90, 91, 92, 93, 94, 95, 96, 97, 98, 99});
+    }
+  }
+  CHECK(differ);
+  for (std::size_t i = 100; i < tokens.size(); ++i) {
+    snap_prompt.forward(tokens[i]);
+    h2o_test::require_bounded_caches(snap_prompt, i, 20);
+  }
 }

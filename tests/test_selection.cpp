@@ -11,66 +11,20 @@
 
 #include "h2o/base/random.hpp"
 #include "h2o/cache/selection.hpp"
+#include "random_cache.hpp"
 
 using h2o::CacheBudget;
 using h2o::KeepPlan;
 using h2o::Position;
 
+using h2o_test::in_slot_order;
+using h2o_test::positions_0_to;
+using h2o_test::random_cache;
+using h2o_test::RandomCache;
+using h2o_test::shuffle;
+using h2o_test::slots_0_to;
+
 namespace {
-
-std::vector<Position> positions_0_to(std::size_t n) {
-  std::vector<Position> positions(n);
-  std::iota(positions.begin(), positions.end(), Position{0});
-  return positions;
-}
-
-std::vector<std::size_t> slots_0_to(std::size_t n) {
-  std::vector<std::size_t> slots(n);
-  std::iota(slots.begin(), slots.end(), std::size_t{0});
-  return slots;
-}
-
-template <class T>
-void shuffle(std::vector<T>& items, h2o::Rng& rng) {
-  for (std::size_t i = items.size(); i > 1; --i) {
-    std::swap(items[i - 1], items[rng.below(static_cast<std::uint32_t>(i))]);
-  }
-}
-
-// One random cache: distinct positions with gaps, in shuffled slot order, and scores that often
-// tie (drawn from a few values) so the tie-break rule is exercised.
-struct RandomCache {
-  std::vector<Position> positions;  // (T,)
-  std::vector<float> scores;        // (T,)
-};
-
-// The same tokens moved to new slots: slot i holds the token of slot order[i] (positions and
-// scores move together, so each token keeps its score).
-RandomCache in_slot_order(const RandomCache& cache, const std::vector<std::size_t>& order) {
-  RandomCache moved;
-  for (std::size_t s : order) {
-    moved.positions.push_back(cache.positions[s]);
-    moved.scores.push_back(cache.scores[s]);
-  }
-  return moved;
-}
-
-RandomCache random_cache(h2o::Rng& rng, std::size_t n) {
-  RandomCache cache;
-  Position next = static_cast<Position>(rng.below(5));
-  for (std::size_t i = 0; i < n; ++i) {
-    cache.positions.push_back(next);
-    next += 1 + static_cast<Position>(rng.below(3));
-  }
-  const bool few_values = rng.below(2) == 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    cache.scores.push_back(few_values ? 0.5f * static_cast<float>(rng.below(4))
-                                      : rng.uniform(0.0f, 10.0f));
-  }
-  std::vector<std::size_t> order = slots_0_to(n);
-  shuffle(order, rng);
-  return in_slot_order(cache, order);
-}
 
 CacheBudget random_budget(h2o::Rng& rng) {
   const auto heavy = static_cast<long long>(rng.below(8));
@@ -365,54 +319,126 @@ TEST_CASE("selection slot_to_evict agrees with plan_keep when one token is over 
         plan.evicted[0]);
 }
 
-TEST_CASE("selection add_rows_and_pick_victim equals adding the rows then plan_keep",
-          "[selection]") {
-  // The decoder's one-pass eviction at the sizes it runs (blocks of 8 and 16 slots and a tail),
-  // with ties, zero rows, decode-like and gapped caches: the same scores, bit for bit, as adding
-  // the rows one by one, and the victim plan_keep names.
-  const auto seed = GENERATE(range(1, 601));
-  CAPTURE(seed);
-  h2o::Rng rng(static_cast<std::uint64_t>(seed) * 40503u + 7u);
-  const std::size_t recent = rng.below(40);
-  const std::size_t heavy = 1 + rng.below(90);
-  const std::size_t n = heavy + recent + 1;
-  const std::size_t n_rows = rng.below(6);
-  CAPTURE(heavy, recent, n_rows);
-  RandomCache cache;
-  if (rng.below(4) != 0) {
-    // Decode-like: the newest recent + 1 positions consecutive, the newest in the last slot.
-    cache = random_cache(rng, heavy);
-    const Position start = cache.positions.empty() ? 0
-                                                   : 1 + *std::max_element(cache.positions.begin(),
-                                                                           cache.positions.end());
-    for (std::size_t i = 0; i <= recent; ++i) {
-      cache.positions.push_back(start + static_cast<Position>(i));
-      cache.scores.push_back(0.5f * static_cast<float>(rng.below(4)));
+// =============================================================================================
+// One cut (plan_cut): prompt compression decides by the rule, for every option combination
+
+namespace {
+// The rule written the most direct way, as a reference: protect the recent window (the `recent`
+// largest positions) and the start area, rank the others by their key with the newest position
+// fixed, drop the worst until `keep` remain. Returns the kept POSITIONS, sorted.
+std::vector<Position> one_cut_reference(const RandomCache& cache, const h2o::EvictionRule& rule,
+                                        std::size_t keep) {
+  std::vector<Position> sorted = cache.positions;
+  std::sort(sorted.begin(), sorted.end());
+  const Position newest = sorted.back();
+  std::vector<Position> recent(
+      sorted.end() - static_cast<std::ptrdiff_t>(std::min(rule.recent, sorted.size())),
+      sorted.end());
+  struct Candidate {
+    double key;
+    Position position;
+  };
+  std::vector<Candidate> others;
+  std::vector<Position> kept = recent;
+  for (std::size_t s = 0; s < cache.positions.size(); ++s) {
+    const Position p = cache.positions[s];
+    if (std::find(recent.begin(), recent.end(), p) != recent.end()) continue;
+    if (p < static_cast<Position>(rule.start_area)) {
+      kept.push_back(p);
+      continue;
     }
-    std::vector<std::size_t> order = slots_0_to(n - 1);  // all but the newest
-    shuffle(order, rng);
-    order.push_back(n - 1);
-    cache = in_slot_order(cache, order);
-  } else {
-    cache = random_cache(rng, n);  // gaps anywhere, the newest anywhere
+    const double score = cache.scores[s];
+    others.push_back({rule.normalise ? score / static_cast<double>(newest - p + 1) : score, p});
   }
-  std::vector<std::vector<float>> rows(n_rows, std::vector<float>(n));
-  const bool zero_rows = rng.below(4) == 0;
-  for (auto& row : rows) {
-    for (float& weight : row) weight = zero_rows ? 0.0f : 0.25f * static_cast<float>(rng.below(3));
+  // Best first: higher key, then the older position.
+  std::sort(others.begin(), others.end(), [](const Candidate& a, const Candidate& b) {
+    return a.key != b.key ? a.key > b.key : a.position < b.position;
+  });
+  for (const Candidate& c : others) {
+    if (kept.size() < keep) kept.push_back(c.position);
   }
-  const float factor = n_rows > 0 ? 1.0f / static_cast<float>(n_rows) : 1.0f;
-  std::vector<float> expected = cache.scores;
-  for (const auto& row : rows) {
-    for (std::size_t s = 0; s < n; ++s) expected[s] += row[s] * factor;
-  }
-  std::vector<const float*> row_pointers;
-  for (const auto& row : rows) row_pointers.push_back(row.data());
+  std::sort(kept.begin(), kept.end());
+  return kept;
+}
+
+std::vector<Position> kept_positions(const RandomCache& cache, const KeepPlan& plan) {
+  std::vector<Position> kept;
+  for (std::size_t s : plan.kept) kept.push_back(cache.positions[s]);
+  return kept;  // plan.kept is in position order
+}
+}  // namespace
+
+TEST_CASE("selection plan_cut keeps the rule's tokens in the hand case of issue 18",
+          "[selection]") {
+  // 5 tokens, normalised sums, no recent window, keep 2. Keys with the newest position 4 fixed:
+  // 2.5/5, 2/4, 0.5/3, 1/2, 0.5/1 = 0.5, 0.5, 0.17, 0.5, 0.5: position 2 goes, then the ties at
+  // 0.5 go newest first (4, then 3): {0, 1} stay. Evicting one at a time would instead re-measure
+  // the keys once position 4 has gone (newest 3) and evict 0, keeping {1, 3}.
+  const RandomCache cache{{0, 1, 2, 3, 4}, {2.5f, 2.0f, 0.5f, 1.0f, 0.5f}};
+  const h2o::EvictionRule rule{0, 0, true};
+  const KeepPlan plan = h2o::plan_cut(cache.positions, cache.scores, rule, 2);
+  CHECK(kept_positions(cache, plan) == std::vector<Position>{0, 1});
+  CHECK(plan.evicted == std::vector<std::size_t>{2, 3, 4});
+  // The one-at-a-time answer, for contrast.
+  std::vector<Position> positions = cache.positions;
   std::vector<float> scores = cache.scores;
-  const std::size_t victim = h2o::add_rows_and_pick_victim(
-      cache.positions.data(), scores.data(), row_pointers.data(), n_rows, factor, n, recent);
-  REQUIRE(scores == expected);
-  const KeepPlan plan = h2o::plan_keep(cache.positions, expected, CacheBudget(heavy, recent));
-  REQUIRE(plan.evicted.size() == 1);
-  CHECK(victim == plan.evicted[0]);
+  while (positions.size() > 2) {
+    const std::size_t victim =
+        h2o::slot_to_evict(positions.data(), scores.data(), positions.size(), rule);
+    positions.erase(positions.begin() + static_cast<std::ptrdiff_t>(victim));
+    scores.erase(scores.begin() + static_cast<std::ptrdiff_t>(victim));
+  }
+  CHECK(positions == std::vector<Position>{1, 3});
+}
+
+TEST_CASE("selection plan_cut equals a straightforward one cut for every option combination",
+          "[selection]") {
+  const std::size_t recent = GENERATE(0, 1, 3);
+  const std::size_t start_area = GENERATE(0, 2);
+  const bool normalise = GENERATE(false, true);
+  const h2o::EvictionRule rule{recent, start_area, normalise};
+  for (std::uint64_t seed = 1; seed <= 150; ++seed) {
+    CAPTURE(recent, start_area, normalise, seed);
+    h2o::Rng rng(seed * 7919u + recent * 13u + start_area);
+    const std::size_t n = 1 + rng.below(40);
+    const RandomCache cache = random_cache(rng, n);
+    std::size_t protected_count = std::min(recent, n);
+    for (Position p : cache.positions) {
+      protected_count += p < static_cast<Position>(start_area) ? 1 : 0;
+    }
+    protected_count = std::min(protected_count, n);  // a start-area token may also be recent
+    const std::size_t keep = protected_count + rng.below(static_cast<std::uint32_t>(n + 1));
+    const KeepPlan plan = h2o::plan_cut(cache.positions, cache.scores, rule, keep);
+    REQUIRE(kept_positions(cache, plan) == one_cut_reference(cache, rule, keep));
+    REQUIRE(plan.kept.size() == std::min(keep, n));
+    REQUIRE(plan.kept.size() + plan.evicted.size() == n);
+  }
+}
+
+TEST_CASE("selection plan_cut is evicting one by one whenever no key changes on the way",
+          "[selection]") {
+  // Plain sums never change; normalised keys change only when the newest token goes, which a
+  // recent window of at least one token forbids.
+  const std::size_t recent = GENERATE(0, 1, 4);
+  const bool normalise = GENERATE(false, true);
+  if (normalise && recent == 0) return;  // the case plan_cut exists for (see the hand case)
+  const h2o::EvictionRule rule{recent, 0, normalise};
+  for (std::uint64_t seed = 1; seed <= 150; ++seed) {
+    CAPTURE(recent, normalise, seed);
+    h2o::Rng rng(seed * 104729u + recent);
+    const std::size_t n = recent + 1 + rng.below(30);
+    const RandomCache cache = random_cache(rng, n);
+    const std::size_t keep =
+        std::max<std::size_t>(recent, 1) + rng.below(static_cast<std::uint32_t>(n - recent));
+    RandomCache left = cache;
+    while (left.positions.size() > keep) {
+      const std::size_t victim = h2o::slot_to_evict(left.positions.data(), left.scores.data(),
+                                                    left.positions.size(), rule);
+      left.positions.erase(left.positions.begin() + static_cast<std::ptrdiff_t>(victim));
+      left.scores.erase(left.scores.begin() + static_cast<std::ptrdiff_t>(victim));
+    }
+    std::sort(left.positions.begin(), left.positions.end());
+    const KeepPlan plan = h2o::plan_cut(cache.positions, cache.scores, rule, keep);
+    REQUIRE(kept_positions(cache, plan) == left.positions);
+  }
 }

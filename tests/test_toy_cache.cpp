@@ -266,16 +266,15 @@ TEST_CASE("toy cache the handbook demonstration keeps the boosted positions as h
 }
 
 TEST_CASE("the library h2o policy makes the toy cache's online decisions", "[toy_cache]") {
-  // Lesson 04's loop (append, attend, add the mean over heads, filter rows with plan_keep) and the
-  // decoder's H2OPolicy in shared mode on a preallocated LayerKVCache, fed the same attention: the
-  // same positions survive every step, with exactly the same scores (both add each head's share in
-  // the same order).
+  // Lesson 04's loop (append, attend, add every head's attention, filter rows with plan_keep) and
+  // the decoder's H2OPolicy in shared mode on a preallocated LayerKVCache, fed the same attention:
+  // the same positions survive every step, with exactly the same scores (both add each head's row
+  // in the same order).
   const auto seed = GENERATE(range(1, 201));
   CAPTURE(seed);
   h2o::Rng rng(static_cast<std::uint64_t>(seed));
   const std::size_t heavy = rng.below(5), recent = 1 + rng.below(5), n_heads = 1 + rng.below(8);
   const h2o::CacheBudget budget(heavy, recent);
-  const float share = 1.0f / static_cast<float>(n_heads);
   ToyKVCache toy;
   h2o::LayerKVCache cache(1, 1, budget.total() + 1);
   h2o::H2OPolicy policy(budget, h2o::ScoringMode::Shared);
@@ -286,7 +285,7 @@ TEST_CASE("the library h2o policy makes the toy cache's online decisions", "[toy
     std::vector<float> by_slot(n_heads * cache.size());  // (H, T) in the library's slot order
     for (std::size_t h = 0; h < n_heads; ++h) {
       const std::vector<float> attention = random_attention(rng, toy.size());
-      for (std::size_t s = 0; s < toy.size(); ++s) toy.h2o_scores[s] += attention[s] * share;
+      for (std::size_t s = 0; s < toy.size(); ++s) toy.h2o_scores[s] += attention[s];
       for (std::size_t slot = 0; slot < cache.size(); ++slot) {
         const auto at =
             std::find(toy.positions.begin(), toy.positions.end(), cache.positions(0)[slot]);

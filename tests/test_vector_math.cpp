@@ -1,8 +1,8 @@
 // test_vector_math.cpp: the fast kernels against their straightforward versions.
 //
 // Checks: exp_polynomial against std::exp over the whole range and at its edges; the fused softmax
-// (scaled_softmax_inplace) against softmax_reference_inplace, and SwiGLU against its reference,
-// within 1e-6 on many random cases; RoPE from precomputed angles equal, bit for bit, to
+// (softmax_inplace with a scale) against softmax_reference_inplace, and SwiGLU against its
+// reference, within 1e-6 on many random cases; RoPE from precomputed angles equal, bit for bit, to
 // rope_rotate; the grouped attention kernel equal to one attend_into per query.
 //
 // Dimension legend: n = numbers in a vector, T = cache tokens, D = head_dim, Q = query heads that
@@ -63,7 +63,7 @@ TEST_CASE("the fused softmax equals the textbook one within 1e-6", "[vector_math
   std::vector<float> expected = fast;
   for (float& x : expected) x *= scale;
   softmax_reference_inplace(expected.data(), n);
-  scaled_softmax_inplace(fast.data(), n, scale);
+  softmax_inplace(fast.data(), n, scale);
   INFO("seed " << seed << ", n " << n << ", spread " << spread << ", scale " << scale);
   double worst = 0.0, sum = 0.0;
   for (std::size_t i = 0; i < n; ++i) {

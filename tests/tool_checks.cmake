@@ -173,7 +173,8 @@ h2o_check_program(NAME generate_help TARGET generate ARGS --help
   EXPECT "usage: generate" "--model PATH" "--tokenizer PATH" "--prompt TEXT" "--steps N"
          "--temperature T" "--top-p P" "--seed N" "--cache NAME" "full, h2o" "--heavy N"
          "--recent N" "--scoring MODE" "--help" "--sinks N" "--evict-seed N"
-         "full, h2o, window, sinks, random, tova" "  window  sliding window" "  sinks   StreamingLLM"
+         "  window  sliding window" "  sinks   StreamingLLM" "  knorm   key norm" "  snapkv  SnapKV"
+         "score it as their papers do (--scoring paper): h2o per-head, tova"
          "  random  keep heavy + recent" "  tova    TOVA" "--h2o-score RULE" "--start-area N"
          "--compress-prompt")
 h2o_check_generate(NAME generate_tiny_full_report
@@ -286,8 +287,8 @@ h2o_check_refusals(TARGET generate PREFIX generate_ CASES
     "bad_temperature@--temperature,hot@--temperature expects a number, got 'hot'"
     "top_p_above_one@--top-p,1.5@--top-p must be between 0 and 1, got 1.5"
     "top_p_negative@--top-p,-0.1@--top-p must be between 0 and 1, got -0.1"
-    "unknown_cache@--cache,lru@unknown cache policy 'lru' (expected one of: full, h2o, window, sinks, random, tova)"
-    "unknown_scoring@--scoring,mean@unknown scoring mode 'mean' (expected per-head or shared)"
+    "unknown_cache@--cache,lru@unknown cache policy 'lru' (expected one of: full, h2o, "
+    "unknown_scoring@--scoring,mean@unknown scoring mode 'mean' (expected per-head, shared or paper)"
     "negative_steps@--steps,-5@--steps must be between 0 and 1048576, got -5"
     "bad_steps@--steps,ten@--steps expects a whole number, got 'ten'"
     "bad_seed@--seed,-1@--seed must be between 0 and"
@@ -297,7 +298,8 @@ h2o_check_refusals(TARGET generate PREFIX generate_ CASES
     "flag_with_value@--compress-prompt=yes@--compress-prompt takes no value")
 
 # ---------------------------------------------------------------------------------------------
-# generate with the policies beside H2O (window, sinks, random, tova).
+# generate with the policies beside H2O (TOVA scoring per head: its paper's shared scores end this
+# greedy text early, and the default is checked by compare_policies_real_model).
 h2o_check_stable_output(NAME generate_help_stable_and_narrow TARGET generate ARGS --help)
 
 # On stories260K: 200 positions with 64 tokens per KV head (sinks: 4 + 60) evict 136 per layer.
@@ -305,7 +307,7 @@ foreach(run
     "window@--heavy,32,--recent,32@cache: sliding window, last 64 tokens"
     "sinks@--sinks,4,--recent,60@cache: attention sinks 4 + recent 60 = 64 tokens (StreamingLLM)"
     "random@--heavy,32,--recent,32,--evict-seed,5@cache: random eviction, 64 tokens, the last 32 protected, seed 5"
-    "tova@--heavy,32,--recent,32@cache: TOVA, 64 tokens, lowest current attention evicted, per-head scores")
+    "tova@--heavy,32,--recent,32,--scoring,per-head@cache: TOVA, 64 tokens, lowest current attention evicted, per-head scores")
   string(REPLACE "@" ";" parts "${run}")
   list(GET parts 0 name)
   list(GET parts 1 flags)
@@ -361,14 +363,15 @@ h2o_check_refusals(TARGET generate PREFIX generate_ CASES
     "bad_sinks@--sinks,four@--sinks expects a whole number, got 'four'"
     "negative_evict_seed@--cache,random,--evict-seed,-2@--evict-seed must be between 0 and"
     "bad_evict_seed@--evict-seed,x@--evict-seed expects a whole number, got 'x'"
-    "tova_unknown_scoring@--cache,tova,--scoring,max@unknown scoring mode 'max' (expected per-head or shared)")
+    "tova_unknown_scoring@--cache,tova,--scoring,max@unknown scoring mode 'max' (expected per-head, shared or paper)")
 
 # ---------------------------------------------------------------------------------------------
 # compare_policies: every policy of the factory on stories260K reading data/story.txt (the real
 # runs are skipped where the model folder is absent), its SVG picture, and one-line errors.
 h2o_check_program(NAME compare_policies_help TARGET compare_policies ARGS --help
   EXPECT "usage: compare_policies" "--model PATH" "--tokenizer PATH" "--text PATH" "--budgets LIST"
-         "--policies LIST" "--svg PATH" "--picture-budget PERCENT" "--help" "Policies: full, h2o")
+         "--policies LIST" "--svg PATH" "--picture-budget PERCENT" "--help" "cache policies (--cache):"
+         "  full    keep every token")
 h2o_check_program(NAME compare_policies_explicit_missing_model TARGET compare_policies
   ARGS --model ${CMAKE_CURRENT_BINARY_DIR}/no-such-model.bin
   EXIT nonzero STREAM stderr EXPECT "compare_policies: error: checkpoint '" "' does not exist")
@@ -392,7 +395,7 @@ h2o_check_refusals(TARGET compare_policies PREFIX compare_policies_ CASES
     "big_picture_budget@--picture-budget,101@--picture-budget must be between 1 and 100, got 101"
     "word_picture_budget@--picture-budget,small@--picture-budget expects a whole number, got 'small'"
     "empty_svg@--svg=@--svg needs a file path"
-    "unknown_scoring@--scoring,max@unknown scoring mode 'max' (expected per-head or shared)"
+    "unknown_scoring@--scoring,max@unknown scoring mode 'max' (expected per-head, shared or paper)"
     "unknown_h2o_score@--h2o-score,mean@unknown H2O score 'mean' (expected sum or normalised-sum)"
     "negative_start_area@--start-area,-1@--start-area must be between 0 and 1048576, got -1")
 
@@ -429,12 +432,13 @@ h2o_check_program(NAME compare_policies_model_dev_zero TARGET compare_policies
 # holds 91 tokens per KV head (sinks: 4 + 87); a window keeps exactly the last 91 positions
 # (820-910), sinks the first 4 and the last 87 (824-910).
 h2o_check_program(NAME compare_policies_real_model TARGET compare_policies
-  EXPECT "compare_policies: 6 policies on model.bin reading heldout_story.txt"
+  EXPECT " policies on model.bin reading heldout_story.txt"
          "text: story 1: 912 tokens (BOS included); 911 predictions per run (teacher forcing)"
          "10% = 91    h2o      H2O, heavy 45 + recent 46 = 91 tokens, per-head scores"
+         "tova     TOVA, 91 tokens, lowest current attention evicted, shared scores"
          "20% = 182" "50% = 456" "budget     policy  kept  perplexity  vs full  top-1 = full"
          "name recall" "reference  full     911       1." "h2o       91" "window    91" "sinks     91"
-         "random    91" "tova      91" "  <- best" "At each budget:" "91 tokens:  best "
+         "random    91" "tova      91" "knorm     91" "snapkv    91" "  <- best" "At each budget:" "91 tokens:  best "
          "Kept after the last step at 10% = 91 tokens" "          820-910" "          0-3 824-910"
   FORBID "[holds" "refused")
 h2o_check_program(NAME compare_policies_whole_text_budget TARGET compare_policies ARGS --budgets 100
@@ -462,10 +466,11 @@ h2o_check_program(NAME compare_policies_stories260k TARGET compare_policies
          "reference  full     382       3.029" "Kept after the last step at 10% = 38 tokens"
          "          344-381" "          0-3 348-381"
   FORBID "[holds" "refused")
-# --scoring reaches the policies that score (h2o, tova), as generate's does.
-h2o_check_program(NAME compare_policies_tova_shared TARGET compare_policies
-  ARGS --policies tova,window --budgets 10 --scoring shared
-  EXPECT "tova     TOVA, 91 tokens, lowest current attention evicted, shared scores"
+# --scoring reaches the policies that score, as generate's does: TOVA's paper scores shared, so
+# per-head is the option here (and the default, the paper's, is shown by compare_policies_real_model).
+h2o_check_program(NAME compare_policies_tova_per_head TARGET compare_policies
+  ARGS --policies tova,window --budgets 10 --scoring per-head
+  EXPECT "tova     TOVA, 91 tokens, lowest current attention evicted, per-head scores"
          "window   sliding window, last 91 tokens")
 # --h2o-score and --start-area reach H2O (generate's options, one owner: app/policy_options); a
 # start area larger than a budget's heavy half is cut to it (the factory's rule), not refused.

@@ -260,11 +260,12 @@ int compare_policies(int argc, char** argv) {
   // What settings_for_budget does not set: --scoring, --h2o-score, --start-area.
   const h2o::PolicySettings base = options.scoring;
   const bool record = !svg_path.empty();  // only the picture needs the step-by-step record
-  const Run full = read_stories(weights, stories, names, gap, base, "full", 0, nullptr, false);
+  const Run full = read_stories(weights, stories, names, gap, base, h2o::reference_policy().name, 0,
+                                nullptr, false);
   std::map<int, std::vector<Run>> by_percent;  // budget percent -> runs, factory order
   for (int percent : percents) {
     for (const std::string& name : policies) {
-      if (name == "full") continue;
+      if (!h2o::policy_kind(name).evicts) continue;
       by_percent[percent].push_back(read_stories(weights, stories, names, gap, base, name, percent,
                                                  &full, record && percent == picture_percent));
     }
@@ -272,7 +273,7 @@ int compare_policies(int argc, char** argv) {
   std::vector<Run> picture_only;  // when --picture-budget is not one of --budgets
   if (!picture_in_table) {
     for (const std::string& name : policies) {
-      if (name != "full")
+      if (h2o::policy_kind(name).evicts)
         picture_only.push_back(read_stories({weights}, {tokens}, names, gap, base, name,
                                             picture_percent, &full, record));
     }
@@ -388,7 +389,7 @@ int compare_policies(int argc, char** argv) {
   // Step 6: the text picture: which positions each policy still holds after the last step.
   std::vector<const Run*> panels;
   for (const std::string& name : policies) {
-    if (name == "full") {
+    if (!h2o::policy_kind(name).evicts) {
       panels.push_back(&full);
       continue;
     }

@@ -175,7 +175,7 @@ int generate(int argc, char** argv) {
   std::cerr << "KV cache in use: " << decoder.live_kv_bytes() << " bytes ("
             << decoder.cache(0).size() << " tokens per KV head, " << config.n_layers << " layers), "
             << decoder.reserved_kv_bytes() << " bytes reserved\n";
-  if (decoder.policy().name() != "full") {
+  if (h2o::policy_kind(decoder.policy().name()).evicts) {
     std::vector<std::size_t> evicted;
     std::size_t total = 0;
     for (std::size_t l = 0; l < config.n_layers; ++l) {

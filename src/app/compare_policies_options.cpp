@@ -15,8 +15,8 @@ ArgParser compare_policies_arguments() {
   ArgParser args(
       "compare_policies",
       "Compares KV-cache policies on a real model reading one text: a table of perplexity and\n"
-      "agreement per budget, and a picture of which tokens each policy keeps.\n" +
-          wrap_words("Policies: " + policy_names() + ".", 100, "  "));
+      "agreement per budget, and a picture of which tokens each policy keeps.\n\n" +
+          policy_list_help());
   add_model_options(args);
   add_text_option(args);
   args.add_option("budgets", "LIST", "10,20,50", "cache budgets, in percent of the text's tokens");

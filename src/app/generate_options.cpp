@@ -13,11 +13,8 @@ ArgParser generate_arguments() {
   std::string summary =
       "Generates text with a llama2.c checkpoint, as llama2.c's run.c does, with a full\n"
       "KV cache or one that evicts tokens. Text goes to stdout; speed and cache figures\n"
-      "to stderr.\n"
-      "\ncache policies (--cache):";
-  for (const PolicyKind& kind : policy_kinds()) {
-    summary += "\n  " + pad_right(kind.name, 8) + kind.summary;
-  }
+      "to stderr.\n\n" +
+      policy_list_help();
   ArgParser args("generate", summary);
   add_model_options(args);
   args.add_option("prompt", "TEXT", "", "text to continue (default: none, start from BOS alone)");
@@ -26,7 +23,8 @@ ArgParser generate_arguments() {
   args.add_option("top-p", "P", "0.9", "nucleus sampling threshold; 0 or 1 = whole distribution");
   args.add_option("seed", "N", "42", "random seed for sampling (same seed, same text)");
   args.add_option("cache", "NAME", "full", "KV-cache policy: " + policy_names());
-  args.add_option("heavy", "N", "64", "h2o heavy hitters; window/random/tova add it to --recent");
+  args.add_option("heavy", "N", "64",
+                  "tokens kept for their score, of heavy + recent (see each policy)");
   args.add_option("recent", "N", "64", "recent window, tokens per layer and KV head");
   args.add_option("sinks", "N", std::to_string(PolicySettings{}.sinks),
                   "sinks: first tokens always kept; budget sinks + recent");

@@ -3,6 +3,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "h2o/base/format.hpp"
 #include "h2o/model/model_config.hpp"
 
 namespace h2o {
@@ -11,11 +12,22 @@ ArgParser& add_scoring_options(ArgParser& args) {
   const PolicySettings defaults;
   return args
       .add_option("scoring", "MODE", to_string(defaults.scoring),
-                  "h2o, tova: per-head or shared attention scores")
+                  "per-head, shared, or paper (each policy its paper's way, as listed above)")
       .add_option("h2o-score", "RULE", to_string(defaults.h2o_score),
                   "h2o: rank tokens by sum, or normalised-sum (per step cached)")
       .add_option("start-area", "N", std::to_string(defaults.start_area),
                   "h2o: first N positions never evicted (out of the heavy part)");
+}
+
+std::string policy_list_help() {
+  std::string text = "cache policies (--cache):";
+  for (const PolicyKind& kind : policy_kinds()) {
+    text += "\n  " + pad_right(kind.name, 8) + kind.summary;
+  }
+  return text + "\n" +
+         wrap_words("Policies that read attention score it as their papers do (--scoring paper): " +
+                        paper_scoring_names() + ".",
+                    100, "");
 }
 
 void read_scoring_options(const ArgParser& args, PolicySettings& settings) {
@@ -23,7 +35,7 @@ void read_scoring_options(const ArgParser& args, PolicySettings& settings) {
   settings.start_area = static_cast<std::size_t>(args.integer("start-area", 0, longest));
   // The library's message names the rule; a bad value is a usage error (exit code 2).
   try {
-    settings.scoring = parse_scoring_mode(args.text("scoring"));
+    settings.scoring = parse_scoring_choice(args.text("scoring"));
     settings.h2o_score = parse_h2o_score(args.text("h2o-score"));
   } catch (const std::invalid_argument& e) {
     throw UsageError(e.what());

@@ -208,9 +208,7 @@ void group_dispatch(const float* queries, std::size_t n_queries, const float* ke
 
 }  // namespace
 
-void softmax_inplace(float* x, std::size_t n) { scaled_softmax_inplace(x, n, 1.0f); }
-
-void scaled_softmax_inplace(float* x, std::size_t n, float scale) {
+void softmax_inplace(float* x, std::size_t n, float scale) {
   if (n == 0) return;
   softmax_dispatch(x, n, scale);
 }

@@ -34,6 +34,18 @@ void CachePolicy::compress(LayerKVCache& cache, std::size_t keep) {
   }
 }
 
+void CachePolicy::cut_by_rule(LayerKVCache& cache, std::size_t keep, const EvictionRule& rule) {
+  if (cache.size() <= keep) return;
+  const std::size_t n = cache.size();
+  std::vector<std::vector<std::size_t>> kept(cache.n_kv_heads());
+  for (std::size_t g = 0; g < cache.n_kv_heads(); ++g) {
+    const std::vector<Position> positions(cache.positions(g), cache.positions(g) + n);  // (n,)
+    const std::vector<float> scores(cache.scores(g), cache.scores(g) + n);              // (n,)
+    kept[g] = plan_cut(positions, scores, rule, keep).kept;
+  }
+  cache.keep_per_head(kept);
+}
+
 void FullCachePolicy::choose_victims(LayerKVCache& cache, std::size_t* victims) {
   for (std::size_t g = 0; g < cache.n_kv_heads(); ++g) {
     const Position* positions = cache.positions(g);

@@ -51,25 +51,17 @@ void H2OPolicy::choose_victims(LayerKVCache& cache, std::size_t* victims) {
   }
 }
 
+void H2OPolicy::compress(LayerKVCache& cache, std::size_t keep) { cut_by_rule(cache, keep, rule_); }
+
 void H2OPolicy::after_attention(LayerKVCache& cache, const StepAttention& attention) {
-  // The options take the general path: observe, then choose (CachePolicy's default).
-  if (rule_.start_area > 0 || rule_.normalise) {
+  // The options, and every step that evicts nothing, take CachePolicy's way: observe, then
+  // choose_victims (selection.hpp's plain rule).
+  if (rule_.start_area > 0 || rule_.normalise || cache.size() != budget_.total() + 1) {
     CachePolicy::after_attention(cache, attention);
     return;
   }
-  const std::size_t n = cache.size();
-
-  // Within budget: add this step's attention to every live slot's score; nothing goes.
-  if (n <= budget_.total()) {
-    add_step_attention(cache, attention, mode_);
-    return;
-  }
-  // Over budget: the decoder adds one token per step, so one token per head goes. Adding the
-  // attention and finding each head's lowest-scoring older slot happen in one pass per head.
-  if (n != budget_.total() + 1) {
-    add_step_attention(cache, attention, mode_);  // (its shape check comes first, as always)
-    throw std::logic_error("H2OPolicy: cache is more than one token over budget");
-  }
+  // One token over budget under the paper's rule: adding the attention and finding each head's
+  // victim happen in one vectorised pass per head (eviction_scan.hpp; same decisions).
   victims_.resize(cache.n_kv_heads());
   add_step_attention_and_pick_victims(cache, attention, mode_, budget_.recent, victims_.data());
   cache.remove_one_per_head(victims_.data());

@@ -6,9 +6,11 @@
 
 #include "h2o/cache/budget.hpp"
 #include "h2o/policy/h2o_policy.hpp"
+#include "h2o/policy/knorm_policy.hpp"
 #include "h2o/policy/random_eviction_policy.hpp"
 #include "h2o/policy/sink_window_policy.hpp"
 #include "h2o/policy/sliding_window_policy.hpp"
+#include "h2o/policy/snapkv_policy.hpp"
 #include "h2o/policy/tova_policy.hpp"
 
 namespace h2o {
@@ -26,19 +28,27 @@ Settings halves(Settings s, std::size_t tokens) {
 
 struct PolicyEntry {
   PolicyKind kind;
+  // Builds the policy; settings.scoring is already the one to use (the paper's unless set).
   std::function<std::unique_ptr<CachePolicy>(const Settings&)> make;
   std::function<Settings(Settings, std::size_t tokens)> split;  // see settings_for_budget
 };
 
-// One row per policy. Adding a policy = one more row here.
+constexpr auto kPerHead = ScoringMode::PerHead;
+constexpr auto kShared = ScoringMode::Shared;
+const std::optional<ScoringMode> kNoAttention;
+
+// One row per policy. Adding a policy = one more row here. Each row's properties and scoring are
+// its paper's.
 const std::vector<PolicyEntry>& policy_table() {
   static const std::vector<PolicyEntry> table = {
-      {{"full", "keep every token (exact attention, memory grows with the sequence)"},
+      {{"full", "keep every token (exact attention, memory grows with the sequence)", kNoAttention,
+        /*evicts=*/false, /*protects_newest=*/true},
        [](const Settings&) { return std::make_unique<FullCachePolicy>(); },
        halves},
-      {{"h2o", "Heavy-Hitter Oracle: keep the recent window plus the highest-scoring tokens"},
+      {{"h2o", "Heavy-Hitter Oracle: keep the recent window plus the highest-scoring tokens",
+        kPerHead, /*evicts=*/true, /*protects_newest=*/true},
        [](const Settings& s) {
-         return std::make_unique<H2OPolicy>(CacheBudget{s.heavy, s.recent}, s.scoring, s.h2o_score,
+         return std::make_unique<H2OPolicy>(CacheBudget{s.heavy, s.recent}, *s.scoring, s.h2o_score,
                                             s.start_area);
        },
        [](Settings s, std::size_t tokens) {
@@ -46,12 +56,14 @@ const std::vector<PolicyEntry>& policy_table() {
          s.start_area = std::min(s.start_area, s.heavy);  // it comes out of the heavy half
          return s;
        }},
-      {{"window", "sliding window: keep the last heavy + recent tokens (H2O's local baseline)"},
+      {{"window", "sliding window: keep the last heavy + recent tokens (H2O's local baseline)",
+        kNoAttention, /*evicts=*/true, /*protects_newest=*/true},
        [](const Settings& s) {
          return std::make_unique<SlidingWindowPolicy>(CacheBudget{s.heavy, s.recent});
        },
        halves},
-      {{"sinks", "StreamingLLM: keep the first --sinks tokens (attention sinks) + the last recent"},
+      {{"sinks", "StreamingLLM: keep the first --sinks tokens (attention sinks) + the last recent",
+        kNoAttention, /*evicts=*/true, /*protects_newest=*/true},
        [](const Settings& s) { return std::make_unique<SinkWindowPolicy>(s.sinks, s.recent); },
        [](Settings s, std::size_t tokens) {
          s = halves(s, tokens);
@@ -59,16 +71,34 @@ const std::vector<PolicyEntry>& policy_table() {
          s.recent = tokens - s.sinks;
          return s;
        }},
-      {{"random", "keep heavy + recent tokens, evicting a random one outside the recent window"},
+      {{"random", "keep heavy + recent tokens, evicting a random one outside the recent window",
+        kNoAttention, /*evicts=*/true, /*protects_newest=*/true},
        [](const Settings& s) {
          return std::make_unique<RandomEvictionPolicy>(CacheBudget{s.heavy, s.recent}, s.seed);
        },
        halves},
-      {{"tova", "TOVA: keep heavy + recent tokens, evicting the one the new query attends least"},
+      {{"tova", "TOVA: keep heavy + recent tokens, evicting the one the new query attends least",
+        kShared, /*evicts=*/true, /*protects_newest=*/false},
        [](const Settings& s) {
-         return std::make_unique<TovaPolicy>(CacheBudget{s.heavy, s.recent}, s.scoring);
+         return std::make_unique<TovaPolicy>(CacheBudget{s.heavy, s.recent}, *s.scoring);
        },
        halves},
+      {{"knorm", "key norm: keep the recent window plus the tokens with the shortest keys",
+        kNoAttention, /*evicts=*/true, /*protects_newest=*/true},
+       [](const Settings& s) {
+         return std::make_unique<KeyNormPolicy>(CacheBudget{s.heavy, s.recent});
+       },
+       halves},
+      {{"snapkv", "SnapKV: cut a prompt by its last recent queries' attention; then as h2o",
+        kPerHead, /*evicts=*/true, /*protects_newest=*/true},
+       [](const Settings& s) {
+         return std::make_unique<SnapKVPolicy>(CacheBudget{s.heavy, s.recent}, *s.scoring);
+       },
+       [](Settings s, std::size_t tokens) {
+         s.recent = std::min(SnapKVPolicy::kPaperWindow, tokens - tokens / 2);
+         s.heavy = tokens - s.recent;
+         return s;
+       }},
   };
   return table;
 }
@@ -103,12 +133,38 @@ bool is_policy_name(const std::string& name) {
                      [&](const PolicyKind& kind) { return kind.name == name; });
 }
 
+const PolicyKind& policy_kind(const std::string& name) {
+  for (const auto& kind : policy_kinds()) {
+    if (kind.name == name) return kind;
+  }
+  throw std::invalid_argument(unknown_policy_message(name));
+}
+
+const PolicyKind& reference_policy() {
+  for (const auto& kind : policy_kinds()) {
+    if (!kind.evicts) return kind;
+  }
+  throw std::logic_error("the policy table has no policy that keeps every token");
+}
+
+std::string paper_scoring_names() {
+  std::string text;
+  for (const auto& kind : policy_kinds()) {
+    if (!kind.uses_attention()) continue;
+    text += (text.empty() ? "" : ", ") + kind.name + " " + to_string(*kind.paper_scoring);
+  }
+  return text;
+}
+
 std::string unknown_policy_message(const std::string& name) {
   return "unknown cache policy '" + name + "' (expected one of: " + policy_names() + ")";
 }
 
 std::unique_ptr<CachePolicy> make_policy(const std::string& name, const PolicySettings& settings) {
-  return entry_for(name).make(settings);
+  const PolicyEntry& entry = entry_for(name);
+  PolicySettings resolved = settings;
+  if (!resolved.scoring) resolved.scoring = entry.kind.paper_scoring.value_or(ScoringMode::PerHead);
+  return entry.make(resolved);
 }
 
 PolicySettings settings_for_budget(const std::string& name, std::size_t tokens,

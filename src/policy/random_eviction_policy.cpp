@@ -1,8 +1,9 @@
 #include "h2o/policy/random_eviction_policy.hpp"
 
 #include <algorithm>
-#include <functional>
 #include <stdexcept>
+
+#include "h2o/cache/selection.hpp"
 
 namespace h2o {
 
@@ -40,25 +41,16 @@ void RandomEvictionPolicy::observe(LayerKVCache& cache, const StepAttention&) {
 void RandomEvictionPolicy::choose_victims(LayerKVCache& cache, std::size_t* victims) {
   const std::size_t n = cache.size();
   Rng& rng = draws_for(cache, false);
-  if (newest_.capacity() < cache.capacity()) newest_.reserve(cache.capacity());
   for (std::size_t g = 0; g < cache.n_kv_heads(); ++g) {
     const Position* positions = cache.positions(g);  // (n,)
-    // The recent window is the `recent` largest positions: protected are the slots at or above
-    // the recent-th largest (positions are distinct).
-    const bool protect_any = recent_ > 0;
-    Position first_recent = 0;
-    if (protect_any) {
-      newest_.assign(positions, positions + n);  // within the reserved capacity: no allocation
-      const auto nth = newest_.begin() + static_cast<std::ptrdiff_t>(recent_ - 1);
-      std::nth_element(newest_.begin(), nth, newest_.end(), std::greater<Position>());
-      first_recent = *nth;
-    }
+    // The recent window: selection.hpp's rule (positions at or above first_recent).
+    const Position first_recent = first_recent_position(positions, n, recent_);
     if (n <= recent_) throw std::logic_error("RandomEvictionPolicy: every slot is protected");
     // n - recent >= 1 unprotected slots; pick the k-th of them in slot order.
     std::uint32_t k = rng.below(static_cast<std::uint32_t>(n - recent_));
     std::size_t victim = n;
     for (std::size_t s = 0; s < n; ++s) {
-      if (protect_any && positions[s] >= first_recent) continue;
+      if (positions[s] >= first_recent) continue;
       if (k == 0) {
         victim = s;
         break;

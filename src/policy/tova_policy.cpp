@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "h2o/cache/selection.hpp"
+
 namespace h2o {
 
 TovaPolicy::TovaPolicy(CacheBudget budget, ScoringMode mode)
@@ -18,7 +20,7 @@ std::size_t TovaPolicy::max_tokens(std::size_t max_positions) const {
 }
 
 void TovaPolicy::observe(LayerKVCache& cache, const StepAttention& attention) {
-  // Every live slot's score becomes this step's (mean) attention: no memory of earlier steps.
+  // Every live slot's score becomes this step's attention: no memory of earlier steps.
   for (std::size_t g = 0; g < cache.n_kv_heads(); ++g) {
     std::fill(cache.scores(g), cache.scores(g) + cache.size(), 0.0f);
   }
@@ -26,24 +28,18 @@ void TovaPolicy::observe(LayerKVCache& cache, const StepAttention& attention) {
 }
 
 void TovaPolicy::choose_victims(LayerKVCache& cache, std::size_t* victims) {
-  const std::size_t n = cache.size();
+  const EvictionRule nothing_protected;  // the lowest score goes; on a tie the newer token
   for (std::size_t g = 0; g < cache.n_kv_heads(); ++g) {
     // Shared mode: every head holds identical positions and scores, so head 0 decides for all.
-    if (mode_ == ScoringMode::Shared && g > 0) {
-      victims[g] = victims[0];
-      continue;
-    }
-    const Position* positions = cache.positions(g);  // (n,)
-    const float* scores = cache.scores(g);           // (n,)
-    std::size_t victim = 0;  // the lowest score; on a tie the newer token goes
-    for (std::size_t s = 1; s < n; ++s) {
-      if (scores[s] < scores[victim] ||
-          (scores[s] == scores[victim] && positions[s] > positions[victim])) {
-        victim = s;
-      }
-    }
-    victims[g] = victim;
+    victims[g] =
+        mode_ == ScoringMode::Shared && g > 0
+            ? victims[0]
+            : slot_to_evict(cache.positions(g), cache.scores(g), cache.size(), nothing_protected);
   }
+}
+
+void TovaPolicy::compress(LayerKVCache& cache, std::size_t keep) {
+  cut_by_rule(cache, keep, EvictionRule{});
 }
 
 }  // namespace h2o

@@ -2,7 +2,8 @@
 // by every program that offers them (generate, compare_policies), so the names, defaults, help
 // lines and checks live in one place.
 //
-//   --scoring MODE     h2o, tova: per-head or shared attention scores (head_scores.hpp)
+//   --scoring MODE     policies reading attention: per-head, shared, or paper (each policy's own
+//                      paper's way, policy_factory.hpp; the default) (head_scores.hpp)
 //   --h2o-score RULE   h2o: sum or normalised-sum (h2o_policy.hpp)
 //   --start-area N     h2o: the first N positions are never evicted (taken out of the heavy part)
 #pragma once
@@ -14,6 +15,10 @@ namespace h2o {
 
 // Adds the three options, with PolicySettings' defaults. Returns the parser.
 ArgParser& add_scoring_options(ArgParser& args);
+
+// For a program's --help: one line per policy of the factory (name and summary), and which way
+// each attention-reading policy scores by default.
+std::string policy_list_help();
 
 // Reads them into `settings` (the other fields are left alone). A bad value is a UsageError
 // naming the rule; --start-area goes up to the longest sequence a model may have.

@@ -14,14 +14,11 @@
 
 namespace h2o {
 
-// In-place softmax of x (n,), subtracting the maximum first so exp() never overflows. Runs
-// scaled_softmax_inplace(x, n, 1).
-void softmax_inplace(float* x, std::size_t n);
-
-// softmax(scale * x) in place, x (n,), in three vectorised passes: the maximum; then
-// e = exp_polynomial(scale * (x - max)) written back while summing e (the fused pass); then a
-// multiplication by 1 / sum. Within 1e-6 of softmax_reference_inplace (tests/test_vector_math.cpp).
-void scaled_softmax_inplace(float* x, std::size_t n, float scale);
+// softmax(scale * x) in place, x (n,), subtracting the maximum first so exp() never overflows, in
+// three vectorised passes: the maximum; then e = exp_polynomial(scale * (x - max)) written back
+// while summing e (the fused pass); then a multiplication by 1 / sum. Within 1e-6 of
+// softmax_reference_inplace (tests/test_vector_math.cpp).
+void softmax_inplace(float* x, std::size_t n, float scale = 1.0f);
 
 // The textbook softmax of x (n,): maximum, std::exp, sum, divide, one number at a time. Slow; the
 // reference the fast one is tested against.
@@ -52,7 +49,8 @@ std::vector<float> attention_weights(const std::vector<float>& query,
 std::vector<float> attention_output(const std::vector<float>& weights,
                                     const std::vector<std::vector<float>>& values);
 
-// The allocation-free kernel for one query: keys and values are T contiguous rows of D floats.
+// attend_group_into below with one query (Q = 1), kept for lesson 07's raw-pointer step; nothing
+// else in the library calls it.
 //   weights_out (T,)  output_out (D,)
 void attend_into(const float* query, const float* keys, const float* values, std::size_t n_tokens,
                  std::size_t head_dim, float* weights_out, float* output_out);
@@ -62,8 +60,8 @@ void attend_into(const float* query, const float* keys, const float* values, std
 //   queries (Q, D)   keys (T, D)   values (T, D)   (contiguous rows)
 //   weights_out: Q rows of T weights, row j at weights_out + j * weights_stride
 //   outputs_out (Q, D)
-// Same results as attend_into per query (up to the order of float additions). Plain loops, with
-// the common head sizes (8, 16, 32, 48, 64, 128) compiled for their exact size.
+// Per query, the same weights and output as attend() (up to the order of float additions). Plain
+// loops, with the common head sizes (8, 16, 32, 48, 64, 128) compiled for their exact size.
 void attend_group_into(const float* queries, std::size_t n_queries, const float* keys,
                        const float* values, std::size_t n_tokens, std::size_t head_dim,
                        float* weights_out, std::size_t weights_stride, float* outputs_out);

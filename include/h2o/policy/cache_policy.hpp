@@ -5,9 +5,9 @@
 // Per layer and per token the decoder (1) appends the new key/value rows, (2) computes every query
 // head's attention over the live slots (the new token sees itself), then (3) calls
 // after_attention(), where the policy may update per-slot scores and evict. The decoder never
-// knows which policy runs: full, H2O, sliding window, sinks + window, random and TOVA all plug in
-// here (policy_factory.hpp lists them). One policy object serves every layer; whatever it remembers
-// per token lives in the cache's per-slot scores, so it moves with the token's rows.
+// knows which policy runs: every policy of policy_factory.hpp's table plugs in here. One policy
+// object serves every layer; whatever it remembers per token lives in the cache's per-slot scores,
+// so it moves with the token's rows.
 #pragma once
 
 #include <cstddef>
@@ -15,6 +15,7 @@
 #include <string>
 
 #include "h2o/cache/kv_cache.hpp"
+#include "h2o/cache/selection.hpp"
 
 namespace h2o {
 
@@ -53,10 +54,12 @@ class CachePolicy {
   virtual void observe(LayerKVCache& cache, const StepAttention& attention) = 0;
   virtual void choose_victims(LayerKVCache& cache, std::size_t* victims) = 0;
 
-  // Cuts the cache down to `keep` tokens per KV head in one go, keeping what the policy's rule
-  // keeps: its victims are evicted one after another with the scores as they stand, so for H2O
-  // this keeps the recent window plus the highest scores (exactly selection.hpp's plan_keep).
-  void compress(LayerKVCache& cache, std::size_t keep);
+  // Cuts the cache down to `keep` tokens per KV head in one go (prompt-time compression), by the
+  // policy's rule applied once to the cache as it stands. By default the victims of
+  // choose_victims() go one after another, which is the same cut for a rule that looks only at
+  // positions (window, sinks) or draws at random; a policy that ranks tokens by a score overrides
+  // it with cut_by_rule() (an evicted token must not change how the others are ranked).
+  virtual void compress(LayerKVCache& cache, std::size_t keep);
 
   // True when each decision depends only on the cache and attention it is given, not on the order
   // of calls across layers: Decoder::forward_batch may then run a chunk of tokens layer by layer
@@ -70,6 +73,10 @@ class CachePolicy {
   // after_attention's victims live on the stack (a decode step allocates nothing) up to this many
   // KV heads, far more than any model here has.
   static constexpr std::size_t kMaxStackHeads = 64;
+
+  // compress() for a policy that ranks tokens by the cache's scores: every KV head keeps
+  // selection.hpp's plan_cut(positions, scores, rule, keep), re-packed in position order.
+  static void cut_by_rule(LayerKVCache& cache, std::size_t keep, const EvictionRule& rule);
 };
 
 // Keeps every token: exact attention, memory growing with the sequence.

@@ -3,8 +3,9 @@
 // Dimension legend: H = query heads, G = KV heads (H is a multiple of G), S = slot capacity.
 //
 // Every step, each live token's score grows by the attention it just received (no decay, no
-// normalisation). Once a layer holds more than heavy + recent tokens, one token per KV head goes:
-// the lowest-scoring token outside the recent window (selection.hpp has the rule and tie-break).
+// normalisation; head_scores.hpp says which query heads' attention). Once a layer holds more than
+// heavy + recent tokens, one token per KV head goes: the lowest-scoring token outside the recent
+// window (selection.hpp has the rule and tie-break).
 //
 // Scoring modes (head_scores.hpp says how query heads' attention reaches a KV head's score):
 //   per-head (the paper's official code): each KV head has its own scores and keeps its own tokens;
@@ -52,6 +53,9 @@ class H2OPolicy final : public CachePolicy {
   void after_attention(LayerKVCache& cache, const StepAttention& attention) override;
   void observe(LayerKVCache& cache, const StepAttention& attention) override;
   void choose_victims(LayerKVCache& cache, std::size_t* victims) override;
+  // One cut by the rule (the recent window, the start area, the best keys; selection.hpp).
+  void compress(LayerKVCache& cache, std::size_t keep) override;
+  const EvictionRule& rule() const { return rule_; }
 
   const CacheBudget& budget() const { return budget_; }
   ScoringMode mode() const { return mode_; }

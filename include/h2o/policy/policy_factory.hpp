@@ -1,15 +1,16 @@
 // policy_factory.hpp: turning the words a user types ("--cache h2o --heavy 32 ...") into a policy.
 //
-// Every cache policy the programs offer is one row of a table in policy_factory.cpp: its name,
-// a one-line summary, how it is built from PolicySettings, and how it spends an equal budget. A new
-// policy is its class plus one row; --help texts, error messages, compare_policies and the
-// lessons list the names from the same table and update themselves. Sliding window, sinks +
-// window, random and TOVA were added so. No program names a policy anywhere else.
+// Every cache policy the programs offer is one row of a table in policy_factory.cpp: its name, a
+// one-line summary, its properties (PolicyKind), how it is built from PolicySettings and how it
+// spends an equal budget. A new policy is its class plus one row: --help texts, error messages,
+// compare_policies, the lessons and the tests read the names and properties from this table and
+// update themselves (key norm and SnapKV were added so). No program names a policy anywhere else.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,38 +27,60 @@ namespace h2o {
 //   sinks:  `sinks` attention sinks + the last `recent` (heavy is not used)
 //   random: total heavy + recent, of which the last `recent` are protected
 //   tova:   total heavy + recent, nothing protected
+//   knorm:  `heavy` shortest keys + the last `recent`
+//   snapkv: `heavy` voted tokens + an observation window of the last `recent`
 // A budget of heavy + recent = 0 is refused by CacheBudget (budget.hpp), the one place that
 // checks it; the full cache ignores both numbers.
 struct PolicySettings {
-  std::size_t heavy = 0;                       // tokens per layer and KV head (see above)
-  std::size_t recent = 0;                      // tokens per layer and KV head (see above)
-  ScoringMode scoring = ScoringMode::PerHead;  // h2o, tova: per-head or shared scores
-  H2OScore h2o_score = H2OScore::Sum;          // h2o: sum or normalised sum
-  std::size_t start_area = 0;                  // h2o: first positions never evicted (of heavy)
-  std::size_t sinks = 4;   // sinks: first positions always kept (StreamingLLM's 4)
-  std::uint64_t seed = 1;  // random: seed of the eviction draws
+  std::size_t heavy = 0;   // tokens per layer and KV head (see above)
+  std::size_t recent = 0;  // tokens per layer and KV head (see above)
+  // Policies that read attention: per-head or shared scores. Unset: the policy's paper's way
+  // (PolicyKind::paper_scoring).
+  std::optional<ScoringMode> scoring;
+  H2OScore h2o_score = H2OScore::Sum;  // h2o: sum or normalised sum
+  std::size_t start_area = 0;          // h2o: first positions never evicted (of heavy)
+  std::size_t sinks = 4;               // sinks: first positions always kept (StreamingLLM's 4)
+  std::uint64_t seed = 1;              // random: seed of the eviction draws
 };
 
+// One policy as the factory knows it: what --help says, and what tests, lessons and tools may rely
+// on without naming it.
 struct PolicyKind {
   std::string name;     // as typed after --cache
   std::string summary;  // one line for --help
+  // How its paper scores attention (per-head or shared); none: it reads no attention at all.
+  std::optional<ScoringMode> paper_scoring;
+  bool evicts = true;  // false only for the full cache, which keeps every token
+  // With the budget split settings_for_budget makes (any budget of 2 or more tokens), the token
+  // just added is never evicted.
+  bool protects_newest = true;
+  bool uses_attention() const { return paper_scoring.has_value(); }
 };
 
 // The policies make_policy knows, in the order --help lists them.
 const std::vector<PolicyKind>& policy_kinds();
 
-// "full, h2o, window, sinks, random, tova": the allowed names, for help texts and error messages.
+// "full, h2o, window, ...": the allowed names, for help texts and error messages.
 std::string policy_names();
 
 // True when make_policy knows `name`.
 bool is_policy_name(const std::string& name);
 
+// The row of `name` (std::invalid_argument with unknown_policy_message when there is none).
+const PolicyKind& policy_kind(const std::string& name);
+
+// The policy that keeps every token ("full"): the reference every other is measured against.
+const PolicyKind& reference_policy();
+
+// "h2o per-head, tova shared, snapkv per-head": each attention-reading policy's paper scoring.
+std::string paper_scoring_names();
+
 // "unknown cache policy 'lru' (expected one of: full, h2o, ...)".
 std::string unknown_policy_message(const std::string& name);
 
-// A new policy of the named kind. Throws std::invalid_argument naming the allowed names when the
-// name is unknown, and passes on the policy's own complaint about bad settings (a budget of 0
-// tokens; sinks: recent = 0).
+// A new policy of the named kind, with the paper's scoring unless settings.scoring says otherwise.
+// Throws std::invalid_argument naming the allowed names when the name is unknown, and passes on
+// the policy's own complaint about bad settings (a budget of 0 tokens; sinks: recent = 0).
 std::unique_ptr<CachePolicy> make_policy(const std::string& name,
                                          const PolicySettings& settings = {});
 
@@ -65,7 +88,8 @@ std::unique_ptr<CachePolicy> make_policy(const std::string& name,
 // that policies compare at equal cache size (compare_policies, lessons 09 and 11): heavy = recent
 // = half of it (the odd token goes to the recent window); sinks take their sinks (at most half)
 // out of the heavy half and give the rest to the recent window; H2O's start area is cut to the
-// heavy half when the budget is smaller. Other fields come from `base`.
+// heavy half when the budget is smaller; SnapKV's observation window is its paper's 32 tokens, or
+// half the budget when that is less. Other fields come from `base`.
 PolicySettings settings_for_budget(const std::string& name, std::size_t tokens,
                                    PolicySettings base = {});
 

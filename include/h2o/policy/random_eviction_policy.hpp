@@ -59,7 +59,6 @@ class RandomEvictionPolicy final : public CachePolicy {
   };
   std::vector<CacheDraws> draws_;
   Rng& draws_for(const LayerKVCache& cache, bool new_sequence);
-  std::vector<Position> newest_;  // (S,) scratch for finding the recent window, reserved once
 };
 
 }  // namespace h2o

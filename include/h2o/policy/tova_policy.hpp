@@ -11,16 +11,16 @@
 // attention up over all steps and protects a recent window.
 //
 // Scoring modes (the ScoringMode of head_scores.hpp):
-//   per-head (default): each KV head keeps its own tokens; its score is the MEAN attention of the
-//     query heads that share it (heads g*H/G .. (g+1)*H/G - 1), the same grouped-query rule as
-//     H2O's per-head mode.
-//   shared: the mean over ALL query heads of the layer; every head keeps the same tokens. This is
-//     what the TOVA paper does (it averages the attention over a layer's heads and drops the same
-//     token in all of them); per-head is this project's default, as for H2O, so the two policies
-//     differ only in how they score.
+//   shared (default, the paper's): the attention of ALL query heads of the layer; every head keeps
+//     the same tokens. The TOVA paper's code averages the newest query's attention over a layer's
+//     heads and drops the same token in all of them (a sum ranks as the average does).
+//   per-head: each KV head keeps its own tokens, scored by the query heads that share it (the
+//     grouped-query rule of H2O's per-head mode). One option away (--scoring per-head), and much
+//     worse on this project's model: a head that keeps only what ITS queries want now forgets what
+//     the other heads' next queries will want (README, "Policies").
 //
-// Tie-break: on equal scores the newer token (larger position) is evicted and the older stays,
-// the rule of selection.hpp.
+// Tie-break: on equal scores the newer token (larger position) is evicted and the older stays:
+// selection.hpp's rule with no recent window.
 #pragma once
 
 #include <cstddef>
@@ -36,7 +36,7 @@ namespace h2o {
 class TovaPolicy final : public CachePolicy {
  public:
   // Keeps budget.total() tokens per layer and KV head; nothing is protected.
-  explicit TovaPolicy(CacheBudget budget, ScoringMode mode = ScoringMode::PerHead);
+  explicit TovaPolicy(CacheBudget budget, ScoringMode mode = ScoringMode::Shared);
 
   std::string name() const override { return "tova"; }
   // "TOVA, 64 tokens, lowest current attention evicted, per-head scores"
@@ -46,6 +46,8 @@ class TovaPolicy final : public CachePolicy {
   void observe(LayerKVCache& cache, const StepAttention& attention) override;
   // The lowest-scoring slot of each KV head (on a tie the newer token goes).
   void choose_victims(LayerKVCache& cache, std::size_t* victims) override;
+  // One cut: the `keep` highest scores of each head (the newest query's attention).
+  void compress(LayerKVCache& cache, std::size_t keep) override;
 
   std::size_t budget() const { return budget_; }
   ScoringMode mode() const { return mode_; }

@@ -1,0 +1,51 @@
+#include "h2o/policy/knorm_policy.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace h2o {
+
+KeyNormPolicy::KeyNormPolicy(CacheBudget budget)
+    : budget_(budget), rule_{budget.recent, 0, false} {}
+
+std::string KeyNormPolicy::describe() const {
+  return "key norm, " + budget_.describe() + ", the longest keys evicted";
+}
+
+std::size_t KeyNormPolicy::max_tokens(std::size_t max_positions) const {
+  return std::min(budget_.total(), max_positions);
+}
+
+double key_norm(const float* key, std::size_t head_dim) {
+  double sum = 0.0;
+  for (std::size_t d = 0; d < head_dim; ++d) {
+    sum += static_cast<double>(key[d]) * static_cast<double>(key[d]);
+  }
+  return std::sqrt(sum);
+}
+
+double rounded_key_norm(const float* key, std::size_t head_dim) {
+  int exponent = 0;
+  const double fraction = std::frexp(key_norm(key, head_dim), &exponent);  // in [0.5, 1)
+  return std::ldexp(std::round(std::ldexp(fraction, kNormBits)), exponent - kNormBits);
+}
+
+void KeyNormPolicy::observe(LayerKVCache& cache, const StepAttention&) {
+  if (cache.size() == 0) return;
+  const std::size_t newest = cache.size() - 1, D = cache.head_dim();
+  for (std::size_t g = 0; g < cache.n_kv_heads(); ++g) {
+    cache.scores(g)[newest] = -static_cast<float>(rounded_key_norm(cache.keys(g) + newest * D, D));
+  }
+}
+
+void KeyNormPolicy::choose_victims(LayerKVCache& cache, std::size_t* victims) {
+  for (std::size_t g = 0; g < cache.n_kv_heads(); ++g) {
+    victims[g] = slot_to_evict(cache.positions(g), cache.scores(g), cache.size(), rule_);
+  }
+}
+
+void KeyNormPolicy::compress(LayerKVCache& cache, std::size_t keep) {
+  cut_by_rule(cache, keep, rule_);
+}
+
+}  // namespace h2o

@@ -1,0 +1,121 @@
+#include "h2o/policy/snapkv_policy.hpp"
+
+#include <algorithm>
+#include <numeric>
+#include <stdexcept>
+
+#include "h2o/cache/selection.hpp"
+
+namespace h2o {
+
+SnapKVPolicy::SnapKVPolicy(CacheBudget budget, ScoringMode mode)
+    : budget_(budget), mode_(mode), decoding_(budget, mode) {
+  if (budget.recent == 0) {
+    throw std::invalid_argument(
+        "SnapKV: the observation window (recent) must be at least 1 token: its queries score the "
+        "prompt");
+  }
+}
+
+std::string SnapKVPolicy::describe() const {
+  return "SnapKV, " + budget_.describe() + ", window " + std::to_string(budget_.recent) + ", " +
+         to_string(mode_) + " scores; decoding as H2O";
+}
+
+std::size_t SnapKVPolicy::max_tokens(std::size_t max_positions) const {
+  return std::min(budget_.total(), max_positions);
+}
+
+void SnapKVPolicy::after_attention(LayerKVCache& cache, const StepAttention& attention) {
+  decoding_.after_attention(cache, attention);
+}
+
+void SnapKVPolicy::choose_victims(LayerKVCache& cache, std::size_t* victims) {
+  decoding_.choose_victims(cache, victims);
+}
+
+SnapKVPolicy::WindowRows& SnapKVPolicy::window_for(const LayerKVCache& cache) {
+  for (WindowRows& w : windows_) {
+    if (w.cache == &cache) return w;
+  }
+  windows_.push_back({&cache, {}, {}});
+  return windows_.back();
+}
+
+void SnapKVPolicy::observe(LayerKVCache& cache, const StepAttention& attention) {
+  decoding_.observe(cache, attention);
+  if (cache.size() == 0) return;
+  WindowRows& window = window_for(cache);
+  const std::size_t G = cache.n_kv_heads(), S = cache.capacity(), n = cache.size();
+  // A cut keeps at most S - 1 tokens, so the window never needs more than S rows.
+  const std::size_t rows = std::min(budget_.recent, S);
+  if (window.rows.size() != rows * G * S) {
+    window.rows.assign(rows * G * S, 0.0f);
+    window.row_position.assign(rows, -1);
+  }
+  const Position query = cache.positions(0)[n - 1];  // the newest token, appended last
+  const std::size_t r = static_cast<std::size_t>(query) % rows;
+  float* row = window.rows.data() + r * G * S;  // (G, S)
+  std::fill(row, row + G * S, 0.0f);
+  add_step_attention(row, S, G, n, attention, mode_);
+  window.row_position[r] = query;
+}
+
+void SnapKVPolicy::compress(LayerKVCache& cache, std::size_t keep) {
+  const std::size_t n = cache.size();
+  if (n <= keep) return;
+  const std::size_t w = std::min(budget_.recent, keep);  // the observation window, kept whole
+  const std::size_t G = cache.n_kv_heads(), S = cache.capacity();
+  const WindowRows* window = nullptr;
+  for (const WindowRows& candidate : windows_) {
+    if (candidate.cache == &cache) window = &candidate;
+  }
+  const Position newest = *std::max_element(cache.positions(0), cache.positions(0) + n);
+  // The rows of the window's queries, newest - w + 1 .. newest, all recorded by observe().
+  std::vector<const float*> rows;
+  for (std::size_t k = 0; k < w; ++k) {
+    const Position query = newest - static_cast<Position>(k);
+    const std::size_t r =
+        window == nullptr ? 0 : static_cast<std::size_t>(query) % window->row_position.size();
+    if (window == nullptr || window->row_position[r] != query) {
+      throw std::logic_error("SnapKV: cutting a cache needs the attention of the prompt's last " +
+                             std::to_string(w) +
+                             " queries (read the prompt with Decoder::read_prompt_compressed)");
+    }
+    rows.push_back(window->rows.data() + r * G * S);
+  }
+  std::vector<std::vector<std::size_t>> kept(G);
+  for (std::size_t g = 0; g < G; ++g) {
+    const Position* positions = cache.positions(g);  // (n,)
+    float* scores = cache.scores(g);                 // (n,)
+    // Step 1: every token's window attention (its score from now on).
+    for (std::size_t s = 0; s < n; ++s) {
+      float vote = 0.0f;
+      for (const float* row : rows) vote += row[g * S + s];
+      scores[s] = vote;
+    }
+    // Step 2: the older tokens' votes pooled over their neighbours in position order.
+    const Position first_window = first_recent_position(positions, n, w);
+    std::vector<std::size_t> older;  // slots of the older tokens, by position
+    for (std::size_t s = 0; s < n; ++s) {
+      if (positions[s] < first_window) older.push_back(s);
+    }
+    std::sort(older.begin(), older.end(),
+              [&](std::size_t a, std::size_t b) { return positions[a] < positions[b]; });
+    std::vector<float> pooled(scores, scores + n);  // the window's own entries are protected
+    const std::size_t half = kPoolKernel / 2;
+    for (std::size_t j = 0; j < older.size(); ++j) {
+      float sum = 0.0f;
+      for (std::size_t i = j >= half ? j - half : 0; i <= j + half && i < older.size(); ++i) {
+        sum += scores[older[i]];
+      }
+      pooled[older[j]] = sum;
+    }
+    // Step 3: the window plus the best pooled votes, by selection.hpp's rule.
+    const std::vector<Position> slot_positions(positions, positions + n);
+    kept[g] = plan_cut(slot_positions, pooled, EvictionRule{w, 0, false}, keep).kept;
+  }
+  cache.keep_per_head(kept);
+}
+
+}  // namespace h2o
