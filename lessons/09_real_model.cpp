@@ -145,17 +145,15 @@ int main(int argc, char** argv) {
   }
   steps << "\nStep 4: H2O (" << to_string(base.scoring)
         << " scores) and a plain sliding window of the same size\n\n";
-  h2o::Table table(
-      {"cache", "perplexity", "bits/byte", "vs full", "top = full's", "name recall",
-       "KV bytes at end"});
+  h2o::Table table({"cache", "perplexity", "bits/byte", "vs full", "top = full's", "name recall",
+                    "KV bytes at end"});
   table.add({full.label, fixed(full.perplexity, 3), fixed(full.bits_per_byte, 3), "", "100.0%",
              fixed(100 * full.recall, 1) + "%", std::to_string(full.decoder->live_kv_bytes())});
   for (const Run& r : runs) {
     const double change = 100.0 * (r.perplexity / full.perplexity - 1.0);
     table.add({r.label, fixed(r.perplexity, 3), fixed(r.bits_per_byte, 3),
-               (change >= 0 ? "+" : "") + fixed(change, 1) + "%",
-               fixed(100 * r.agreement, 1) + "%", fixed(100 * r.recall, 1) + "%",
-               std::to_string(r.decoder->live_kv_bytes())});
+               (change >= 0 ? "+" : "") + fixed(change, 1) + "%", fixed(100 * r.agreement, 1) + "%",
+               fixed(100 * r.recall, 1) + "%", std::to_string(r.decoder->live_kv_bytes())});
   }
   table.print(steps);
 
@@ -261,8 +259,8 @@ std::string visible(const h2o::Tokenizer& tokenizer, const std::vector<int>& tok
 }
 
 // For KV head 0 of every layer: how many old tokens (older than the recent window) it kept, the
-// tokens of character names among them (is_name (N,)), and how many sit in the first 10 positions (the old-token bias of
-// accumulated scores).
+// tokens of character names among them (is_name (N,)), and how many sit in the first 10 positions
+// (the old-token bias of accumulated scores).
 void print_heavy_hitters(std::ostream& out, const h2o::Decoder& decoder,
                          const h2o::Tokenizer& tokenizer, const std::vector<int>& tokens,
                          std::size_t recent, const std::vector<bool>& is_name) {
@@ -277,7 +275,8 @@ void print_heavy_hitters(std::ostream& out, const h2o::Decoder& decoder,
       ++in_layer;
       heavy_near_start += p < 10 ? 1 : 0;
       const std::string entry = visible(tokenizer, tokens, p) + "[" + std::to_string(p) + "]";
-      if (is_name[static_cast<std::size_t>(p)] && kept_names.size() + entry.size() < 66) kept_names += " " + entry;
+      if (is_name[static_cast<std::size_t>(p)] && kept_names.size() + entry.size() < 66)
+        kept_names += " " + entry;
     }
     heavy_total += in_layer;
     out << "  layer " << l << ": " << in_layer

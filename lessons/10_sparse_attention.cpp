@@ -163,9 +163,10 @@ int main(int argc, char** argv) {
   double mean_slope = 0.0, mean_r2 = 0.0;
   for (const h2o::PowerLawFit& fit : fits) mean_slope += fit.slope / L, mean_r2 += fit.r2 / L;
   std::cout << "Lesson 10: attention is sparse and heavy hitters exist (beyond the blog)\n\n"
-            << h2o::reading_summary(std::filesystem::path(args.text("text")).filename().string(),
-                                    1, story.stories_in_file, story.paragraphs, n, std::nullopt)
-            << "\n\nThe answer (details in steps 1-5 below)\n  sparsity: " << percent(stats.sparsity())
+            << h2o::reading_summary(std::filesystem::path(args.text("text")).filename().string(), 1,
+                                    story.stories_in_file, story.paragraphs, n, std::nullopt)
+            << "\n\nThe answer (details in steps 1-5 below)\n  sparsity: "
+            << percent(stats.sparsity())
             << (stats.sparsity() >= 0.95 ? " - as sparse as the paper's models"
                                          : " - sparse, though less than the paper's 95%")
             << "\n  concentration: the top 10% of tokens hold " << percent(best_top10)

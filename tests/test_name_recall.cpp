@@ -15,8 +15,9 @@ h2o::Tokenizer small_tokenizer() {
   std::vector<std::string> pieces = h2o::Tokenizer::base_pieces();
   // ... and the characters and pieces encode() builds " Mia" and " Tom" from (llama2.c merges
   // two pieces only into a piece of the vocabulary), after them.
-  for (const char* piece : {" Mia", "Mia", " Tom", " the", " dog", " Sam", "\n", " Lil", "y,", " ",
-                            "M", "i", "a", "T", "o", "m", " M", " Mi", " T", " To"}) {
+  for (const char* piece :
+       {" Mia", "Mia", " Tom", " the", " dog", " Sam", "\n", " Lil", "y,", " ",
+        "M",    "i",   "a",    "T",    "o",    "m",    " M", " Mi",  " T", " To"}) {
     pieces.push_back(piece);
   }
   return h2o::Tokenizer(pieces, std::vector<float>(pieces.size(), 0.0f));
@@ -52,7 +53,8 @@ TEST_CASE("a name of several tokens counts when all its tokens are predicted", "
   const h2o::NameTokens names = h2o::names_as_tokens(tokenizer, {"Zoe"});
   //                                0  1       2   3   4   5     6     7       8   9   10
   const std::vector<int> tokens = {1, kSpace, kZ, kO, kE, kThe, kDog, kSpace, kZ, kO, kE};
-  // After BOS the space is the dummy prefix: the first mention is "Zoe" at 2..4, the second at 8..10.
+  // After BOS the space is the dummy prefix: the first mention is "Zoe" at 2..4, the second
+  // at 8..10.
   const h2o::NameMentions found = h2o::find_name_mentions(tokens, names);
   REQUIRE(found.mentions.size() == 2);
   CHECK(found.mentions[0].first == 2);

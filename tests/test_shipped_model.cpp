@@ -45,7 +45,8 @@ TEST_CASE("the shipped tokenizer round-trips every held-out story and holds ever
   }
   // The lesson's story is written with blank lines between paragraphs; the model reads it with one
   // newline between them (text/stories.hpp).
-  const std::vector<std::string> lesson_stories = h2o::split_stories(read_data("heldout_story.txt"));
+  const std::vector<std::string> lesson_stories =
+      h2o::split_stories(read_data("heldout_story.txt"));
   REQUIRE(lesson_stories.size() == 1);
   const std::string& lesson_story = lesson_stories.front();
   CHECK(h2o::paragraph_count(lesson_story) == 13);
@@ -102,8 +103,7 @@ TEST_CASE("the hand-written stories are beyond the shipped model (where its know
   auto weights =
       std::make_shared<const h2o::DecoderWeights>(h2o::load_checkpoint(data_file("model.bin")));
   const h2o::Tokenizer tokenizer = h2o::Tokenizer::load(data_file("tokenizer.bin"), 1792);
-  const std::vector<std::string> stories =
-      h2o::split_stories(read_data("handwritten_stories.txt"));
+  const std::vector<std::string> stories = h2o::split_stories(read_data("handwritten_stories.txt"));
   REQUIRE(stories.size() == 21);  // data/README.md: five tales in 21 parts
   std::size_t words = 0;
   for (const std::string& story : stories) {

@@ -2,8 +2,11 @@
 //
 // It reads one text with stories260K (teacher forcing, as lesson 09 does) once with the full cache
 // and then with every other policy at several budgets, and shows what each policy does:
-//   a TABLE   perplexity, change versus the full cache, how often the most likely next token is the
-//             full cache's, the KV bytes held at the end; the best policy at each budget is marked;
+//   a TABLE   perplexity and bits per byte (measure/bits_per_byte.hpp), change versus the full
+//             cache, how often the most likely next token is the full cache's, name recall, the KV
+//             bytes held at the end; the best policy at each budget is marked - unless the full
+//             cache itself does not know the text (bits_per_byte.hpp's rule): then one warning
+//             and no verdict;
 //   a PICTURE (--svg PATH) one panel per policy at one budget: x = decoding step, y = original
 //             position, a cell is filled while that position is still in the cache of layer 0,
 //             KV head 0. A recent window is a diagonal band, H2O's heavy hitters are horizontal
@@ -35,9 +38,11 @@
 #include "h2o/app/cli.hpp"
 #include "h2o/app/compare_policies_options.hpp"
 #include "h2o/app/default_files.hpp"
+#include "h2o/app/reading_report.hpp"
 #include "h2o/base/format.hpp"
 #include "h2o/base/output_file.hpp"
 #include "h2o/cache/budget.hpp"
+#include "h2o/measure/bits_per_byte.hpp"
 #include "h2o/measure/name_recall.hpp"
 #include "h2o/measure/teacher_forcing.hpp"
 #include "h2o/model/checkpoint.hpp"
@@ -228,9 +233,10 @@ int compare_policies(int argc, char** argv) {
   auto weights = std::make_shared<const h2o::DecoderWeights>(h2o::load_checkpoint(files.model));
   const h2o::ModelConfig& config = weights->config;
   const h2o::Tokenizer tokenizer = h2o::Tokenizer::load(files.tokenizer, config.vocab_size);
-  // The text may hold several stories, separated by an empty line (text/stories.hpp): each is
-  // read on its own, BOS first, and the measures add up over all of them. A story too long for
-  // the model is refused before encoding when its byte count proves it.
+  // The text may hold several stories (text/stories.hpp: blank lines separate paragraphs, a line
+  // holding only "<|story|>" stories): each is read on its own, whole, BOS first, and the measures
+  // add up over all of them. A story too long for the model is refused before encoding when its
+  // byte count proves it.
   std::vector<std::vector<int>> stories;
   for (const std::string& story : h2o::read_stories_option(args)) {
     try {
@@ -247,6 +253,11 @@ int compare_policies(int argc, char** argv) {
   }
   if (stories.empty()) throw std::runtime_error("the text in '" + text_path + "' is empty");
   const std::vector<int>& tokens = stories.front();  // the pictures show the first story
+  std::size_t text_tokens = 0, text_bytes = 0;       // all stories: tokens, bytes predicted
+  for (const std::vector<int>& story : stories) {
+    text_tokens += story.size();
+    text_bytes += h2o::predicted_bytes(tokenizer, story);
+  }
   const std::size_t n = tokens.size(), steps = n - 1;
   const h2o::NameTokens names =
       h2o::names_as_tokens(tokenizer, h2o::read_names(options.names_path));
@@ -281,6 +292,9 @@ int compare_policies(int argc, char** argv) {
   const std::vector<Run>& picture_runs =
       picture_in_table ? by_percent[picture_percent] : picture_only;
   const double full_perplexity = full.perplexity();
+  auto bits_per_byte = [&](const Run& run) { return h2o::bits_per_byte(run.nll, text_bytes); };
+  // A text the model does not know: the table shows what was measured, but names no best policy.
+  const bool no_verdict = h2o::beyond_model(bits_per_byte(full));
 
   // Step 4: what was run, and how each policy spends each budget.
   std::cout << "compare_policies: " << policies.size()
@@ -288,7 +302,11 @@ int compare_policies(int argc, char** argv) {
             << h2o::printable(std::filesystem::path(files.model).filename().string()) << " reading "
             << h2o::printable(std::filesystem::path(text_path).filename().string()) << "\n"
             << "model: " << config.describe() << "\n"
-            << "text: "
+            << h2o::reading_summary(
+                   h2o::printable(std::filesystem::path(text_path).filename().string()),
+                   stories.size(), stories.size(), 0, text_tokens, full.name_positions, gap)
+            << "\n"
+            << h2o::name_use_notes(names, stories, "  ") << "text: "
             << (stories.size() == 1 ? "" : std::to_string(stories.size()) + " stories; ")
             << "story 1: " << n << " tokens (BOS included); " << full.steps
             << " predictions per run (teacher forcing),\n"
@@ -315,19 +333,21 @@ int compare_policies(int argc, char** argv) {
   }
 
   // Step 5: the table. Within a budget the rows go from lowest perplexity (best) to highest.
-  std::cout << "\nResults: perplexity (lower = better), its change versus the full cache, how "
-               "often the most\nlikely next token equals the full cache's, name recall, and "
-               "the KV bytes held at the end (all\nlayers). "
-               "'kept' = tokens layer 0 holds per KV head after the last step.\n\n";
-  h2o::Table table({"budget", "policy", "kept", "perplexity", "vs full", "top-1 = full",
-                    "name recall", "KV bytes", ""});
+  std::cout << "\nResults: perplexity (lower = better), bits per byte (the same, per byte of "
+               "text), the change of\nperplexity versus the full cache, how often the most likely "
+               "next token equals the full cache's,\nname recall, and the KV bytes held at the "
+               "end (all layers). 'kept' = tokens layer 0 holds per KV\nhead after the last "
+               "step.\n\n";
+  h2o::Table table({"budget", "policy", "kept", "perplexity", "bits/byte", "vs full",
+                    "top-1 = full", "names", "KV bytes", ""});
   auto add_row = [&](const std::string& budget_text, const Run& run, bool best) {
     if (!run.refused.empty()) {
-      table.add({budget_text, run.policy, "", "", "", "", "", "", "refused (see above)"});
+      table.add({budget_text, run.policy, "", "", "", "", "", "", "", "refused (see above)"});
       return;
     }
     const double perplexity = run.perplexity();
     table.add({budget_text, run.policy, std::to_string(run.kept), fixed(perplexity, 3),
+               fixed(bits_per_byte(run), 3),
                run.budget == 0 ? "-" : change_text(perplexity, full_perplexity),
                fixed(100.0 * run.agreement(), 1) + "%",
                run.name_positions == 0 ? "-" : fixed(100.0 * run.recall(), 1) + "%",
@@ -350,7 +370,8 @@ int compare_policies(int argc, char** argv) {
     for (const Run* run : rows) {
       const std::string budget_text =
           first ? std::to_string(percent) + "% = " + std::to_string(budget) : "";
-      add_row(budget_text, *run, any_measured && run->refused.empty() && run->perplexity() == best);
+      add_row(budget_text, *run,
+              !no_verdict && any_measured && run->refused.empty() && run->perplexity() == best);
       first = false;
     }
     // One line per budget, chosen from the numbers.
@@ -381,7 +402,9 @@ int compare_policies(int argc, char** argv) {
     }
   }
   table.print(std::cout);
-  if (!verdicts.empty()) {
+  if (no_verdict) {
+    std::cout << "\n" << h2o::beyond_model_warning(bits_per_byte(full));
+  } else if (!verdicts.empty()) {
     std::cout << "\nAt each budget:\n";
     for (const std::string& line : verdicts) std::cout << line << "\n";
   }

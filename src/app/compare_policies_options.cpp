@@ -6,6 +6,7 @@
 
 #include "h2o/app/default_files.hpp"
 #include "h2o/app/policy_options.hpp"
+#include "h2o/app/reading_report.hpp"
 #include "h2o/base/format.hpp"
 #include "h2o/policy/policy_factory.hpp"
 
@@ -24,7 +25,7 @@ ArgParser compare_policies_arguments() {
   args.add_option("svg", "PATH", "", "write the picture (SVG) to this file");
   args.add_option("picture-budget", "PERCENT", "",
                   "the budget the picture shows (default: the smallest of --budgets)");
-  args.add_option("names", "PATH", default_names_file(), "the character names (name recall)");
+  args.add_option("names", "PATH", default_names_file(), names_option_help());
   args.add_option("name-gap", "N", "64", "name recall counts names last seen > N tokens back");
   add_scoring_options(args);
   return args;

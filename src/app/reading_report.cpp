@@ -10,7 +10,8 @@ namespace {
 // "1 token", "2 tokens", "2 stories".
 std::string plural(std::size_t count, const std::string& word) {
   if (count == 1) return "1 " + word;
-  if (word.back() == 'y') return std::to_string(count) + " " + word.substr(0, word.size() - 1) + "ies";
+  if (word.back() == 'y')
+    return std::to_string(count) + " " + word.substr(0, word.size() - 1) + "ies";
   return std::to_string(count) + " " + word + "s";
 }
 
@@ -27,13 +28,12 @@ std::string names_option_help() {
 }
 
 std::string reading_summary(const std::string& file_name, std::size_t stories_read,
-                            std::size_t stories_in_file, std::size_t paragraphs,
-                            std::size_t tokens, std::optional<std::size_t> name_events,
-                            std::size_t min_gap) {
-  std::string out = "read " + (stories_read == stories_in_file
-                                   ? plural(stories_read, "story")
-                                   : std::to_string(stories_read) + " of " +
-                                         plural(stories_in_file, "story"));
+                            std::size_t stories_in_file, std::size_t paragraphs, std::size_t tokens,
+                            std::optional<std::size_t> name_events, std::size_t min_gap) {
+  std::string out =
+      "read " + (stories_read == stories_in_file
+                     ? plural(stories_read, "story")
+                     : std::to_string(stories_read) + " of " + plural(stories_in_file, "story"));
   out += " of " + file_name;
   if (paragraphs > 0) out += " (" + plural(paragraphs, "paragraph") + ")";
   out += ": " + plural(tokens, "token");

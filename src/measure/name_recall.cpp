@@ -90,7 +90,8 @@ NameMentions find_name_mentions(const std::vector<int>& tokens, const NameTokens
 
   NameMentions out;
   for (std::size_t i = 0; i < text.size(); ++i) {
-    if (!std::isalpha(static_cast<unsigned char>(text[i])) || (i > 0 && is_word_character(text[i - 1]))) {
+    if (!std::isalpha(static_cast<unsigned char>(text[i])) ||
+        (i > 0 && is_word_character(text[i - 1]))) {
       continue;
     }
     std::size_t end = i;  // the word text[i, end)
@@ -100,7 +101,8 @@ NameMentions find_name_mentions(const std::vector<int>& tokens, const NameTokens
     for (std::size_t k = 0; k < name_tokens.names.size(); ++k) {
       if (name_tokens.names[k] != word) continue;
       const std::size_t first = token_at[i], last = token_at[end - 1];
-      // Whole tokens: the first starts at the name or at the space before it; the last ends with it.
+      // Whole tokens: the first starts at the name or at the space before it; the last ends with
+      // it.
       const bool whole = (start[first] == i || (start[first] + 1 == i && text[i - 1] == ' ')) &&
                          start[last + 1] == end;
       if (whole) {
@@ -118,7 +120,8 @@ NameMentions find_name_mentions(const std::vector<int>& tokens, const NameTokens
 std::vector<NameMention> long_gap_mentions(const std::vector<int>& tokens,
                                            const NameTokens& name_tokens, std::size_t min_gap) {
   std::vector<NameMention> counted;
-  std::vector<long long> last_seen(name_tokens.names.size(), -1);  // (K,) first position, -1 = never
+  std::vector<long long> last_seen(name_tokens.names.size(),
+                                   -1);  // (K,) first position, -1 = never
   for (const NameMention& mention : find_name_mentions(tokens, name_tokens).mentions) {
     const long long previous = last_seen[mention.name];
     if (mention.first >= 1 && previous >= 0 &&

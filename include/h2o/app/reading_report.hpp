@@ -20,9 +20,8 @@ std::string names_option_help();
 // two spaces), no final newline. `paragraphs` 0 leaves the paragraphs out; a program that reads
 // no names passes no name_events.
 std::string reading_summary(const std::string& file_name, std::size_t stories_read,
-                            std::size_t stories_in_file, std::size_t paragraphs,
-                            std::size_t tokens, std::optional<std::size_t> name_events,
-                            std::size_t min_gap = 0);
+                            std::size_t stories_in_file, std::size_t paragraphs, std::size_t tokens,
+                            std::optional<std::size_t> name_events, std::size_t min_gap = 0);
 
 // Notes on the names of texts (N_i,) for this tokenizer, lines wrapped to 100 columns, each
 // starting with `indent` and ending in "\n"; "" when there is nothing to say:

@@ -41,10 +41,10 @@ std::vector<std::string> read_names(const std::string& path);
 
 // The names of the list, as the tokenizer spells them.
 struct NameTokens {
-  std::vector<std::string> names;             // (K,) the names of the list, in its order
-  std::vector<std::size_t> tokens_per_name;   // (K,) tokens of " Name" (1 = a single token)
-  std::vector<std::string> token_text;        // (V,) each token's text when it follows a word
-                                              //      ("" for BOS and EOS)
+  std::vector<std::string> names;            // (K,) the names of the list, in its order
+  std::vector<std::size_t> tokens_per_name;  // (K,) tokens of " Name" (1 = a single token)
+  std::vector<std::string> token_text;       // (V,) each token's text when it follows a word
+                                             //      ("" for BOS and EOS)
   // The names the tokenizer splits into several tokens, as "Lily (3 tokens)", for a report.
   std::vector<std::string> split_names() const;
 };
