@@ -504,7 +504,7 @@ h2o_check_refusals(TARGET explore PREFIX explore_ CASES
     "dev_zero_text@--text,/dev/zero@text file '/dev/zero' is not a regular file"
     "folder_text@--text,${CMAKE_CURRENT_BINARY_DIR}@text file '${CMAKE_CURRENT_BINARY_DIR}' is a directory, not a file"
     "too_big_page@--policies,full#window,--budget,100%@the page would hold about "
-    "unknown_scoring@--scoring,max@unknown scoring mode 'max' (expected per-head or shared)")
+    "unknown_scoring@--scoring,max@unknown scoring mode 'max' (expected per-head, shared or paper)")
 h2o_check_program(NAME explore_tiny_model_long_text TARGET explore
   ARGS ${h2o_tiny} --text "${h2o_inputs}/long.txt" --out "${CMAKE_CURRENT_BINARY_DIR}/explore_tiny.html"
   EXIT nonzero STREAM stderr EXPECT "explore: error: the story in '" "; the model reads at most 64")
