@@ -38,6 +38,26 @@ __attribute__((always_inline)) inline void multiply_add_lanes(V* a, const float*
   for (std::size_t p = 0; p < parts; ++p) a[p] += load<V>(w + p * width) * load<V>(x + p * width);
 }
 
+// The fixed tree over 16 lanes, in registers: lanes 0..7 + lanes 8..15, then 0..3 + 4..7, then
+// (0 + 2) + (1 + 3). One overload per register width, the same additions in each.
+__attribute__((always_inline)) inline float sum_lanes(const Sse* a) {  // a: 4 parts
+  const Sse quarter = (a[0] + a[2]) + (a[1] + a[3]);
+  return (quarter[0] + quarter[2]) + (quarter[1] + quarter[3]);
+}
+__attribute__((always_inline)) inline float sum_lanes(const Avx* a) {  // a: 2 parts
+  const Avx half = a[0] + a[1];
+  const Sse quarter = __builtin_shufflevector(half, half, 0, 1, 2, 3) +
+                      __builtin_shufflevector(half, half, 4, 5, 6, 7);
+  return (quarter[0] + quarter[2]) + (quarter[1] + quarter[3]);
+}
+__attribute__((always_inline)) inline float sum_lanes(const Avx512* a) {  // a: 1 part
+  const Avx half = __builtin_shufflevector(a[0], a[0], 0, 1, 2, 3, 4, 5, 6, 7) +
+                   __builtin_shufflevector(a[0], a[0], 8, 9, 10, 11, 12, 13, 14, 15);
+  const Sse quarter = __builtin_shufflevector(half, half, 0, 1, 2, 3) +
+                      __builtin_shufflevector(half, half, 4, 5, 6, 7);
+  return (quarter[0] + quarter[2]) + (quarter[1] + quarter[3]);
+}
+
 // sum over j of row[j] x[j]: two accumulators of 16 lanes, a (floats j..j+15 of each 32) and b
 // (j+16..j+31), a leftover 16 into a, then a + b, then a fixed tree over the 16 lanes (8 + 8,
 // 4 + 4, 2 + 2, 1 + 1), then the last cols % 16 floats one by one. Inlined into each target's
@@ -57,13 +77,12 @@ __attribute__((always_inline)) inline float row_dot(const float* row, const floa
     j += kLanes;
   }
   for (std::size_t p = 0; p < parts; ++p) a[p] += b[p];
-  float s[kLanes];
-  std::memcpy(s, a, sizeof(s));
-  for (std::size_t half = kLanes / 2; half >= 1; half /= 2) {
-    for (std::size_t k = 0; k < half; ++k) s[k] += s[k + half];
-  }
-  float sum = s[0];
-  for (; j < cols; ++j) sum += row[j] * x[j];
+  float sum = sum_lanes(a);
+  // The tail, one float at a time. Spelled out (fused where the lanes were) so that the compiler
+  // cannot split some of it into a vector multiply and separate adds in one target and not in
+  // another: AVX2 and AVX-512 stay bit for bit the same.
+  constexpr bool fused = sizeof(V) > sizeof(Sse);
+  for (; j < cols; ++j) sum = fused ? __builtin_fmaf(row[j], x[j], sum) : sum + row[j] * x[j];
   return sum;
 }
 
