@@ -283,7 +283,7 @@ TEST_CASE("a memory-mapped checkpoint refuses a non-finite weight wherever the t
   };
   const float inf = std::numeric_limits<float>::infinity();
   for (const Case& c : {Case{wq_start + 2, "tensor wq holds a non-finite value (inf) at index 2"},
-                        Case{total / 3, "tensor wo"}, Case{total / 2 - 1, "tensor wo"},
+                        Case{total / 3, "tensor wq"}, Case{total / 2 - 1, "tensor wo"},
                         Case{total / 2, "tensor wo"},
                         Case{total - 1, "tensor rms_final holds a non-finite value (inf) at "
                                         "index 511"},
