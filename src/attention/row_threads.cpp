@@ -26,72 +26,101 @@ namespace {
 // token (a norm, attention, a sampler), much shorter than anything a person would notice.
 constexpr auto kSpinBeforeSleep = std::chrono::microseconds(1000);
 
+// Blocks per thread: a product is cut into this many contiguous blocks per thread, and every
+// thread (the caller too) takes the next free block until none is left. On a busy machine a worker
+// may not get a core for milliseconds; the caller then does its blocks instead of waiting for it.
+constexpr std::size_t kBlocksPerThread = 4;
+
 class Workers {
  public:
   explicit Workers(std::size_t threads) : threads_(threads) {
-    for (std::size_t k = 1; k < threads; ++k) pool_.emplace_back([this, k] { serve(k); });
+    for (std::size_t k = 1; k < threads; ++k) pool_.emplace_back([this] { serve(); });
   }
   ~Workers() {
     {
       std::lock_guard<std::mutex> lock(mutex_);
-      stop_ = true;
-      generation_.fetch_add(1, std::memory_order_release);
+      stop_.store(true, std::memory_order_relaxed);
+      state_.fetch_add(kOneProduct, std::memory_order_release);
     }
     wake_.notify_all();
     for (std::thread& t : pool_) t.join();
   }
   std::size_t threads() const { return threads_; }
 
-  // Runs one product over the pool (the caller does block 0) and waits for every block.
+  // Runs one product over the pool, the caller taking blocks too, and waits for every block.
   void run(std::size_t rows, RowWork work, void* context) {
-    blocks_ = std::min(threads_, rows);
+    blocks_.store(std::min(threads_ * kBlocksPerThread, rows), std::memory_order_relaxed);
     rows_ = rows;
     work_ = work;
     context_ = context;
-    pending_.store(threads_ - 1, std::memory_order_relaxed);
+    done_.store(0, std::memory_order_relaxed);
+    std::uint64_t product;
     {
       // Under the mutex, so that a worker between its last look and its wait cannot miss it.
       std::lock_guard<std::mutex> lock(mutex_);
-      generation_.fetch_add(1, std::memory_order_release);
+      product = (state_.load(std::memory_order_relaxed) | (kOneProduct - 1)) + 1;  // block 0
+      state_.store(product, std::memory_order_release);
     }
     wake_.notify_all();  // no system call when nobody sleeps
-    do_block(0);
-    for (unsigned spins = 0; pending_.load(std::memory_order_acquire) != 0; ++spins) {
+    while (take_block(product)) {
+    }
+    const std::size_t blocks = blocks_.load(std::memory_order_relaxed);
+    for (unsigned spins = 0; done_.load(std::memory_order_acquire) != blocks; ++spins) {
       if (spins < 4096) {
         H2O_CPU_RELAX();
       } else {
-        std::this_thread::yield();  // a worker lost its core (a busy machine): let it run
+        std::this_thread::yield();  // a worker lost its core mid-block: let it finish
       }
     }
   }
 
  private:
-  void do_block(std::size_t k) {
-    if (k >= blocks_) return;
-    const std::size_t first = rows_ * k / blocks_, last = rows_ * (k + 1) / blocks_;
-    if (first < last) work_(context_, first, last);
+  // state_ = (product number << 32) | next free block. A block is taken by moving the count on
+  // with compare-exchange, which also fails when a new product has started meanwhile, so a worker
+  // that wakes late never takes a block of a product that is over.
+  static constexpr std::uint64_t kOneProduct = std::uint64_t{1} << 32;
+
+  // Takes the next free block of `product` and runs it; false when there is none.
+  bool take_block(std::uint64_t product) {
+    std::uint64_t state = state_.load(std::memory_order_acquire);
+    for (;;) {
+      if ((state >> 32) != (product >> 32)) return false;  // a later product
+      const std::size_t block = static_cast<std::size_t>(state & (kOneProduct - 1));
+      // (A late worker may read the next product's count here; its exchange then fails.)
+      const std::size_t blocks = blocks_.load(std::memory_order_relaxed);
+      if (block >= blocks) return false;
+      if (state_.compare_exchange_weak(state, state + 1, std::memory_order_acq_rel)) {
+        // The block is ours: the product (and its fields) stays until we report it done.
+        const std::size_t first = rows_ * block / blocks, last = rows_ * (block + 1) / blocks;
+        if (first < last) work_(context_, first, last);
+        done_.fetch_add(1, std::memory_order_release);
+        return true;
+      }
+    }
   }
 
-  void serve(std::size_t k) {
-    std::uint64_t seen = 0;
+  void serve() {
+    std::uint64_t seen = 0;  // the product number last served
     for (;;) {
-      std::uint64_t now = generation_.load(std::memory_order_acquire);
+      std::uint64_t now = state_.load(std::memory_order_acquire) >> 32;
       if (now == seen) {
         const auto spin_until = std::chrono::steady_clock::now() + kSpinBeforeSleep;
         for (unsigned spins = 0; now == seen; ++spins) {
           H2O_CPU_RELAX();
-          now = generation_.load(std::memory_order_acquire);
+          now = state_.load(std::memory_order_acquire) >> 32;
           if (now == seen && spins % 256 == 255 && std::chrono::steady_clock::now() > spin_until) {
             std::unique_lock<std::mutex> lock(mutex_);
-            wake_.wait(lock, [&] { return generation_.load(std::memory_order_acquire) != seen; });
-            now = generation_.load(std::memory_order_acquire);
+            wake_.wait(lock, [&] {
+              return (state_.load(std::memory_order_acquire) >> 32) != seen;
+            });
+            now = state_.load(std::memory_order_acquire) >> 32;
           }
         }
       }
       seen = now;
-      if (stop_) return;
-      do_block(k);
-      pending_.fetch_sub(1, std::memory_order_release);
+      if (stop_.load(std::memory_order_relaxed)) return;  // set before state_ moved on
+      while (take_block(now << 32)) {
+      }
     }
   }
 
@@ -99,11 +128,12 @@ class Workers {
   std::vector<std::thread> pool_;
   std::mutex mutex_;
   std::condition_variable wake_;
-  std::atomic<std::uint64_t> generation_{0};  // one more for every product handed out
-  std::atomic<std::size_t> pending_{0};       // workers not yet done with the current product
-  bool stop_ = false;                         // written under mutex_, read after generation_
-  // The current product (written before generation_ moves on, read after).
-  std::size_t blocks_ = 1, rows_ = 0;
+  std::atomic<std::uint64_t> state_{0};  // product number and next free block (take_block)
+  std::atomic<std::size_t> done_{0};     // blocks of the current product finished
+  std::atomic<bool> stop_{false};        // the pool is closing
+  // The current product: written by run() before state_ announces it, read after a block is taken.
+  std::atomic<std::size_t> blocks_{1};
+  std::size_t rows_ = 0;
   RowWork work_ = nullptr;
   void* context_ = nullptr;
 };

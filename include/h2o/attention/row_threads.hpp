@@ -1,8 +1,10 @@
 // row_threads.hpp: the project's own threads for the weight products (--threads N).
 //
-// A product's output rows are split into N contiguous blocks, block 0 on the calling thread and
-// block k on worker k. Each output row is computed by one thread, front to back, exactly as with
-// one thread: the results are the same bits whatever N is.
+// A product's output rows are cut into a few contiguous blocks per thread (N threads: the caller
+// and N - 1 workers); every thread takes the next free block until none is left, so a worker that
+// has lost its core (a busy machine) never holds a product up for long. Each output row is
+// computed by one thread, front to back, exactly as with one thread: the results are the same bits
+// whatever N is.
 //
 // The workers are started once (set_row_threads) and then wait for work. While a token is being
 // decoded the products come every few microseconds, so a worker spins for about a millisecond
@@ -28,8 +30,8 @@ constexpr std::size_t kMaxRowThreads = 256;
 void set_row_threads(std::size_t threads);
 std::size_t row_threads();
 
-// Runs work(context, first, last) over rows [0, rows) split into min(row_threads(), rows) blocks,
-// one per thread, and returns when every block is done. With `share` false (a product too small
+// Runs work(context, first, last) over rows [0, rows), cut into contiguous blocks shared by the
+// threads, and returns when every block is done. With `share` false (a product too small
 // to be worth a hand-over) the calling thread does all the rows itself. Calls from one thread at a
 // time (the decoder's): the workers serve one product at once.
 using RowWork = void (*)(void* context, std::size_t first, std::size_t last);
