@@ -138,7 +138,8 @@ class Workers {
   void* context_ = nullptr;
 };
 
-std::unique_ptr<Workers> g_workers;  // null: one thread
+std::size_t g_threads = 1;           // set_row_threads
+std::unique_ptr<Workers> g_workers;  // started at the first product worth sharing
 std::atomic<bool> g_busy{false};     // a product is running on the workers
 
 }  // namespace
@@ -149,21 +150,24 @@ void set_row_threads(std::size_t threads) {
                                 std::to_string(kMaxRowThreads) + " threads, not " +
                                 std::to_string(threads));
   }
-  if (threads == row_threads()) return;
+  if (threads == g_threads) return;
   g_workers.reset();
-  if (threads > 1) g_workers = std::make_unique<Workers>(threads);
+  g_threads = threads;
 }
 
-std::size_t row_threads() { return g_workers ? g_workers->threads() : 1; }
+std::size_t row_threads() { return g_threads; }
 
 void for_row_blocks(std::size_t rows, bool share, RowWork work, void* context) {
   if (rows == 0) return;
   // A second caller while the workers are busy (two decoders on two threads) runs its product
   // on its own thread: correct, only not shared.
-  if (!share || !g_workers || rows < 2 || g_busy.exchange(true, std::memory_order_acquire)) {
+  if (!share || g_threads == 1 || rows < 2 || g_busy.exchange(true, std::memory_order_acquire)) {
     work(context, 0, rows);
     return;
   }
+  // Started only now: a model whose products are all too small (stories260K) never has workers
+  // spinning next to it. (The one allocation, at the first shared product.)
+  if (!g_workers) g_workers = std::make_unique<Workers>(g_threads);
   g_workers->run(rows, work, context);
   g_busy.store(false, std::memory_order_release);
 }

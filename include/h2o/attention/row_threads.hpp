@@ -6,7 +6,7 @@
 // computed by one thread, front to back, exactly as with one thread: the results are the same bits
 // whatever N is.
 //
-// The workers are started once (set_row_threads) and then wait for work. While a token is being
+// The workers are started once, at the first product big enough to share, and then wait for work. While a token is being
 // decoded the products come every few microseconds, so a worker spins for about a millisecond
 // before it sleeps on a condition variable: waking a sleeping thread costs tens of microseconds,
 // longer than a whole product of the small models. Handing out a product allocates nothing.
@@ -24,9 +24,9 @@ namespace h2o {
 // Most threads set_row_threads accepts.
 constexpr std::size_t kMaxRowThreads = 256;
 
-// Starts (or stops) workers so that N threads share the products, N in [1, kMaxRowThreads]
-// (std::invalid_argument otherwise). 1 = everything on the calling thread. Not to be called while
-// a product runs.
+// N threads share the products from now on, N in [1, kMaxRowThreads] (std::invalid_argument
+// otherwise); 1 = everything on the calling thread. Stops the workers of an earlier setting; new
+// ones start at the next product worth sharing. Not to be called while a product runs.
 void set_row_threads(std::size_t threads);
 std::size_t row_threads();
 
