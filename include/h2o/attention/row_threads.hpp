@@ -6,10 +6,11 @@
 // computed by one thread, front to back, exactly as with one thread: the results are the same bits
 // whatever N is.
 //
-// The workers are started once, at the first product big enough to share, and then wait for work. While a token is being
-// decoded the products come every few microseconds, so a worker spins for about a millisecond
-// before it sleeps on a condition variable: waking a sleeping thread costs tens of microseconds,
-// longer than a whole product of the small models. Handing out a product allocates nothing.
+// The workers are started once, at the first product big enough to share, and then wait for work.
+// While a token is being decoded the products come every few microseconds, so a worker spins for
+// about a millisecond before it sleeps on a condition variable: waking a sleeping thread costs
+// tens of microseconds, longer than a whole product of the small models. Handing out a product
+// allocates nothing.
 //
 // OpenBLAS, which the batched prompt's matrix-matrix products use, is kept at one thread: those
 // products are split over these same workers too (linear.cpp), so the two never compete for cores.
