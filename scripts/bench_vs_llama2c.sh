@@ -177,7 +177,7 @@ for shape in "${shape_list[@]}"; do
   case "$shape" in
     260k) seq=512 steps=512 prompt_tokens=256 ;;
     15m) seq=1024 steps=256 prompt_tokens=512 ;;
-    110m) seq=1024 steps=1024 prompt_tokens=512 ;;
+    110m) seq=1024 steps=256 prompt_tokens=512 ;;
   esac
   dir="$work/$shape"
   if [ ! -f "$dir/model.bin" ] || [ ! -f "$dir/tok.bin" ] ||
