@@ -15,7 +15,7 @@
 #include <memory>
 #include <string>
 #include <vector>
-#include <xtensor/xmath.hpp>
+#include "h2o/base/xtensor.hpp"
 
 #include "h2o/app/cli.hpp"
 #include "h2o/attention/attention.hpp"

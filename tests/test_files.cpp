@@ -8,7 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <catch2/catch.hpp>
+#include "h2o_catch.hpp"
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
@@ -21,7 +21,7 @@
 #include "test_support.hpp"
 
 using namespace h2o;
-using Catch::Matchers::Contains;
+using h2o_catch::Contains;
 using h2o_test::error_of;
 using h2o_test::TempDir;
 using h2o_test::write_bytes;

@@ -2,7 +2,7 @@
 // the blog's numbers, bad input, seeded online runs in which every row must stay aligned, and the
 // library's preallocated H2O making the same decisions as the toy cache online (lesson 04's loop).
 #include <algorithm>
-#include <catch2/catch.hpp>
+#include "h2o_catch.hpp"
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -145,7 +145,7 @@ TEST_CASE("toy cache refuses bad input", "[toy_cache]") {
   CHECK_THROWS_AS(cache.append("x", 0, {}, {}), std::invalid_argument);
   cache.append("a", 0, key_for(0, 2), value_for(0, 2));
   CHECK_THROWS_WITH(cache.append("x", 1, key_for(1, 3), value_for(1, 3)),
-                    Catch::Contains("2 numbers"));
+                    h2o_catch::Contains("2 numbers"));
   CHECK(cache.size() == 1);  // a refused append changes nothing
   cache.append("b", 1, key_for(1, 2), value_for(1, 2));
   CHECK_THROWS_AS(cache.keep({0, 2}), std::out_of_range);

@@ -3,8 +3,7 @@
 #include <array>
 #include <stdexcept>
 #include <string>
-#include <xtensor-blas/xblas.hpp>  // also declares cblas_sgemm (xflens's CBLAS driver)
-#include <xtensor/xadapt.hpp>
+#include "h2o/base/xtensor_blas.hpp"  // xt::blas::gemv, cblas_sgemm
 
 // OpenBLAS's own switches (this project links OpenBLAS, see BLA_VENDOR in CMakeLists.txt).
 // blas_thread_shutdown_ is the call OpenBLAS's own fork handler makes: it ends the pool threads;
