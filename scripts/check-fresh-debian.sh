@@ -105,6 +105,12 @@ first_stamp() {
     /^=== / { inside = 0 }
     inside && substr($0, 9) ~ pattern { printf "%.0f", $1; exit }' "$1"
 }
+# How many seconds the command begun at $2 took, from log $1's "=== end" line.
+section_seconds() {
+  awk -v section="$2" '
+    $0 == "=== " section { inside = 1; next }
+    inside && /^=== end/ { sub(/.* after /, ""); sub(/ s\)$/, ""); print; exit }' "$1"
+}
 # In chroot $1, as a new user's login shell would run it: bash -c "$2", output stamped into $3.
 run_inside() {
   local run="$1" command="$2" log="$3" start status
@@ -173,6 +179,7 @@ for suite in "${suites[@]}"; do
   fi
   [ "$result" = passed ] || failed=1
 
+  # shellcheck disable=SC2016  # dpkg-query expands ${Package}, not the shell
   versions="$(chroot "$run" dpkg-query -W -f='${Package} ${Version}\n' g++ cmake libxtensor-dev \
               libxtensor-blas-dev catch2 libopenblas-dev python3 2>/dev/null | tr '\n' ',' |
               sed 's/,$//; s/,/, /g' || true)"
@@ -186,17 +193,15 @@ for suite in "${suites[@]}"; do
     /^=== / { inside = 0 }
     inside && seen && NF > 1 { printf "%.0f", $1; exit }
     inside && /lesson 01_/ { seen = 1 }' "$log")"
-  lessons_total="$(sed -n "/^=== $lessons_section\$/,/^=== end/p" "$log" |
-                   sed -n 's/^=== end (exit [0-9]* after \([0-9]*\) s)/\1/p')"
+  lessons_total="$(section_seconds "$log" "$lessons_section")"
   ctest_start="$(first_stamp "$log" "$tests_section" '^Test project')"
-  tests_total="$(sed -n "/^=== $tests_section\$/,/^=== end/p" "$log" |
-                 sed -n 's/^=== end (exit [0-9]* after \([0-9]*\) s)/\1/p')"
+  tests_total="$(section_seconds "$log" "$tests_section")"
   ctest_line="$(grep -E 'tests passed|tests failed' "$log" | tail -n 1 | cut -c9- || true)"
   skipped="$(grep -c '(Skipped)' "$log" || true)"
   summary+=("$suite: $result
   packages: $versions
   debootstrap: $debootstrap_time; run-lessons.sh: ${lessons_total:-?} s (packages and configure until ${build_start:-?} s, lesson 01's first line at ${lesson01:-?} s)
-  run-tests.sh: ${tests_total:-not run} s (build until ${ctest_start:-?} s, then ctest); ${ctest_line:-no ctest summary}, $skipped skipped")
+  run-tests.sh: ${tests_total:-(not run)} s (build until ${ctest_start:-?} s, then ctest); ${ctest_line:-no ctest summary}, $skipped skipped")
   if [ "$result" != passed ]; then
     echo "check-fresh-debian: $suite $result; the log's last lines:" >&2
     tail -n 30 "$log" >&2
