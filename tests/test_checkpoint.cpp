@@ -6,7 +6,7 @@
 // pass when the folder is absent.
 #include <unistd.h>
 
-#include <catch2/catch.hpp>
+#include "h2o_catch.hpp"
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -18,7 +18,7 @@
 #include <sstream>
 #include <string>
 #include <vector>
-#include <xtensor/xtensor.hpp>
+#include "h2o/base/xtensor.hpp"
 
 #include "h2o/model/checkpoint.hpp"
 #include "h2o/model/decoder.hpp"
@@ -27,7 +27,7 @@
 #include "test_support.hpp"
 
 using namespace h2o;
-using Catch::Matchers::Contains;
+using h2o_catch::Contains;
 using h2o_test::error_of;
 using h2o_test::model_file;
 using h2o_test::read_bytes;

@@ -12,7 +12,7 @@
 //
 // Dimension legend: rows = output size, cols = input size, V = vocabulary.
 #include <algorithm>
-#include <catch2/catch.hpp>
+#include "h2o_catch.hpp"
 #include <cmath>
 #include <cstring>
 #include <memory>

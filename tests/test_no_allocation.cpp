@@ -8,7 +8,7 @@
 //
 // The counter sees operator new only: memory that BLAS takes with malloc() is outside this check.
 #include <atomic>
-#include <catch2/catch.hpp>
+#include "h2o_catch.hpp"
 #include <cstddef>
 #include <cstdlib>
 #include <memory>

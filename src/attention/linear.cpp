@@ -3,8 +3,7 @@
 #include <array>
 #include <stdexcept>
 #include <string>
-#include <xtensor-blas/xblas.hpp>  // also declares cblas_sgemm (xflens's CBLAS driver)
-#include <xtensor/xadapt.hpp>
+#include "h2o/base/xtensor_blas.hpp"  // xt::blas::gemv, cblas_sgemm
 
 #include "h2o/attention/matvec_kernel.hpp"
 #include "h2o/attention/row_threads.hpp"
