@@ -17,10 +17,7 @@
 #include <iostream>
 #include <string>
 #include <vector>
-#include <xtensor-blas/xlinalg.hpp>
-#include <xtensor/xbuilder.hpp>
-#include <xtensor/xmanipulation.hpp>
-#include <xtensor/xmath.hpp>
+#include "h2o/base/xtensor_blas.hpp"
 
 #include "h2o/app/cli.hpp"
 #include "h2o/attention/attention.hpp"

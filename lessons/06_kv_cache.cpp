@@ -12,9 +12,7 @@
 #include <algorithm>
 #include <iostream>
 #include <string>
-#include <xtensor-blas/xlinalg.hpp>
-#include <xtensor/xmath.hpp>
-#include <xtensor/xview.hpp>
+#include "h2o/base/xtensor_blas.hpp"
 
 #include "h2o/app/cli.hpp"
 #include "h2o/attention/attention.hpp"

@@ -20,8 +20,7 @@
 #include <iostream>
 #include <string>
 #include <vector>
-#include <xtensor/xbuilder.hpp>
-#include <xtensor/xview.hpp>
+#include "h2o/base/xtensor.hpp"
 
 #include "h2o/app/cli.hpp"
 #include "h2o/app/step_option.hpp"

@@ -22,7 +22,7 @@
 #include <memory>
 #include <string>
 #include <vector>
-#include <xtensor/xmath.hpp>
+#include "h2o/base/xtensor.hpp"
 
 #include "h2o/app/cli.hpp"
 #include "h2o/app/step_option.hpp"

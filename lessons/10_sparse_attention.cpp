@@ -24,7 +24,7 @@
 #include <stdexcept>
 #include <string>
 #include <vector>
-#include <xtensor/xbuilder.hpp>
+#include "h2o/base/xtensor.hpp"
 
 #include "h2o/app/cli.hpp"
 #include "h2o/app/default_files.hpp"

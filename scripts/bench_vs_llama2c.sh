@@ -6,16 +6,23 @@
 #   scripts/bench_vs_llama2c.sh --runc PATH/TO/run.c     (run.c is never part of this project)
 #   scripts/bench_vs_llama2c.sh                                 (this project's figures only)
 #
-# Prints, per shape: decode tok/s (greedy, no prompt) of the project and of run.c built twice
-# (gcc -O3, and gcc -Ofast -march=native), and whether the texts are byte-identical; prompt tok/s
-# (the project reads a prompt in batches, run.c one token at a time); start-up (a whole process
-# that runs one position: load, check, one forward); the project's decode tok/s with 2 threads
-# for the weight products; and, from bench_decode, H2O's scoring + eviction as a share of the
-# attention of the same cache (budgets 64, 256, 1024) and batched versus token-by-token prompts.
-# Each figure is the median of --repeats runs, the programs alternating within each repeat; the
-# machine's load (uptime) is printed before and after. The project is the default build: x86-64
-# baseline code, its vector kernels picked at start-up (AVX2 + FMA where the CPU has them),
-# OpenBLAS choosing its own kernels; nothing is built with -march=native.
+# Prints the CPU's model and vector flags, and this core's read bandwidth from memory (bench_decode
+# --sections bandwidth: one stream over 256 MiB), measured at the start and again at the end.
+# Then, per shape: decode tok/s (greedy, no prompt) of the project and of run.c built twice
+# (gcc -O3, and gcc -Ofast -march=native), and whether the texts are byte-identical; the same with
+# the project's decode kernel forced to each other kernel this CPU can run (H2O_MATVEC_KERNEL=avx2,
+# baseline: how the project runs on a CPU without AVX-512, or without AVX2); the bytes of weights
+# decode streams per second (checkpoint bytes x tok/s) as a share of the measured bandwidth;
+# the project's decode tok/s with --threads 2; prompt tok/s (the project reads a prompt in
+# batches, run.c one token at a time); start-up (a whole process that runs one position: load,
+# check, one forward; wall and CPU seconds); and, from bench_decode, H2O's scoring + eviction as
+# a share of the attention of the same cache (budgets 64, 256, 1024) and batched versus
+# token-by-token prompts. Each figure is the median of --repeats runs, the programs alternating
+# within each repeat (so a busy moment of the machine hits all of them), with the lowest and
+# highest run in brackets; the machine's load (uptime) is printed before and after. The project is
+# the default build: x86-64 baseline code, its vector kernels picked at start-up (the decode kernel
+# AVX-512, AVX2 + FMA or SSE2 by what the CPU has), OpenBLAS choosing its own kernels for the
+# prompt; nothing is built with -march=native.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${H2O_BUILD_DIR:-$root/build}"
@@ -93,29 +100,55 @@ median() {  # numbers on stdin -> their median
   sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) { print "nan"; exit }
     if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
+spread() {  # numbers on stdin -> "[lowest-highest]"
+  sort -g | awk 'NR == 1 { lo = $1 } { hi = $1 } END { if (NR > 0) printf "[%s-%s]",
+    (lo >= 100 ? sprintf("%.0f", lo) : sprintf("%.2f", lo)),
+    (hi >= 100 ? sprintf("%.0f", hi) : sprintf("%.2f", hi)) }'
+}
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }'; }
 fmt() { awk -v a="$1" 'BEGIN { if (a >= 100) printf "%.0f", a; else printf "%.2f", a }'; }
-now_us() { echo "${EPOCHREALTIME/./}"; }
 
 # "achieved tok/s: X" (run.c and generate print it to stderr) from a run's stderr file.
 achieved() { sed -n 's/^achieved tok\/s: *\([0-9.]*\).*/\1/p' "$1" | tail -1; }
 
-# Wall-clock seconds of one whole process (start-up measurements).
-wall_seconds() {
-  local start end
-  start=$(now_us)
-  "$@" >/dev/null 2>&1
-  end=$(now_us)
-  awk -v a="$start" -v b="$end" 'BEGIN { printf "%.4f", (b - a) / 1e6 }'
+# Seconds of one whole process (start-up measurements): "wall cpu", cpu = user + system of the
+# process and its threads (on a busy machine the wall time also holds the waits for a core).
+process_seconds() {
+  local TIMEFORMAT='%R %U %S' times
+  times=$({ time "$@" >/dev/null 2>&1; } 2>&1)
+  awk -v t="$times" 'BEGIN { split(t, f, " "); printf "%.4f %.4f\n", f[1], f[2] + f[3] }'
 }
 
 load() { uptime | sed 's/.*load average: *//'; }
 
 echo "machine: $(nproc) cores, $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)"
+echo "vector flags: $(sed -n 's/^flags[[:space:]]*: //p' /proc/cpuinfo | head -1 | tr ' ' '\n' |
+  grep -E '^(sse4_2|avx|avx2|fma|avx512f|avx512bw|avx512vl|avx512_bf16|avx_vnni|amx_tile)$' |
+  tr '\n' ' ')"
 echo "load before (1, 5, 15 min): $(load)"
 echo "project: default build (baseline x86-64, vector kernels dispatched at start-up), 1 thread"
 [ -n "$runc" ] && echo "run.c:   $runc, gcc $(gcc -dumpfullversion) -O3 and -Ofast -march=native"
 echo "repeats: $repeats (medians), programs alternating"
+
+# One core's read bandwidth from memory, in GB/s (bench_decode's own test), and the decode kernel
+# the project picks on this CPU.
+bandwidth() {
+  "$bin/bench_decode" --sections bandwidth --repeats "$repeats" |
+    sed -n 's/^read bandwidth.*: \([0-9.]*\) GB\/s.*/\1/p'
+}
+default_kernel=$("$bin/bench_decode" --sections bandwidth --repeats 1 |
+  sed -n 's/.*decode kernel \([a-z0-9]*\).*/\1/p')
+bandwidth_start=$(bandwidth)
+echo "read bandwidth (one core, one stream, 256 MiB, median of passes): $bandwidth_start GB/s"
+echo "project's decode kernel on this CPU: $default_kernel"
+# The other kernels this CPU can run, measured by forcing them (H2O_MATVEC_KERNEL).
+forced_kernels=()
+for k in avx2 baseline; do
+  [ "$k" = "$default_kernel" ] && continue
+  if H2O_MATVEC_KERNEL=$k "$bin/bench_decode" --sections bandwidth --repeats 1 >/dev/null 2>&1
+  then forced_kernels+=("$k"); fi
+done
+echo "also measured, forced: ${forced_kernels[*]:-none}"
 echo
 
 # A prompt text of 3n/2 bytes: at least about n tokens, and at most 3n/2 + 2 (every token holds a
@@ -144,7 +177,7 @@ for shape in "${shape_list[@]}"; do
   case "$shape" in
     260k) seq=512 steps=512 prompt_tokens=256 ;;
     15m) seq=1024 steps=256 prompt_tokens=512 ;;
-    110m) seq=1024 steps=1024 prompt_tokens=512 ;;
+    110m) seq=1024 steps=256 prompt_tokens=512 ;;
   esac
   dir="$work/$shape"
   if [ ! -f "$dir/model.bin" ] || [ ! -f "$dir/tok.bin" ] ||
@@ -156,33 +189,63 @@ for shape in "${shape_list[@]}"; do
   echo "== $shape: $("$bin/generate" --model "$model" --tokenizer "$tok" --steps 1 2>&1 >/dev/null |
     sed -n 's/^model: //p')"
 
-  # Decode: greedy, no prompt, `steps` positions.
+  # Decode: greedy, no prompt, `steps` positions. Every program once per repeat, alternating.
   : >"$work/dec_project" >"$work/dec_O3" >"$work/dec_fast" >"$work/dec_threads"
+  for k in "${forced_kernels[@]}"; do : >"$work/dec_$k"; done
   same="-"
+  declare -A same_forced=()
   for ((r = 0; r < repeats; r++)); do
     "$bin/generate" --model "$model" --tokenizer "$tok" --temperature 0 --steps "$steps" \
       >"$work/text_project" 2>"$work/err"
     achieved "$work/err" >>"$work/dec_project"
-    "$bin/generate" --model "$model" --tokenizer "$tok" --temperature 0 --steps "$steps" \
-      --threads 2 >/dev/null 2>"$work/err"
-    achieved "$work/err" >>"$work/dec_threads"
     if [ -n "$runc" ]; then
-      "$work/run_O3" "$model" -z "$tok" -t 0 -n "$steps" >/dev/null 2>"$work/err"
-      achieved "$work/err" >>"$work/dec_O3"
       "$work/run_fast" "$model" -z "$tok" -t 0 -n "$steps" >"$work/text_runc" 2>"$work/err"
       achieved "$work/err" >>"$work/dec_fast"
       if cmp -s "$work/text_project" "$work/text_runc"; then same="yes"; else same="NO"; fi
     fi
+    for k in "${forced_kernels[@]}"; do
+      H2O_MATVEC_KERNEL=$k "$bin/generate" --model "$model" --tokenizer "$tok" --temperature 0 \
+        --steps "$steps" >"$work/text_$k" 2>"$work/err"
+      achieved "$work/err" >>"$work/dec_$k"
+      if cmp -s "$work/text_$k" "$work/text_project"; then same_forced[$k]="yes"
+      else same_forced[$k]="NO"; fi
+    done
+    if [ -n "$runc" ]; then
+      "$work/run_O3" "$model" -z "$tok" -t 0 -n "$steps" >/dev/null 2>"$work/err"
+      achieved "$work/err" >>"$work/dec_O3"
+    fi
+    "$bin/generate" --model "$model" --tokenizer "$tok" --temperature 0 --steps "$steps" \
+      --threads 2 >"$work/text_threads" 2>"$work/err"
+    achieved "$work/err" >>"$work/dec_threads"
   done
   p=$(median <"$work/dec_project") t2=$(median <"$work/dec_threads")
+  p_spread=$(spread <"$work/dec_project")
+  model_bytes=$(stat -c %s "$model")
+  gbs() { awk -v b="$model_bytes" -v t="$1" 'BEGIN { printf "%.1f", b * t / 1e9 }'; }
+  share() { awk -v g="$1" -v bw="$bandwidth_start" 'BEGIN { if (bw > 0) printf "%.0f%%", 100 * g / bw }'; }
   if [ -n "$runc" ]; then
     o3=$(median <"$work/dec_O3") fast=$(median <"$work/dec_fast")
-    row "$shape" "decode tok/s ($steps positions)" "$(fmt "$p")" "$(fmt "$o3")" "$(fmt "$fast")" \
-      "text identical: $same"
+    row "$shape" "decode tok/s ($steps positions), $default_kernel" "$(fmt "$p") $p_spread" \
+      "$(fmt "$o3")" "$(fmt "$fast") $(spread <"$work/dec_fast")" "text identical: $same"
+    row "$shape" "decode GB/s of weights (share of $bandwidth_start GB/s)" \
+      "$(gbs "$p") ($(share "$(gbs "$p")"))" "$(gbs "$o3")" \
+      "$(gbs "$fast") ($(share "$(gbs "$fast")"))" "$((model_bytes / 1000000)) MB per token"
   else
-    row "$shape" "decode tok/s ($steps positions)" "$(fmt "$p")" "" "" ""
+    row "$shape" "decode tok/s ($steps positions), $default_kernel" "$(fmt "$p") $p_spread" "" "" ""
+    row "$shape" "decode GB/s of weights" "$(gbs "$p") ($(share "$(gbs "$p")"))" "" "" ""
   fi
-  row "$shape" "decode tok/s, 2 threads" "$(fmt "$t2")" "" "" "$(ratio "$t2" "$p")x of 1 thread"
+  for k in "${forced_kernels[@]}"; do
+    pk=$(median <"$work/dec_$k")
+    if [ -n "$runc" ]; then
+      row "$shape" "decode tok/s, $k kernel (forced)" "$(fmt "$pk") $(spread <"$work/dec_$k")" \
+        "$(fmt "$o3")" "$(fmt "$fast")" "text = default kernel's: ${same_forced[$k]:-?}"
+    else
+      row "$shape" "decode tok/s, $k kernel (forced)" "$(fmt "$pk") $(spread <"$work/dec_$k")" \
+        "" "" "text = default kernel's: ${same_forced[$k]:-?}"
+    fi
+  done
+  row "$shape" "decode tok/s, --threads 2" "$(fmt "$t2") $(spread <"$work/dec_threads")" "" "" \
+    "$(ratio "$t2" "$p")x of 1 thread"
 
   # Prompt: a text of about prompt_tokens tokens; -n / --steps = its length, so every position
   # is a prompt position (run.c's achieved tok/s is then its prompt speed).
@@ -215,22 +278,24 @@ for shape in "${shape_list[@]}"; do
   # Start-up: a whole process that runs one position (load, checks, one forward pass).
   : >"$work/st_project" >"$work/st_O3" >"$work/st_fast"
   for ((r = 0; r < repeats + 2; r++)); do
-    wall_seconds "$bin/generate" --model "$model" --tokenizer "$tok" --temperature 0 --steps 1 \
-      >>"$work/st_project"
-    echo >>"$work/st_project"
+    process_seconds "$bin/generate" --model "$model" --tokenizer "$tok" --temperature 0 \
+      --steps 1 >>"$work/st_project"
     if [ -n "$runc" ]; then
-      wall_seconds "$work/run_O3" "$model" -z "$tok" -t 0 -n 1 >>"$work/st_O3"
-      echo >>"$work/st_O3"
-      wall_seconds "$work/run_fast" "$model" -z "$tok" -t 0 -n 1 >>"$work/st_fast"
-      echo >>"$work/st_fast"
+      process_seconds "$work/run_O3" "$model" -z "$tok" -t 0 -n 1 >>"$work/st_O3"
+      process_seconds "$work/run_fast" "$model" -z "$tok" -t 0 -n 1 >>"$work/st_fast"
     fi
   done
-  p=$(median <"$work/st_project")
+  wall() { cut -d' ' -f1 <"$1" | median; }
+  cpu() { cut -d' ' -f2 <"$1" | median; }
+  p=$(wall "$work/st_project") pc=$(cpu "$work/st_project")
   if [ -n "$runc" ]; then
-    o3=$(median <"$work/st_O3") fast=$(median <"$work/st_fast")
-    row "$shape" "start-up s (one position)" "$p" "$o3" "$fast" "lower is better"
+    o3=$(wall "$work/st_O3") fast=$(wall "$work/st_fast")
+    row "$shape" "start-up s, wall (one position)" "$p" "$o3" "$fast" "lower is better"
+    o3=$(cpu "$work/st_O3") fast=$(cpu "$work/st_fast")
+    row "$shape" "start-up s, CPU (user + system)" "$pc" "$o3" "$fast" "lower is better"
   else
-    row "$shape" "start-up s (one position)" "$p" "" "" "lower is better"
+    row "$shape" "start-up s, wall (one position)" "$p" "" "" "lower is better"
+    row "$shape" "start-up s, CPU (user + system)" "$pc" "" "" "lower is better"
   fi
   echo "   done (load now $(load))"
 done
@@ -249,4 +314,5 @@ for shape in "${shape_list[@]}"; do
   "$bin/bench_decode" --shape "$shape" --sections eviction,prompt --budgets 64,256,1024 \
     --prompt 512 --repeats "$repeats" | sed 1,2d
 done
+echo "read bandwidth at the start: $bandwidth_start GB/s; at the end: $(bandwidth) GB/s"
 echo "load after (1, 5, 15 min): $(load)"

@@ -5,10 +5,12 @@
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${H2O_BUILD_DIR:-$root/build}"
+lessons="$(sed -n 's/^ *h2o_lesson(\([0-9][0-9]_[a-z0-9_]*\)).*/\1/p' "$root/lessons/CMakeLists.txt")"
 "$root/scripts/install-deps.sh"
-"$root/scripts/build.sh"
+# Only the lessons (and the library they link): the tools and tests are run-tests.sh's to build.
+H2O_BUILD_TARGETS=all_lessons "$root/scripts/build.sh"
 
-for lesson in $(sed -n 's/^ *h2o_lesson(\([0-9][0-9]_[a-z0-9_]*\)).*/\1/p' "$root/lessons/CMakeLists.txt"); do
+for lesson in $lessons; do
   printf '\n==================== lesson %s ====================\n\n' "$lesson"
   number="${lesson%%_*}"
   args=()

@@ -1,6 +1,7 @@
 # Runs one program and checks how it behaved. Used by CTest (see program_checks.cmake):
 #   cmake -DPROGRAM=path -DARGS="a@@b" -DEXIT=0|nonzero -DEXPECT="text one@@text two"
-#         -DSTREAM=stdout|stderr [-DREQUIRES=file] [-DFORBID="text@@text"] [-DENV_SETTING=VAR=value]
+#         -DSTREAM=stdout|stderr [-DREQUIRES=file] [-DREQUIRES_IMPORT=module]
+#         [-DFORBID="text@@text"] [-DENV_SETTING=VAR=value]
 #         [-DTIMEOUT=seconds] -P check_program.cmake
 # Passes when the exit code is as expected, every EXPECT text appears literally in STREAM and no
 # FORBID text does.
@@ -8,6 +9,15 @@
 if(REQUIRES AND NOT EXISTS "${REQUIRES}")
   message("SKIPPED: ${REQUIRES} not found (the real model lives outside this repository; see README)")
   return()
+endif()
+# PROGRAM is a python3 here: without the optional module (PyTorch) the check is skipped, not failed.
+if(REQUIRES_IMPORT)
+  execute_process(COMMAND "${PROGRAM}" -c "import ${REQUIRES_IMPORT}" RESULT_VARIABLE import_rc
+    OUTPUT_QUIET ERROR_QUIET)
+  if(NOT import_rc EQUAL 0)
+    message("SKIPPED: ${PROGRAM} cannot import ${REQUIRES_IMPORT} (optional; see README)")
+    return()
+  endif()
 endif()
 string(REPLACE "@@" ";" arg_list "${ARGS}")
 string(REPLACE "@@" ";" expect_list "${EXPECT}")

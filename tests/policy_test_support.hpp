@@ -1,5 +1,5 @@
 // policy_test_support.hpp: hand-written attention for the eviction-policy tests.
-// Include after <catch2/catch.hpp> (score_of uses FAIL).
+// Include after "h2o_catch.hpp" (score_of uses FAIL).
 #pragma once
 
 #include <algorithm>

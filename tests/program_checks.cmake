@@ -1,14 +1,16 @@
 # h2o_check_program(NAME test_name TARGET program | COMMAND path [ARGS a b ...] [EXIT 0|nonzero]
 #                   [STREAM stdout|stderr] [EXPECT "literal text" ...] [FORBID "text" ...]
-#                   [REQUIRES file] [ENV VAR=value] [TIMEOUT seconds])
+#                   [REQUIRES file] [REQUIRES_IMPORT module] [ENV VAR=value] [TIMEOUT seconds])
 # Registers a CTest test that runs a built program (TARGET) or any other executable (COMMAND: a
 # script, python3) and checks its exit code and output texts. A program that prints "SKIPPED: "
 # is reported as skipped.
 # With REQUIRES, the test is reported as skipped (not passed) when that file does not exist, e.g.
-# the real model in ../shared/models, which is not part of this repository. TIMEOUT (default 600)
+# the real model in ../shared/models, which is not part of this repository. REQUIRES_IMPORT does
+# the same when COMMAND (a python3) cannot import that module, e.g. torch, which is optional.
+# TIMEOUT (default 600)
 # stops a program that runs too long, e.g. one reading /dev/zero without end, and fails the check.
 function(h2o_check_program)
-  cmake_parse_arguments(P "" "NAME;TARGET;COMMAND;EXIT;STREAM;REQUIRES;ENV;TIMEOUT"
+  cmake_parse_arguments(P "" "NAME;TARGET;COMMAND;EXIT;STREAM;REQUIRES;REQUIRES_IMPORT;ENV;TIMEOUT"
                         "ARGS;EXPECT;FORBID" ${ARGN})
   if(P_TARGET)
     set(program $<TARGET_FILE:${P_TARGET}>)
@@ -30,7 +32,8 @@ function(h2o_check_program)
   add_test(NAME ${P_NAME}
     COMMAND ${CMAKE_COMMAND} -DPROGRAM=${program} "-DARGS=${joined_args}"
             -DEXIT=${P_EXIT} -DSTREAM=${P_STREAM} "-DEXPECT=${joined_expect}"
-            "-DREQUIRES=${P_REQUIRES}" "-DFORBID=${joined_forbid}" "-DENV_SETTING=${P_ENV}"
+            "-DREQUIRES=${P_REQUIRES}" "-DREQUIRES_IMPORT=${P_REQUIRES_IMPORT}"
+            "-DFORBID=${joined_forbid}" "-DENV_SETTING=${P_ENV}"
             -DTIMEOUT=${P_TIMEOUT} -P ${CMAKE_CURRENT_SOURCE_DIR}/check_program.cmake)
   set_tests_properties(${P_NAME} PROPERTIES SKIP_REGULAR_EXPRESSION "SKIPPED: ")
 endfunction()

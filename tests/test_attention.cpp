@@ -6,12 +6,12 @@
 //
 // Dimension legend: T = tokens in the cache, D = head_dim.
 #include <algorithm>
-#include <catch2/catch.hpp>
+#include "h2o_catch.hpp"
 #include <cmath>
 #include <limits>
 #include <stdexcept>
 #include <vector>
-#include <xtensor/xbuilder.hpp>
+#include "h2o/base/xtensor.hpp"
 
 #include "h2o/attention/attention.hpp"
 #include "h2o/base/random.hpp"
@@ -211,12 +211,12 @@ TEST_CASE("attention refuses mismatched shapes", "[attention]") {
   const Vector weights6 = xt::zeros<float>({6});         // (6,)
 
   CHECK_THROWS_AS(attention_weights(query, keys3), std::invalid_argument);
-  CHECK_THROWS_WITH(attention_weights(query, keys3), Catch::Contains("expected 4"));
+  CHECK_THROWS_WITH(attention_weights(query, keys3), h2o_catch::Contains("expected 4"));
   CHECK_THROWS_AS(attention_output(weights6, values4), std::invalid_argument);
-  CHECK_THROWS_WITH(attention_output(weights6, values4), Catch::Contains("6 weights"));
+  CHECK_THROWS_WITH(attention_output(weights6, values4), h2o_catch::Contains("6 weights"));
   CHECK_THROWS_AS(attend(query, keys3, values4), std::invalid_argument);
   CHECK_THROWS_AS(attend(query, keys4, values_short), std::invalid_argument);
-  CHECK_THROWS_WITH(attend(query, keys4, values_short), Catch::Contains("5 keys but 4 values"));
+  CHECK_THROWS_WITH(attend(query, keys4, values_short), h2o_catch::Contains("5 keys but 4 values"));
   CHECK_NOTHROW(attend(query, keys4, values4));
   CHECK_NOTHROW(attention_output(weights5, values4));
   // The plain-list versions too: a cache whose values were forgotten while its weights shrank.

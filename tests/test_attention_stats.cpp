@@ -1,6 +1,6 @@
 // test_attention_stats.cpp: the definitions of sparsity, top shares, the power-law fit and
 // stability (attention_stats.hpp) on hand-made numbers, and the collector on a real decoder run.
-#include <catch2/catch.hpp>
+#include "h2o_catch.hpp"
 #include <cmath>
 #include <memory>
 #include <vector>

@@ -8,7 +8,7 @@
 //
 // Dimension legend: N = tokens read, V = vocabulary, G = KV heads, D = head_dim, T = live slots.
 #include <algorithm>
-#include <catch2/catch.hpp>
+#include "h2o_catch.hpp"
 #include <cmath>
 #include <memory>
 #include <stdexcept>

@@ -1,5 +1,5 @@
 // test_budget.cpp: the one check of a cache budget (budget.hpp), and budgets given as percentages.
-#include <catch2/catch.hpp>
+#include "h2o_catch.hpp"
 #include <limits>
 #include <stdexcept>
 #include <string>
@@ -20,10 +20,10 @@ TEST_CASE("a budget holds heavy and recent slots and describes them", "[budget]"
 
 TEST_CASE("a budget of no tokens cannot be made", "[budget]") {
   CHECK_THROWS_AS(CacheBudget(0, 0), std::invalid_argument);
-  CHECK_THROWS_WITH(CacheBudget(0, 0), Catch::Contains("heavy + recent must be at least 1"));
+  CHECK_THROWS_WITH(CacheBudget(0, 0), h2o_catch::Contains("heavy + recent must be at least 1"));
   const std::size_t huge = std::numeric_limits<std::size_t>::max();
-  CHECK_THROWS_WITH(CacheBudget(huge, 1), Catch::Contains("too large"));
-  CHECK_THROWS_WITH(CacheBudget(1, huge), Catch::Contains("too large"));
+  CHECK_THROWS_WITH(CacheBudget(huge, 1), h2o_catch::Contains("too large"));
+  CHECK_THROWS_WITH(CacheBudget(1, huge), h2o_catch::Contains("too large"));
 }
 
 TEST_CASE("a percentage of a text becomes a token count", "[budget]") {

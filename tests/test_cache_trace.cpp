@@ -1,6 +1,6 @@
 // test_cache_trace.cpp: the per-step trace of every cache (cache_trace.hpp) against the decoder's
 // own caches, step by step, on a random model.
-#include <catch2/catch.hpp>
+#include "h2o_catch.hpp"
 #include <algorithm>
 #include <memory>
 #include <vector>

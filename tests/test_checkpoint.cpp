@@ -6,7 +6,7 @@
 // pass when the folder is absent.
 #include <unistd.h>
 
-#include <catch2/catch.hpp>
+#include "h2o_catch.hpp"
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -18,7 +18,7 @@
 #include <sstream>
 #include <string>
 #include <vector>
-#include <xtensor/xtensor.hpp>
+#include "h2o/base/xtensor.hpp"
 
 #include "h2o/model/checkpoint.hpp"
 #include "h2o/model/decoder.hpp"
@@ -27,7 +27,7 @@
 #include "test_support.hpp"
 
 using namespace h2o;
-using Catch::Matchers::Contains;
+using h2o_catch::Contains;
 using h2o_test::error_of;
 using h2o_test::model_file;
 using h2o_test::read_bytes;
@@ -254,6 +254,48 @@ TEST_CASE("a non-finite weight is refused with the tensor named") {
       error_of<std::runtime_error>([&] { load_checkpoint(dir.file("nan.bin")); });
   CHECK_THAT(message, Contains("nan.bin") && Contains("tensor wq") && Contains("non-finite") &&
                           Contains("index 2"));
+}
+
+TEST_CASE("a memory-mapped checkpoint refuses a non-finite weight wherever the threads' shares "
+          "split the file") {
+  // 14.6 million floats: the mapped check splits them over up to 3 threads (4 Mi floats each at
+  // least), so bad values near the start, at the edges of the shares (a third, a half) and in the
+  // last tensor are each found by one of them, and the message names the tensor and the index.
+  ModelConfig config;
+  config.dim = 512;
+  config.hidden_dim = 1024;
+  config.n_layers = 4;
+  config.n_heads = 8;
+  config.n_kv_heads = 8;
+  config.vocab_size = 8000;
+  config.seq_len = 8;
+  TempDir dir("checkpoint_mapped_nan");
+  save_checkpoint(dir.file("good.bin"), random_weights(config, 5));
+  REQUIRE_NOTHROW(MappedCheckpoint::open(dir.file("good.bin")));
+  const std::vector<char> good = read_bytes(dir.file("good.bin"));
+  const std::size_t C = 512, F = 1024, L = 4, V = 8000;
+  const std::size_t wq_start = V * C + L * C;                     // floats before wq
+  const std::size_t w2_start = wq_start + 4 * L * C * C + L * C + L * F * C;  // before w2
+  const std::size_t total = w2_start + 2 * L * F * C + C;  // every checked float (shared classifier)
+  struct Case {
+    std::size_t index;  // float index after the header
+    const char* expect;
+  };
+  const float inf = std::numeric_limits<float>::infinity();
+  for (const Case& c : {Case{wq_start + 2, "tensor wq holds a non-finite value (inf) at index 2"},
+                        Case{total / 3, "tensor wq"}, Case{total / 2 - 1, "tensor wo"},
+                        Case{total / 2, "tensor wo"},
+                        Case{total - 1, "tensor rms_final holds a non-finite value (inf) at "
+                                        "index 511"},
+                        Case{w2_start + 7, "tensor w2 holds a non-finite value (inf) at index 7"}}) {
+    INFO("float " << c.index << " of " << total);
+    std::vector<char> bytes = good;
+    std::memcpy(bytes.data() + kCheckpointHeaderBytes + 4 * c.index, &inf, sizeof(inf));
+    write_bytes(dir.file("bad.bin"), bytes);
+    const std::string message =
+        error_of<std::runtime_error>([&] { MappedCheckpoint::open(dir.file("bad.bin")); });
+    CHECK_THAT(message, Contains("bad.bin") && Contains(c.expect));
+  }
 }
 
 TEST_CASE("stories260K loads with its header shape and llama2.c logits at position 0") {

@@ -8,7 +8,7 @@
 // Dimension legend: T = sequence length, C = dim, F = hidden_dim, H = query heads, G = KV heads,
 // D = head_dim, KV = G * D, V = vocab, L = layers.
 #include <algorithm>
-#include <catch2/catch.hpp>
+#include "h2o_catch.hpp"
 #include <cmath>
 #include <memory>
 #include <stdexcept>
@@ -347,12 +347,12 @@ TEST_CASE("decoder refuses bad tokens and sequences that are too long", "[decode
   CHECK(decoder.max_positions() == 6);
   CHECK_THROWS_AS(decoder.forward(-1), std::out_of_range);
   CHECK_THROWS_AS(decoder.forward(97), std::out_of_range);
-  CHECK_THROWS_WITH(decoder.forward(97), Catch::Contains("token id 97"));
+  CHECK_THROWS_WITH(decoder.forward(97), h2o_catch::Contains("token id 97"));
   CHECK(decoder.position() == 0);  // a refused token changes nothing
   for (int i = 0; i < 6; ++i) decoder.forward(i);
   CHECK(decoder.position() == 6);
   CHECK_THROWS_AS(decoder.forward(0), std::length_error);
-  CHECK_THROWS_WITH(decoder.forward(0), Catch::Contains("6 positions"));
+  CHECK_THROWS_WITH(decoder.forward(0), h2o_catch::Contains("6 positions"));
   CHECK(decoder.position() == 6);
 
   // A smaller limit than seq_len is honoured too; H2O does not lift the limit (RoPE positions).
@@ -414,8 +414,8 @@ TEST_CASE("decoder refuses a cache whose keys and values fit but whose whole mem
   CHECK(static_cast<double>(Decoder::cache_memory_bytes(config, config.seq_len)) >
         Decoder::kMaxCacheBytes);
   CHECK_THROWS_WITH(Decoder(weights, full_cache()),
-                    Catch::Contains("a KV cache for 1048576 positions would need 6276 MiB") &&
-                        Catch::Contains("(limit 4096 MiB)"));
+                    h2o_catch::Contains("a KV cache for 1048576 positions would need 6276 MiB") &&
+                        h2o_catch::Contains("(limit 4096 MiB)"));
   // The same model with a budget that fits: accepted.
   Decoder small(weights, std::make_unique<H2OPolicy>(CacheBudget{8, 8}));
   CHECK(small.cache(0).capacity() == 17);
@@ -437,7 +437,7 @@ TEST_CASE("a cache just over the memory limit says it needs more than the limit"
   config.seq_len = capacity;
   const auto weights = std::make_shared<const DecoderWeights>(random_weights(config, 3));
   CHECK_THROWS_WITH(Decoder(weights, full_cache()),
-                    Catch::Contains("would need 4097 MiB (limit 4096 MiB)"));
+                    h2o_catch::Contains("would need 4097 MiB (limit 4096 MiB)"));
 }
 
 TEST_CASE("the memory guard's estimate is what the caches hold", "[decoder]") {

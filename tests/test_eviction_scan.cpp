@@ -2,7 +2,7 @@
 // the plain rule of selection.hpp, over many seeded caches: every size from 1 to 80 slots (every
 // block-of-8 remainder), every recent window, ties, zero rows, decode-like and gapped caches.
 #include <algorithm>
-#include <catch2/catch.hpp>
+#include "h2o_catch.hpp"
 #include <cstddef>
 #include <cstdint>
 #include <stdexcept>

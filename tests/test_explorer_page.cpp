@@ -1,7 +1,7 @@
 // test_explorer_page.cpp: the explorer page's escaping, its data and its refusals
 // (report/explorer_page.hpp), and the explorer's --budget (app/explore_options.hpp).
 // tests/check_explorer_page.cmake loads real pages in a browser.
-#include <catch2/catch.hpp>
+#include "h2o_catch.hpp"
 #include <filesystem>
 #include <fstream>
 #include <memory>

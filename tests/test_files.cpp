@@ -10,7 +10,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <catch2/catch.hpp>
 #include <csignal>
 #include <cstdint>
 #include <filesystem>
@@ -26,7 +25,7 @@
 #include "test_support.hpp"
 
 using namespace h2o;
-using Catch::Matchers::Contains;
+using h2o_catch::Contains;
 using h2o_test::error_of;
 using h2o_test::TempDir;
 using h2o_test::write_bytes;

@@ -8,7 +8,7 @@
 //
 // Dimension legend: H = query heads, G = KV heads, D = head_dim, n = live slots.
 #include <algorithm>
-#include <catch2/catch.hpp>
+#include "h2o_catch.hpp"
 #include <cstddef>
 #include <stdexcept>
 #include <string>
@@ -268,5 +268,5 @@ TEST_CASE("an equal budget cuts H2O's start area to the heavy half", "[h2o-optio
   direct.start_area = 5;
   CHECK_THROWS_WITH(
       make_policy("h2o", direct),
-      Catch::Contains("a start area of 5 tokens does not fit in the heavy budget of 4"));
+      h2o_catch::Contains("a start area of 5 tokens does not fit in the heavy budget of 4"));
 }

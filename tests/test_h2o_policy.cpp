@@ -10,7 +10,7 @@
 //
 // Dimension legend: H = query heads, G = KV heads, S = slot capacity, D = head_dim, T = live slots.
 #include <algorithm>
-#include <catch2/catch.hpp>
+#include "h2o_catch.hpp"
 #include <cmath>
 #include <limits>
 #include <map>

@@ -7,7 +7,7 @@
 //
 // Dimension legend: G = KV heads, S = slot capacity, D = head_dim.
 #include <algorithm>
-#include <catch2/catch.hpp>
+#include "h2o_catch.hpp"
 #include <numeric>
 #include <stdexcept>
 #include <vector>
@@ -203,7 +203,7 @@ TEST_CASE("kv cache refuses to append past its capacity", "[kv_cache]") {
   for (Position p = 0; p < 3; ++p) append_token(cache, ref, p);
   std::vector<float> row(8, 1.0f);
   CHECK_THROWS_AS(cache.append(row.data(), row.data(), 3), std::length_error);
-  CHECK_THROWS_WITH(cache.append(row.data(), row.data(), 3), Catch::Contains("full (3 slots)"));
+  CHECK_THROWS_WITH(cache.append(row.data(), row.data(), 3), h2o_catch::Contains("full (3 slots)"));
   CHECK(cache.size() == 3);
   require_matches(cache, ref);
 }

@@ -1,6 +1,6 @@
 // test_name_recall.cpp: which tokens are names, which steps count, and how recall is scored
 // (name_recall.hpp), on a small hand-made vocabulary and hand-written texts.
-#include <catch2/catch.hpp>
+#include "h2o_catch.hpp"
 #include <string>
 #include <vector>
 
@@ -122,10 +122,10 @@ TEST_CASE("the names file is read as one name per line and refused when it is no
 
   const std::string two_words = dir.file("two_words.txt");
   h2o_test::write_bytes(two_words, {'M', 'a', 'r', 'y', ' ', 'A', 'n', 'n', '\n'});
-  CHECK_THROWS_WITH(h2o::read_names(two_words), Catch::Contains("line 1 ('Mary Ann')"));
+  CHECK_THROWS_WITH(h2o::read_names(two_words), h2o_catch::Contains("line 1 ('Mary Ann')"));
   const std::string blank = dir.file("blank.txt");
   h2o_test::write_bytes(blank, {'\n', '\n'});
-  CHECK_THROWS_WITH(h2o::read_names(blank), Catch::Contains("holds no names"));
-  CHECK_THROWS_WITH(h2o::read_names(dir.file("missing.txt")), Catch::Contains("does not exist"));
-  CHECK_THROWS_WITH(h2o::read_names("/dev/null"), Catch::Contains("not a regular file"));
+  CHECK_THROWS_WITH(h2o::read_names(blank), h2o_catch::Contains("holds no names"));
+  CHECK_THROWS_WITH(h2o::read_names(dir.file("missing.txt")), h2o_catch::Contains("does not exist"));
+  CHECK_THROWS_WITH(h2o::read_names("/dev/null"), h2o_catch::Contains("not a regular file"));
 }

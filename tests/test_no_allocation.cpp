@@ -8,7 +8,7 @@
 //
 // The counter sees operator new only: memory that BLAS takes with malloc() is outside this check.
 #include <atomic>
-#include <catch2/catch.hpp>
+#include "h2o_catch.hpp"
 #include <cstddef>
 #include <cstdlib>
 #include <memory>
@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "h2o/attention/linear.hpp"
 #include "h2o/base/random.hpp"
 #include "h2o/model/decoder.hpp"
 #include "h2o/policy/h2o_policy.hpp"
@@ -160,6 +161,25 @@ TEST_CASE("a full cache decode step allocates nothing", "[no_allocation]") {
   Decoder decoder(weights, std::make_unique<FullCachePolicy>());
   CHECK(new_calls_while_decoding(decoder, tokens, 8, 200) == 0);
   CHECK(decoder.position() == 208);
+}
+
+TEST_CASE("a decode step shared by 2 threads allocates nothing", "[no_allocation]") {
+  // stories15M's widths (dim 288, hidden 768), 1 layer: products big enough to be shared.
+  ModelConfig config = stories260k_shape();
+  config.dim = 288;
+  config.hidden_dim = 768;
+  config.n_layers = 1;
+  config.n_heads = 6;
+  config.n_kv_heads = 6;
+  config.seq_len = 128;
+  const auto weights = std::make_shared<const DecoderWeights>(random_weights(config, 44));
+  const std::vector<int> tokens = random_tokens(128, config.vocab_size);
+  set_matmul_threads(2);  // starts the workers (allocates, once)
+  Decoder decoder(weights, std::make_unique<FullCachePolicy>());
+  const std::size_t calls = new_calls_while_decoding(decoder, tokens, 8, 100);
+  set_matmul_threads(1);
+  CHECK(calls == 0);
+  CHECK(decoder.position() == 108);
 }
 
 TEST_CASE("an h2o decode step with evictions allocates nothing", "[no_allocation]") {

@@ -16,7 +16,7 @@
 //
 // Dimension legend: H = query heads, G = KV heads, S = slot capacity, D = head_dim, T = live slots.
 #include <algorithm>
-#include <catch2/catch.hpp>
+#include "h2o_catch.hpp"
 #include <limits>
 #include <memory>
 #include <stdexcept>
@@ -34,7 +34,7 @@
 #include "policy_test_support.hpp"
 
 using namespace h2o;
-using Catch::Matchers::Contains;
+using h2o_catch::Contains;
 using h2o_test::CraftedAttention;
 using h2o_test::random_model;
 using h2o_test::random_tokens;

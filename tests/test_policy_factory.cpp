@@ -1,6 +1,6 @@
 // test_policy_factory.cpp: making cache policies from their command-line names
 // (policy_factory.hpp).
-#include <catch2/catch.hpp>
+#include "h2o_catch.hpp"
 #include <memory>
 #include <optional>
 #include <string>
@@ -16,7 +16,7 @@
 #include "h2o/policy/tova_policy.hpp"
 
 using namespace h2o;
-using Catch::Matchers::Contains;
+using h2o_catch::Contains;
 
 TEST_CASE("the factory lists every policy and makes each by its name") {
   REQUIRE(policy_kinds().size() >= 2);

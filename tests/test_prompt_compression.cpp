@@ -8,7 +8,7 @@
 //
 // Dimension legend: N = tokens, P = prompt tokens, V = vocabulary, G = KV heads.
 #include <algorithm>
-#include <catch2/catch.hpp>
+#include "h2o_catch.hpp"
 #include <memory>
 #include <stdexcept>
 #include <string>

@@ -1,10 +1,10 @@
 // test_report.cpp: the table printer (table.hpp) and the pictures (svg.hpp): layout rules, and
 // every kind of picture well-formed, with its title, axes, legend and command.
-#include <catch2/catch.hpp>
+#include "h2o_catch.hpp"
 #include <cmath>
 #include <limits>
 #include <string>
-#include <xtensor/xbuilder.hpp>
+#include "h2o/base/xtensor.hpp"
 
 #include "h2o/base/format.hpp"
 #include "h2o/report/svg.hpp"

@@ -2,18 +2,18 @@
 //
 // Worked examples pin each rule down with hand-chosen coins; seeded runs check determinism and
 // that the drawn frequencies follow the probabilities.
-#include <catch2/catch.hpp>
+#include "h2o_catch.hpp"
 #include <cmath>
 #include <limits>
 #include <vector>
-#include <xtensor/xbuilder.hpp>
+#include "h2o/base/xtensor.hpp"
 
 #include "h2o/attention/attention.hpp"
 #include "h2o/base/random.hpp"
 #include "h2o/text/sampler.hpp"
 
 using namespace h2o;
-using Catch::Matchers::Contains;
+using h2o_catch::Contains;
 
 namespace {
 

@@ -1,7 +1,7 @@
 // Tests for selection.hpp: which tokens H2O keeps (plan_keep, slot_to_evict), the budget checks
 // and score accumulation. Worked examples from the blog and the handbook, then seeded properties.
 #include <algorithm>
-#include <catch2/catch.hpp>
+#include "h2o_catch.hpp"
 #include <cstddef>
 #include <cstdint>
 #include <numeric>
@@ -159,11 +159,11 @@ TEST_CASE("selection mismatched lengths throw", "[selection]") {
       std::invalid_argument);
   CHECK_THROWS_WITH(
       h2o::plan_keep(positions_0_to(3), std::vector<float>{1.0f, 2.0f}, h2o::CacheBudget(1, 1)),
-      Catch::Contains("3 positions but 2 scores"));
+      h2o_catch::Contains("3 positions but 2 scores"));
   std::vector<float> scores = {1.0f, 2.0f};
   CHECK_THROWS_AS(h2o::accumulate_attention(scores, {0.5f, 0.25f, 0.25f}), std::invalid_argument);
   CHECK_THROWS_WITH(h2o::accumulate_attention(scores, {0.5f, 0.25f, 0.25f}),
-                    Catch::Contains("2 scores but 3 attention weights"));
+                    h2o_catch::Contains("2 scores but 3 attention weights"));
   CHECK(scores == std::vector<float>{1.0f, 2.0f});  // untouched on error
 }
 

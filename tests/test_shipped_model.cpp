@@ -1,6 +1,6 @@
 // test_shipped_model.cpp: the model, tokenizer and texts the project ships in data/ are what
 // data/README.md says they are, and do what the lessons rely on (see issue: a model of our own).
-#include <catch2/catch.hpp>
+#include "h2o_catch.hpp"
 #include <memory>
 #include <string>
 #include <vector>

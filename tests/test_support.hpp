@@ -1,4 +1,4 @@
-// test_support.hpp: small helpers the file-reading tests share. Include after <catch2/catch.hpp>.
+// test_support.hpp: small helpers the file-reading tests share. Include after "h2o_catch.hpp".
 #pragma once
 
 #include <unistd.h>

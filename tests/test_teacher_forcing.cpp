@@ -1,6 +1,6 @@
 // test_teacher_forcing.cpp: the one perplexity / agreement / KL routine (teacher_forcing.hpp),
 // against a straightforward recomputation from the decoder's logits.
-#include <catch2/catch.hpp>
+#include "h2o_catch.hpp"
 #include <cmath>
 #include <memory>
 #include <vector>

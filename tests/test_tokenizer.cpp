@@ -8,7 +8,7 @@
 // thousands of seeded random vocabularies and texts, and on tok512.
 #include <unistd.h>
 
-#include <catch2/catch.hpp>
+#include "h2o_catch.hpp"
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -26,7 +26,7 @@
 #include "tokenizer_reference.hpp"
 
 using namespace h2o;
-using Catch::Matchers::Contains;
+using h2o_catch::Contains;
 using h2o_test::error_of;
 using h2o_test::model_file;
 using h2o_test::read_bytes;

@@ -3,15 +3,14 @@
 // library's preallocated H2O making the same decisions as the toy cache online (lesson 04's loop),
 // and a cache grown with append_row attending like recomputing every key and value (lesson 06).
 #include <algorithm>
-#include <catch2/catch.hpp>
+#include "h2o_catch.hpp"
 #include <cstddef>
 #include <cstdint>
 #include <map>
 #include <stdexcept>
 #include <string>
 #include <vector>
-#include <xtensor-blas/xlinalg.hpp>
-#include <xtensor/xview.hpp>
+#include "h2o/base/xtensor_blas.hpp"
 
 #include "h2o/attention/attention.hpp"
 #include "h2o/base/random.hpp"
@@ -148,7 +147,7 @@ TEST_CASE("toy cache refuses bad input", "[toy_cache]") {
   CHECK_THROWS_AS(cache.append("x", 0, {}, {}), std::invalid_argument);
   cache.append("a", 0, key_for(0, 2), value_for(0, 2));
   CHECK_THROWS_WITH(cache.append("x", 1, key_for(1, 3), value_for(1, 3)),
-                    Catch::Contains("2 numbers"));
+                    h2o_catch::Contains("2 numbers"));
   CHECK(cache.size() == 1);  // a refused append changes nothing
   cache.append("b", 1, key_for(1, 2), value_for(1, 2));
   CHECK_THROWS_AS(cache.keep({0, 2}), std::out_of_range);

@@ -8,7 +8,7 @@
 // Dimension legend: n = numbers in a vector, T = cache tokens, D = head_dim, Q = query heads that
 // share one KV head.
 #include <algorithm>
-#include <catch2/catch.hpp>
+#include "h2o_catch.hpp"
 #include <cmath>
 #include <limits>
 #include <vector>

@@ -34,6 +34,16 @@ h2o_check_program(NAME bench_decode_tiny_sections TARGET bench_decode
   EXPECT "H2O / attention" "batched/single" "      8" "     70")
 h2o_check_program(NAME bench_decode_two_threads TARGET bench_decode
   ARGS --sections prompt --prompt 10 --repeats 1 --threads 2 EXPECT "matrix products: 2 threads")
+# One core's read bandwidth, and the decode kernel: picked for the CPU, or forced by
+# H2O_MATVEC_KERNEL (an unknown name stops any program with a one-line error).
+h2o_check_program(NAME bench_decode_bandwidth TARGET bench_decode
+  ARGS --sections bandwidth --repeats 1
+  EXPECT "decode kernel " "read bandwidth, one core, one stream over 256 MiB: " " GB/s (median of 5")
+h2o_check_program(NAME bench_decode_forced_kernel TARGET bench_decode ENV H2O_MATVEC_KERNEL=baseline
+  ARGS --sections eviction --budgets 8 --repeats 1 EXPECT "decode kernel baseline")
+h2o_check_program(NAME generate_unknown_kernel TARGET generate ENV H2O_MATVEC_KERNEL=avx3
+  ARGS --steps 2 EXIT nonzero STREAM stderr
+  EXPECT "error: H2O_MATVEC_KERNEL: unknown kernel 'avx3' (choose reference, baseline, avx2 or avx512)")
 h2o_check_refusals(TARGET bench_decode PREFIX bench_decode_ CASES
     "bad_section@--sections,lengths#speed@--sections: unknown section 'speed'"
     "empty_section@--sections@--sections needs a value"
@@ -515,7 +525,7 @@ h2o_check_refusals(TARGET explore PREFIX explore_ CASES
     "dev_zero_text@--text,/dev/zero@text file '/dev/zero' is not a regular file"
     "folder_text@--text,${CMAKE_CURRENT_BINARY_DIR}@text file '${CMAKE_CURRENT_BINARY_DIR}' is a directory, not a file"
     "too_big_page@--policies,full#window,--budget,100%@the page would hold about "
-    "unknown_scoring@--scoring,max@unknown scoring mode 'max' (expected per-head or shared)")
+    "unknown_scoring@--scoring,max@unknown scoring mode 'max' (expected per-head, shared or paper)")
 h2o_check_program(NAME explore_tiny_model_long_text TARGET explore
   ARGS ${h2o_tiny} --text "${h2o_inputs}/long.txt" --out "${CMAKE_CURRENT_BINARY_DIR}/explore_tiny.html"
   EXIT nonzero STREAM stderr EXPECT "explore: error: the story in '" "; the model reads at most 64")

@@ -12,6 +12,10 @@
 //             scoring and eviction (after_attention) for the same cache, as a share.
 //   prompt    a prompt of P tokens read token by token (forward) and in batches (forward_batch),
 //             full cache: prompt tokens per second of each.
+//   bandwidth how fast one core reads memory: a 256 MiB buffer (far bigger than any cache) summed
+//             front to back, one stream, as decode reads its weights; the median of several
+//             passes in GB/s. Decode of a big model cannot go faster than this many bytes per
+//             second (scripts/bench_vs_llama2c.sh prints it next to its decode figures).
 // --shape picks the model shape: 260k (default), 15m or 110m (llama2.c's story models).
 //
 // Measuring fairly: both policies run side by side in the same process, alternating (which one
@@ -24,6 +28,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cstdint>
 #include <cstdlib>
 #include <iostream>
 #include <memory>
@@ -34,6 +39,7 @@
 #include "h2o/app/cli.hpp"
 #include "h2o/attention/attention.hpp"
 #include "h2o/attention/linear.hpp"
+#include "h2o/attention/matvec_kernel.hpp"
 #include "h2o/base/format.hpp"
 #include "h2o/base/random.hpp"
 #include "h2o/model/decoder.hpp"
@@ -224,6 +230,38 @@ void prompt_section(const std::shared_ptr<const DecoderWeights>& weights,
   std::cout << "\n";
 }
 
+// ---------------------------------------------------------------------------------------------
+// Section "bandwidth": one core's read speed from memory
+
+// Sum of the words of data (n,), as integers: integer additions may be regrouped, so the compiler
+// turns this into vector loads and adds on any x86-64 (SSE2) and the loop runs at the speed of the
+// loads. The sum is printed, so that the reads cannot be left out.
+std::uint32_t sum_words(const std::uint32_t* data, std::size_t n) {
+  std::uint32_t sum = 0;
+  for (std::size_t i = 0; i < n; ++i) sum += data[i];
+  return sum;
+}
+
+void bandwidth_section(std::size_t repeats) {
+  using Clock = std::chrono::steady_clock;
+  constexpr std::size_t kBytes = std::size_t{256} << 20;
+  const std::size_t passes = std::max<std::size_t>(5, 2 * repeats);
+  std::vector<std::uint32_t> buffer(kBytes / sizeof(std::uint32_t));
+  for (std::size_t i = 0; i < buffer.size(); ++i) buffer[i] = static_cast<std::uint32_t>(i);
+  std::vector<double> speeds;
+  std::uint32_t check = 0;
+  for (std::size_t pass = 0; pass <= passes; ++pass) {  // pass 0 warms up, not counted
+    const Clock::time_point start = Clock::now();
+    check += sum_words(buffer.data(), buffer.size());
+    const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    if (pass > 0) speeds.push_back(static_cast<double>(kBytes) / seconds / 1e9);
+  }
+  std::sort(speeds.begin(), speeds.end());
+  std::cout << "read bandwidth, one core, one stream over 256 MiB: " << fixed(median(speeds), 1)
+            << " GB/s (median of " << passes << " passes; lowest " << fixed(speeds.front(), 1)
+            << ", highest " << fixed(speeds.back(), 1) << "; checksum " << check << ")\n\n";
+}
+
 int run(int argc, const char* const* argv) {
   // Step 1: read the command line (its table lives in app/bench_decode_options.hpp).
   ArgParser args = bench_decode_arguments();
@@ -247,7 +285,9 @@ int run(int argc, const char* const* argv) {
                                        *std::max_element(prompts.begin(), prompts.end()));
   config.seq_len = std::max(config.seq_len, longest);
   std::cout << "model:  random weights,\n        " << config.describe() << "\n"
-            << "matrix products: " << threads << " thread" << (threads == 1 ? "" : "s") << "\n\n";
+            << "matrix products: " << threads << " thread" << (threads == 1 ? "" : "s")
+            << ", decode kernel " << kernel_name(active_matvec_kernel()) << "\n\n";
+  if (wants("bandwidth")) bandwidth_section(repeats);
   if (wants("eviction")) eviction_section(config, budgets, repeats, seed);
   if (!wants("lengths") && !wants("prompt")) return 0;
   const auto weights = std::make_shared<const DecoderWeights>(random_weights(config, seed));

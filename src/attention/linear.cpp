@@ -3,8 +3,10 @@
 #include <array>
 #include <stdexcept>
 #include <string>
-#include <xtensor-blas/xblas.hpp>  // also declares cblas_sgemm (xflens's CBLAS driver)
-#include <xtensor/xadapt.hpp>
+#include "h2o/base/xtensor_blas.hpp"  // xt::blas::gemv, cblas_sgemm
+
+#include "h2o/attention/matvec_kernel.hpp"
+#include "h2o/attention/row_threads.hpp"
 
 // OpenBLAS's own switches (this project links OpenBLAS, see BLA_VENDOR in CMakeLists.txt).
 // blas_thread_shutdown_ is the call OpenBLAS's own fork handler makes: it ends the pool threads;
@@ -16,18 +18,21 @@ extern "C" int blas_thread_shutdown_(void);
 namespace h2o {
 
 namespace {
-// Every product here is small (at most vocab x dim, or a chunk of prompt tokens), so handing it to
-// several threads costs more in wake-ups than it saves on the small models: measured 1.35-1.4x
-// more tokens/s on the decode benchmark single-threaded. One thread also keeps every sum in one
-// fixed order. OpenBLAS starts its pool (one thread per core) when it is loaded, before main(),
-// and an idle pool thread keeps calling sched_yield for a while: on a short run that is 10-77%
-// more CPU time. So the pool is ended here, before main(), and set_matmul_threads starts it again
-// only if a program asks for more than one thread.
-std::size_t g_matmul_threads = [] {
+// OpenBLAS does the batched prompt's matrix-matrix products, always on one thread: --threads N
+// splits those products over the project's own workers (row_threads.hpp) like every other one, so
+// OpenBLAS's pool and ours never compete for the cores. OpenBLAS starts its pool (one thread per
+// core) when it is loaded, before main(), and an idle pool thread keeps calling sched_yield for a
+// while: on a short run that is 10-77% more CPU time. So the pool is ended here, before main().
+[[maybe_unused]] const bool g_openblas_single_threaded = [] {
   openblas_set_num_threads(1);
   blas_thread_shutdown_();
-  return std::size_t{1};
+  return true;
 }();
+
+// Below this many weights (256 KiB of floats) a product stays on the calling thread: handing it
+// to a worker and waiting for it costs about a microsecond, as much as such a product itself
+// (every product of stories260K is this small; stories15M's smallest, 288 x 288, is not).
+constexpr std::size_t kMinWeightsToShare = std::size_t{1} << 16;
 
 // Non-owning views of raw memory; a std::array shape keeps them allocation-free.
 auto adapt_matrix(const float* data, std::size_t rows, std::size_t cols) {
@@ -39,29 +44,53 @@ auto adapt_vector(float* data, std::size_t n) {
   return xt::adapt(data, n, xt::no_ownership(), shape);
 }
 
-// out = W x (transposed: W^T x) for W (rows, cols). Empty products are zeros, without BLAS.
-void gemv_into(float* out, const float* w, const float* x, std::size_t rows, std::size_t cols,
-               bool transposed) {
-  const std::size_t out_size = transposed ? cols : rows, in_size = transposed ? rows : cols;
-  if (out_size == 0) return;
-  if (in_size == 0) {
-    for (std::size_t i = 0; i < out_size; ++i) out[i] = 0.0f;
-    return;
+// One product for for_row_blocks: out = W x, rows [first, last) of it.
+struct MatvecWork {
+  MatvecKernel kernel;
+  float* out;
+  const float* w;
+  const float* x;
+  std::size_t cols;
+  static void run(void* context, std::size_t first, std::size_t last) {
+    const auto& p = *static_cast<const MatvecWork*>(context);
+    matvec_rows(p.kernel, p.out, p.w, p.x, first, last, p.cols);
   }
-  auto w_view = adapt_matrix(w, rows, cols);
-  auto x_view = adapt_vector(const_cast<float*>(x), in_size);
-  auto out_view = adapt_vector(out, out_size);
-  xt::blas::gemv(w_view, x_view, out_view, transposed);
-}
+};
+
+// One matrix-matrix product: out (m, rows) = X (m, cols) W^T, columns [first, last) of out (rows
+// first..last-1 of W), by one single-threaded sgemm.
+struct MatmulWork {
+  float* out;
+  const float* x;
+  const float* w;
+  std::size_t m, rows, cols;
+  static void run(void* context, std::size_t first, std::size_t last) {
+    const auto& p = *static_cast<const MatmulWork*>(context);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(p.m),
+                static_cast<int>(last - first), static_cast<int>(p.cols), 1.0f, p.x,
+                static_cast<int>(p.cols), p.w + first * p.cols, static_cast<int>(p.cols), 0.0f,
+                p.out + first, static_cast<int>(p.rows));
+  }
+};
 }  // namespace
 
 void matvec(float* out, const float* w, const float* x, std::size_t rows, std::size_t cols) {
-  gemv_into(out, w, x, rows, cols, false);
+  MatvecWork work{active_matvec_kernel(), out, w, x, cols};
+  for_row_blocks(rows, rows * cols >= kMinWeightsToShare, &MatvecWork::run, &work);
 }
 
 void matvec_transposed(float* out, const float* w, const float* x, std::size_t rows,
                        std::size_t cols) {
-  gemv_into(out, w, x, rows, cols, true);
+  // out = W^T x, a weighted sum of W's rows (attention's values): through BLAS, one thread.
+  if (cols == 0) return;
+  if (rows == 0) {
+    for (std::size_t i = 0; i < cols; ++i) out[i] = 0.0f;
+    return;
+  }
+  auto w_view = adapt_matrix(w, rows, cols);
+  auto x_view = adapt_vector(const_cast<float*>(x), rows);
+  auto out_view = adapt_vector(out, cols);
+  xt::blas::gemv(w_view, x_view, out_view, true);
 }
 
 void matmul_transposed(float* out, const float* x, const float* w, std::size_t m, std::size_t rows,
@@ -71,9 +100,8 @@ void matmul_transposed(float* out, const float* x, const float* w, std::size_t m
     for (std::size_t i = 0; i < m * rows; ++i) out[i] = 0.0f;
     return;
   }
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(m), static_cast<int>(rows),
-              static_cast<int>(cols), 1.0f, x, static_cast<int>(cols), w, static_cast<int>(cols),
-              0.0f, out, static_cast<int>(rows));
+  MatmulWork work{out, x, w, m, rows, cols};
+  for_row_blocks(rows, rows * cols >= kMinWeightsToShare, &MatmulWork::run, &work);
 }
 
 void set_matmul_threads(std::size_t threads) {
@@ -82,12 +110,9 @@ void set_matmul_threads(std::size_t threads) {
                                 std::to_string(kMaxMatmulThreads) + " threads, not " +
                                 std::to_string(threads));
   }
-  if (threads == g_matmul_threads) return;
-  openblas_set_num_threads(static_cast<int>(threads));
-  if (threads == 1) blas_thread_shutdown_();
-  g_matmul_threads = threads;
+  set_row_threads(threads);
 }
 
-std::size_t matmul_threads() { return g_matmul_threads; }
+std::size_t matmul_threads() { return row_threads(); }
 
 }  // namespace h2o

@@ -1,7 +1,7 @@
 #include "h2o/base/rows.hpp"
 
 #include <algorithm>
-#include <xtensor/xbuilder.hpp>
+#include "h2o/base/xtensor.hpp"
 
 namespace h2o {
 

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <stdexcept>
 #include <string>
-#include <xtensor/xbuilder.hpp>
+#include "h2o/base/xtensor.hpp"
 
 #include "h2o/attention/attention.hpp"
 #include "h2o/attention/linear.hpp"

@@ -1,7 +1,7 @@
 #include "h2o/model/weights.hpp"
 
 #include <cmath>
-#include <xtensor/xbuilder.hpp>
+#include "h2o/base/xtensor.hpp"
 
 #include "h2o/base/random.hpp"
 

@@ -22,7 +22,7 @@ namespace h2o {
 constexpr long long kMaxBenchLength = 16384;
 
 struct BenchDecodeOptions {
-  std::vector<std::string> sections;  // --sections: any of lengths, eviction, prompt
+  std::vector<std::string> sections;  // --sections: bandwidth, lengths, eviction, prompt
   ModelConfig shape;                  // --shape: 260k, 15m or 110m (random weights)
   std::vector<std::size_t> lengths;   // --lengths, in the order given
   CacheBudget budget{64, 64};         // --heavy, --recent (section lengths)

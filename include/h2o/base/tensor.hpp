@@ -9,7 +9,8 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <xtensor/xtensor.hpp>
+
+#include "h2o/base/xtensor.hpp"
 
 namespace h2o {
 
