@@ -23,6 +23,7 @@
 #include "h2o/base/files.hpp"
 #include "h2o/model/checkpoint.hpp"
 #include "h2o/model/decoder.hpp"
+#include "h2o/text/stories.hpp"
 #include "h2o/text/tokenizer.hpp"
 
 namespace {
@@ -41,8 +42,11 @@ int write_tokens(const std::string& model, const std::string& tokenizer_path,
                  const std::string& text, const std::string& out_path) {
   const h2o::ModelConfig config = h2o::read_checkpoint_config(model);
   const h2o::Tokenizer tokenizer = h2o::Tokenizer::load(tokenizer_path, config.vocab_size);
-  const std::vector<int> ids =
-      tokenizer.encode(h2o::read_text_file(text, "text '" + text + "'", 1 << 20), true, false);
+  // The first story of the file, as the programs read it (text/stories.hpp).
+  const std::vector<std::string> stories =
+      h2o::split_stories(h2o::read_text_file(text, "text '" + text + "'", 1 << 20));
+  if (stories.empty()) throw std::runtime_error("text '" + text + "' holds no story");
+  const std::vector<int> ids = tokenizer.encode(stories.front(), true, false);
   std::ofstream out(out_path);
   for (int id : ids) out << id << "\n";
   if (!out) throw std::runtime_error("cannot write '" + out_path + "'");

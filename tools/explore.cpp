@@ -29,6 +29,7 @@
 #include "h2o/app/cli.hpp"
 #include "h2o/app/default_files.hpp"
 #include "h2o/app/explore_options.hpp"
+#include "h2o/app/reading_report.hpp"
 #include "h2o/base/files.hpp"
 #include "h2o/base/format.hpp"
 #include "h2o/measure/cache_trace.hpp"
@@ -89,7 +90,8 @@ int explore(int argc, char** argv) {
   const h2o::ModelConfig& config = weights->config;
   const h2o::Tokenizer tokenizer = h2o::Tokenizer::load(files.tokenizer, config.vocab_size);
   const std::size_t longest = std::min<std::size_t>(config.seq_len, h2o::kMaxExploreTokens);
-  const std::vector<int> tokens = h2o::read_story_tokens(args, tokenizer, 3, longest);
+  const h2o::StoryTokens story = h2o::read_story(args, tokenizer, 3, longest);
+  const std::vector<int>& tokens = story.tokens;  // the first story of the file, whole
   const std::size_t n = tokens.size(), steps = n - 1;
   const std::size_t budget = options.budget.for_text(n);
 
@@ -167,7 +169,10 @@ int explore(int argc, char** argv) {
 
   // Step 6: what was written, in words.
   std::cout << "explore: " << model_name << " reading " << text_name << ", " << n
-            << " tokens; budget " << options.budget.describe(n) << "\n";
+            << " tokens; budget " << options.budget.describe(n) << "\n  "
+            << h2o::reading_summary(text_name, 1, story.stories_in_file, story.paragraphs, n,
+                                    std::nullopt)
+            << "\n";
   for (const Explored& e : explored) {
     std::cout << "  " << h2o::pad_right(e.name, 8) << "agreement with the full cache "
               << h2o::fixed(100.0 * e.trace.reading.agreement(), 1) << "% ("
