@@ -36,7 +36,8 @@ ModelFiles model_files_from_options(const ArgParser& args) {
 
 void add_text_option(ArgParser& args) {
   args.add_option("text", "PATH", default_text_file(),
-                  "the text to read (at most " + byte_size_text(kMaxTextBytes) + ")");
+                  "text: blank lines part paragraphs, <|story|> lines stories (at most " +
+                      byte_size_text(kMaxTextBytes) + ")");
 }
 
 std::string read_text_option(const ArgParser& args) {

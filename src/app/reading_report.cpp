@@ -23,8 +23,8 @@ std::string joined(const std::vector<std::string>& items) {
 }  // namespace
 
 std::string names_option_help() {
-  return "the character names, one per line; a name counts where the text writes it as whole "
-         "tokens, and a name of several tokens is recalled only when all of them are predicted";
+  // Short enough for one line of --help (the full rule: measure/name_recall.hpp, README).
+  return "names, one a line; a name split into tokens counts when all are predicted";
 }
 
 std::string reading_summary(const std::string& file_name, std::size_t stories_read,
