@@ -103,6 +103,26 @@ h2o_check_program(NAME lesson_09_real_model TARGET 09_real_model
          "old tokens; names:" "The answer (details in steps 1-5 below)"
          "Against a plain window of the same size, H2O has the lower perplexity at"
          "long-gap names against the window's" "Name recall rests on only 9 name events")
+# The whole story, every paragraph; a text the model does not know (the hand-written stories):
+# one warning, the measurements, and no verdict; names of several tokens are listed.
+h2o_check_program(NAME lesson_09_reads_whole_story TARGET 09_real_model
+  EXPECT "read 1 story of heldout_story.txt (13 paragraphs): 912 tokens, 9 name events"
+         "perplexity 1.552, 0.146 bits per byte" "bits/byte"
+  FORBID "Warning")
+h2o_check_program(NAME lesson_09_text_beyond_the_model TARGET 09_real_model
+  ARGS --text "${PROJECT_SOURCE_DIR}/data/handwritten_stories.txt"
+       --names "${PROJECT_SOURCE_DIR}/data/handwritten_names.txt"
+  EXPECT "read 1 of 21 stories of handwritten_stories.txt (4 paragraphs): 230 tokens, 1 name event"
+         "Warning: the model does not know text like this: even the full cache reads it at 5.72 bits"
+         "no verdict is drawn"
+         "Names the tokenizer splits (recalled only when every token is predicted): Lily (3 tokens),"
+         "Step 4: H2O"
+  FORBID "Against a plain window" "better" "tokens kept")
+h2o_check_program(NAME lesson_11_text_beyond_the_model TARGET 11_how_much_cache
+  ARGS --text "${PROJECT_SOURCE_DIR}/data/handwritten_stories.txt" --budgets 10,50 --prompts 50
+  EXPECT "Warning: the model does not know text like this" "Steps 3 and 4 (the verdicts) are left out."
+         "bits per byte (full 5.723)" "Step 6: prompt-time or token by token?"
+  FORBID "The claim" "The paper's" "Step 3:" "Step 4:" "agrees more with the full cache")
 # stories260K (external, for comparison): its own tokenizer splits the project's names, so there
 # are no name positions to count, and its shorter seq_len needs the shorter story.
 set(h2o_stories260k_args --model "${H2O_MODELS_DIR}/stories260K/stories260K.bin"
@@ -182,8 +202,9 @@ h2o_check_program(NAME lesson_11_sweep_and_verdicts TARGET 11_how_much_cache
          "policy            2%     5%    10%    20%    30%    50%   100%"
          "name recall, % (full 100.0%; 9 names, one is 11.1 points)"
          "Step 6: prompt-time or token by token? At a budget of 10% = 91 tokens"
-         "(prompt, policy) pairs,"
-  FORBID "KL from the full cache")
+         "(prompt, policy) pairs," "Step 2: the full cache: perplexity 1.552 (0.146 bits per byte)"
+         "bits per byte (full 0.146)"
+  FORBID "KL from the full cache" "Warning")
 # At 100% nothing is evicted: every policy is the full cache (perplexity, agreement 100%).
 h2o_check_program(NAME lesson_11_full_budget_is_the_full_cache TARGET 11_how_much_cache
   ARGS --budgets 100 --prompt-budget 100 --prompts 50

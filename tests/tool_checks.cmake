@@ -460,6 +460,16 @@ h2o_check_program(NAME compare_policies_real_model TARGET compare_policies
          "random    91" "tova      91" "knorm     91" "snapkv    91" "  <- best" "At each budget:" "91 tokens:  best "
          "Kept after the last step at 10% = 91 tokens" "          820-910" "          0-3 824-910"
   FORBID "[holds" "refused" "Warning")
+# Several stories, each whole; on texts the model does not know, the table and a warning but no
+# best policy. Names of several tokens count, and are listed.
+h2o_check_program(NAME compare_policies_text_beyond_the_model TARGET compare_policies
+  ARGS --text "${PROJECT_SOURCE_DIR}/data/handwritten_stories.txt"
+       --names "${PROJECT_SOURCE_DIR}/data/handwritten_names.txt" --budgets 20
+  EXPECT "read 21 stories of handwritten_stories.txt: 5935 tokens, 26 name events"
+         "Names the tokenizer splits (recalled only when every token is predicted): Anna (4 tokens)"
+         "reference  full     229  289852.849      6.346"
+         "Warning: the model does not know text like this: even the full cache reads it at 6.35"
+  FORBID "<- best" "At each budget:")
 h2o_check_program(NAME compare_policies_whole_text_budget TARGET compare_policies ARGS --budgets 100
   EXPECT "100% = 912" "nothing was evicted: every policy equals the full cache exactly"
   FORBID "NOT exactly")
