@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "h2o_catch.hpp"
 #include "h2o/app/cli.hpp"
 #include "h2o/app/default_files.hpp"
 #include "h2o/base/files.hpp"
