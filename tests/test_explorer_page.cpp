@@ -98,25 +98,6 @@ TEST_CASE("an explorer page holds its data and nothing from outside", "[explorer
         "the trace of policy 'h2o' does not match the page's text or the other trace");
 }
 
-TEST_CASE("pages are written whole, and never into a folder", "[explorer_page]") {
-  const std::filesystem::path folder =
-      std::filesystem::temp_directory_path() / "h2o_test_explorer_page";
-  std::filesystem::create_directories(folder);
-  const std::string path = (folder / "page.html").string();
-  save_text_file(path, "<p>one</p>", "the page");
-  save_text_file(path, "<p>two</p>", "the page");  // replaces the old page
-  std::ifstream in(path);
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  CHECK(text == "<p>two</p>");
-  CHECK_FALSE(std::filesystem::exists(path + ".tmp"));
-  CHECK(h2o_test::error_of<std::exception>([&] { save_text_file(folder.string(), "x", "the page"); }) ==
-        "cannot write the page to '" + folder.string() + "': it is a folder");
-  CHECK(h2o_test::error_of<std::exception>([&] { check_writable_path((folder / "no/such.html").string(), "the page"); }) ==
-        "cannot write the page to '" + (folder / "no/such.html").string() + "': no folder '" +
-            (folder / "no").string() + "'");
-  std::filesystem::remove_all(folder);
-}
-
 TEST_CASE("the explorer's budget is a share or a number of tokens", "[explorer_page]") {
   CHECK(parse_explore_budget("10%").for_text(912) == 91);
   CHECK(parse_explore_budget("10%").describe(912) ==

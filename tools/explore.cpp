@@ -32,6 +32,7 @@
 #include "h2o/app/reading_report.hpp"
 #include "h2o/base/files.hpp"
 #include "h2o/base/format.hpp"
+#include "h2o/base/output_file.hpp"
 #include "h2o/measure/cache_trace.hpp"
 #include "h2o/measure/teacher_forcing.hpp"
 #include "h2o/model/checkpoint.hpp"
@@ -81,8 +82,8 @@ int explore(int argc, char** argv) {
   h2o::ArgParser args = h2o::explore_arguments();
   if (!args.parse(argc, argv)) return 0;
   const h2o::ExploreOptions options = h2o::explore_options(args);
-  h2o::check_writable_path(options.out_path, "the page");
-  if (!options.kept_path.empty()) h2o::check_writable_path(options.kept_path, "the kept positions");
+  h2o::check_output_path(options.out_path, "the page");
+  if (!options.kept_path.empty()) h2o::check_output_path(options.kept_path, "the kept positions");
 
   // Step 2: the model and the first story of the text, as token ids (BOS first).
   const h2o::ModelFiles files = h2o::model_files_from_options(args);
@@ -162,9 +163,9 @@ int explore(int argc, char** argv) {
     page.policies.push_back({e.name, description, labels.kept_label, labels.recent, &e.trace});
   }
   const std::string html = h2o::explorer_page_html(page);
-  h2o::save_text_file(options.out_path, html, "the page");
+  h2o::write_output_file(options.out_path, "the page", html);
   if (!options.kept_path.empty()) {
-    h2o::save_text_file(options.kept_path, kept.str(), "the kept positions");
+    h2o::write_output_file(options.kept_path, "the kept positions", kept.str());
   }
 
   // Step 6: what was written, in words.

@@ -2,11 +2,8 @@
 
 #include <cmath>
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
 #include <sstream>
 #include <stdexcept>
-#include <system_error>
 
 namespace h2o {
 
@@ -118,44 +115,6 @@ std::string html_escape(const std::string& text) {
 
 // ------------------------------------------------------------------------------------------------
 // Writing the file
-
-void check_writable_path(const std::string& path, const std::string& what) {
-  namespace fs = std::filesystem;
-  if (path.empty()) throw std::runtime_error(what + " needs a file path");
-  std::error_code error;
-  if (fs::is_directory(path, error)) {
-    throw std::runtime_error("cannot write " + what + " to '" + path + "': it is a folder");
-  }
-  const fs::path parent = fs::path(path).parent_path();
-  if (!parent.empty() && !fs::is_directory(parent, error)) {
-    throw std::runtime_error("cannot write " + what + " to '" + path + "': no folder '" +
-                             parent.string() + "'");
-  }
-  if (fs::exists(path, error) && !fs::is_regular_file(path, error)) {
-    throw std::runtime_error("cannot write " + what + " to '" + path + "': not a regular file");
-  }
-}
-
-void save_text_file(const std::string& path, const std::string& text, const std::string& what) {
-  check_writable_path(path, what);
-  const std::string temporary = path + ".tmp";
-  {
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    if (!out) throw std::runtime_error("cannot write " + what + " to '" + path + "'");
-    out.write(text.data(), static_cast<std::streamsize>(text.size()));
-    out.close();
-    if (!out) {
-      std::remove(temporary.c_str());
-      throw std::runtime_error("cannot write " + what + " to '" + path + "' (disk full?)");
-    }
-  }
-  std::error_code error;
-  std::filesystem::rename(temporary, path, error);
-  if (error) {
-    std::remove(temporary.c_str());
-    throw std::runtime_error("cannot write " + what + " to '" + path + "': " + error.message());
-  }
-}
 
 // ------------------------------------------------------------------------------------------------
 // The page

@@ -58,13 +58,4 @@ bool is_valid_utf8(const std::string& text);
 // `text` with &, <, >, " and ' as HTML character references.
 std::string html_escape(const std::string& text);
 
-// Writes `text` to `path` through a temporary file in the same folder and a rename, so a reader
-// never sees half a page and a failed write leaves any old file as it was. One-line errors name
-// the path: a folder, a missing folder, a file that cannot be written.
-void save_text_file(const std::string& path, const std::string& text, const std::string& what);
-
-// Throws the error save_text_file would, without writing anything: for checking an output path
-// before a long run.
-void check_writable_path(const std::string& path, const std::string& what);
-
 }  // namespace h2o
