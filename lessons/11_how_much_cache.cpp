@@ -83,8 +83,8 @@ int main(int argc, char** argv) try {
   args.add_option("names", "PATH", h2o::default_names_file(), h2o::names_option_help())
       .add_option("budgets", "LIST", "2,5,10,20,30,50,100", "budgets, percent of the text")
       .add_option("name-gap", "N", "64", "name recall counts names last seen > N tokens back")
-      .add_option("prompts", "LIST", "25,50,75", "Step 7's prompt lengths, percent of the text")
-      .add_option("prompt-budget", "PERCENT", "10", "Step 7's cache budget, percent of the text")
+      .add_option("prompts", "LIST", "25,50,75", "Step 6's prompt lengths, percent of the text")
+      .add_option("prompt-budget", "PERCENT", "10", "Step 6's cache budget, percent of the text")
       .add_option("csv", "PATH", "", "write the sweep's numbers as CSV to this file")
       .add_option("pictures", "DIR", "", "write one SVG chart per measure into this folder");
   if (!args.parse(argc, argv)) return 0;
@@ -214,7 +214,7 @@ int main(int argc, char** argv) try {
       const std::size_t h2o_needs = first_good_budget(*h2o_sums, limit);
       const std::size_t window_needs = first_good_budget(*window, limit);
       std::cout << "  The paper's \"20% is enough\": H2O needs " << percent_text(h2o_needs)
-                << ", the window " << percent_text(window_needs) << ":\n  "
+                << ", the window " << percent_text(window_needs) << ".\n  "
                 << (h2o_needs < percents.size() && percents[h2o_needs] <= 20
                         ? "The claim holds on this model and text."
                         : "The claim does not hold here: this model needs more cache.")

@@ -195,7 +195,7 @@ h2o_check_program(NAME lesson_11_sweep_and_verdicts TARGET 11_how_much_cache
          "Step 3: the smallest budget (percent of the 912 tokens) from which on perplexity stays"
          "  h2o           10%" "  window        20%" "  tova          30%"
          "  tova-per-head 100%    why: whatever it evicts, later tokens needed; at 50% still"
-         "The paper's \"20% is enough\": H2O needs 10%, the window 20%:"
+         "The paper's \"20% is enough\": H2O needs 10%, the window 20%."
          "Step 4: which score, which protected tokens?" "  h2o-norm  " "  h2o+start4  "
          "the paper's \"averaging did worse\"" "=> a KV head scored alone keeps only what its own"
          "Step 5: the numbers (KL and top-1 agreement: --csv)"

@@ -34,7 +34,7 @@ ArgParser explore_arguments() {
   add_text_option(args);
   args.add_option("policies", "LIST", "h2o,window", "one or two policies, shown side by side");
   args.add_option("budget", "B", "10%",
-                  "cache budget: a share of the text (10%) or tokens per layer and KV head (91)");
+                  "cache budget: a share of the text (10%) or tokens per layer and head (91)");
   args.add_option("out", "PATH", "explorer.html", "the page to write");
   args.add_option("kept", "PATH", "",
                   "also write every step's kept positions as text (for tests)");
