@@ -161,8 +161,8 @@ int main(int argc, char** argv) {
   const Run& smallest = runs.front();  // percents ascend
   const h2o::PolicySettings smallest_split =
       h2o::settings_for_budget("h2o", h2o::tokens_for_percent(n, percents.front()), base);
-  steps << "\nStep 5: the heavy hitters the " << smallest.decoder->policy().describe()
-        << "\n        cache holds at the end\n";
+  steps << "\nStep 5: the heavy hitters kept at the end by the smallest H2O cache\n        ("
+        << smallest.decoder->policy().describe() << ")\n";
   if (smallest.decoder->evicted_tokens(0) == 0) {
     steps << "        none: that budget holds the whole text, so nothing was evicted\n";
   } else {

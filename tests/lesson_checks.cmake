@@ -99,7 +99,7 @@ h2o_check_program(NAME lesson_09_real_model TARGET 09_real_model
   EXPECT "Step 1: loaded model.bin" "the text in heldout_story.txt is 912 tokens long"
          "times the next token is a character's name last seen more than 64 tokens back"
          "H2O 10% (45+46)" "window 10% (91)" "H2O 50% (228+228)" "window 50% (456)"
-         "name recall" "Step 5: the heavy hitters the H2O, heavy 45 + recent 46 = 91 tokens"
+         "name recall" "Step 5: the heavy hitters kept at the end by the smallest H2O cache" "(H2O, heavy 45 + recent 46 = 91 tokens"
          "old tokens; names:" "The answer (details in steps 1-5 below)"
          "Against a plain window of the same size, H2O has the lower perplexity at"
          "long-gap names against the window's" "Name recall rests on only 9 name events")
