@@ -194,9 +194,11 @@ function(h2o_add_check_file check_file)
   h2o_check_finish_block()
 endfunction()
 
-# Every file of tests/checks/, in name order.
-file(GLOB h2o_check_files ${CMAKE_CURRENT_LIST_DIR}/checks/*.txt)
+# Every file of tests/checks/, in name order. A build after a file is edited or added configures
+# again, so the tests are always those the files say.
+file(GLOB h2o_check_files CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/checks/*.txt)
 list(SORT h2o_check_files)
 foreach(check_file IN LISTS h2o_check_files)
+  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${check_file})
   h2o_add_check_file(${check_file})
 endforeach()
