@@ -1,11 +1,16 @@
-# Runs one program and checks how it behaved. Used by CTest (see program_checks.cmake):
-#   cmake -DPROGRAM=path -DARGS="a@@b" -DEXIT=0|nonzero -DEXPECT="text one@@text two"
-#         -DSTREAM=stdout|stderr [-DREQUIRES=file] [-DREQUIRES_IMPORT=module]
-#         [-DFORBID="text@@text"] [-DENV_SETTING=VAR=value]
-#         [-DTIMEOUT=seconds] -P check_program.cmake
-# Passes when the exit code is as expected, every EXPECT text appears literally in STREAM and no
-# FORBID text does.
+# Runs one program and checks how it behaved. Used by CTest (tests/check_files.cmake adds one such
+# test per block of tests/checks/*.txt):
+#   cmake -DPROGRAM=path -DARGS="a@@b" -DEXIT=0|nonzero -DSTDOUT="text@@text" -DSTDERR="text@@text"
+#         [-DNOT_STDOUT="text@@text"] [-DNOT_STDERR="text@@text"] [-DREQUIRES=file]
+#         [-DREQUIRES_IMPORT=module] [-DENV_SETTING=VAR=value] [-DTIMEOUT=seconds]
+#         -P check_program.cmake
+# Values are joined by "@@", with CMake's list characters encoded (check_values.cmake).
+# Passes when the exit code is as expected, every STDOUT text appears literally in stdout, every
+# STDERR text in stderr, and no NOT_ text in its stream.
 # A failure-exit check also demands the error be a single line, and no crash (signal) is accepted.
+
+include(${CMAKE_CURRENT_LIST_DIR}/check_values.cmake)
+
 if(REQUIRES AND NOT EXISTS "${REQUIRES}")
   message("SKIPPED: ${REQUIRES} not found (the real model lives outside this repository; see README)")
   return()
@@ -19,9 +24,7 @@ if(REQUIRES_IMPORT)
     return()
   endif()
 endif()
-string(REPLACE "@@" ";" arg_list "${ARGS}")
-string(REPLACE "@@" ";" expect_list "${EXPECT}")
-string(REPLACE "@@" ";" forbid_list "${FORBID}")
+h2o_decode_arguments("${ARGS}" arg_list)
 set(env_prefix)
 if(ENV_SETTING)
   set(env_prefix ${CMAKE_COMMAND} -E env "${ENV_SETTING}")
@@ -48,21 +51,28 @@ if(EXIT STREQUAL "nonzero")
   endif()
 endif()
 
-if(STREAM STREQUAL "stderr")
-  set(text "${err}")
-else()
-  set(text "${out}")
-endif()
-foreach(expected IN LISTS expect_list)
-  string(FIND "${text}" "${expected}" where)
-  if(where EQUAL -1)
-    message(FATAL_ERROR "missing from ${STREAM}: '${expected}'\nstdout:\n${out}\nstderr:\n${err}")
+foreach(stream stdout stderr)
+  string(TOUPPER ${stream} upper)
+  if(stream STREQUAL "stderr")
+    set(text "${err}")
+  else()
+    set(text "${out}")
   endif()
-endforeach()
-foreach(forbidden IN LISTS forbid_list)
-  string(FIND "${text}" "${forbidden}" where)
-  if(NOT where EQUAL -1)
-    message(FATAL_ERROR "${STREAM} must not contain '${forbidden}'\nstdout:\n${out}\nstderr:\n${err}")
-  endif()
+  string(REPLACE "@@" ";" expect_list "${${upper}}")
+  foreach(expected IN LISTS expect_list)
+    h2o_decode("${expected}" expected)
+    string(FIND "${text}" "${expected}" where)
+    if(where EQUAL -1)
+      message(FATAL_ERROR "missing from ${stream}: '${expected}'\nstdout:\n${out}\nstderr:\n${err}")
+    endif()
+  endforeach()
+  string(REPLACE "@@" ";" forbid_list "${NOT_${upper}}")
+  foreach(forbidden IN LISTS forbid_list)
+    h2o_decode("${forbidden}" forbidden)
+    string(FIND "${text}" "${forbidden}" where)
+    if(NOT where EQUAL -1)
+      message(FATAL_ERROR "${stream} must not contain '${forbidden}'\nstdout:\n${out}\nstderr:\n${err}")
+    endif()
+  endforeach()
 endforeach()
 message(STATUS "ok: ${PROGRAM} exited ${rc} and printed every expected text")

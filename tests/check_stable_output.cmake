@@ -1,6 +1,8 @@
 # Runs PROGRAM (with ARGS, "@@"-separated) twice; fails unless both runs exit 0 with identical
 # stdout, and every line of it fits in 100 columns (lesson output is plain ASCII: bytes = columns).
-string(REPLACE "@@" ";" arg_list "${ARGS}")
+# (ARGS as check_program.cmake takes them: check_values.cmake.)
+include(${CMAKE_CURRENT_LIST_DIR}/check_values.cmake)
+h2o_decode_arguments("${ARGS}" arg_list)
 foreach(run 1 2)
   execute_process(COMMAND "${PROGRAM}" ${arg_list} RESULT_VARIABLE rc OUTPUT_VARIABLE out_${run}
     ERROR_VARIABLE err TIMEOUT 600)

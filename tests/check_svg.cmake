@@ -1,4 +1,5 @@
-# Runs a program that writes an SVG picture and checks the file. Used by CTest (tool_checks.cmake):
+# Runs a program that writes an SVG picture and checks the file. Used by CTest
+# (picture_checks.cmake):
 #   cmake -DPROGRAM=path -DARGS="a@@b" -DSVG_FILE=path [-DREQUIRES=file] [-DEXPECT="text@@text"]
 #         -P check_svg.cmake
 # Passes when the program exits 0 and SVG_FILE (written afresh) starts with "<svg", ends with

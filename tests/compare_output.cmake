@@ -2,8 +2,10 @@
 #   cmake -DPROGRAM=path -DARGS="a@@b" -DEXPECTED_FILE=path -DOUTPUT_FILE=path
 #         -P compare_output.cmake
 # When EXPECTED_FILE is absent (the downloaded model folder is missing), prints "SKIPPED: ..." and
-# passes; tool_checks.cmake marks that text as a CTest skip.
-string(REPLACE "@@" ";" arg_list "${ARGS}")
+# passes; check_files.cmake marks that text as a CTest skip.
+# (ARGS as check_program.cmake takes them: check_values.cmake.)
+include(${CMAKE_CURRENT_LIST_DIR}/check_values.cmake)
+h2o_decode_arguments("${ARGS}" arg_list)
 if(NOT EXISTS "${EXPECTED_FILE}")
   message("SKIPPED: ${EXPECTED_FILE} is absent (see H2O_MODELS_DIR)")
   return()

@@ -1,7 +1,7 @@
 // make_test_inputs.cpp: writes the model, tokenizer and text files the `generate` and
-// `compare_policies` checks run on (tool_checks.cmake), good and deliberately damaged, into the
-// folder given as the only argument. Also a named pipe and a folder, which every reader must
-// refuse as not being regular files.
+// `compare_policies` checks run on (tests/checks/, as {inputs}), good and deliberately damaged,
+// into the folder given as the only argument. Also a named pipe and a folder, which every reader
+// must refuse as not being regular files.
 //
 // Everything is synthetic (random weights, a made-up vocabulary), so these checks need no
 // downloaded model. The tiny model: dim 16 (4 heads, 2 KV heads), hidden 24, 2 layers,

@@ -1,7 +1,7 @@
 # The lessons' terminal step mode (--step, report/step_view.hpp) on a real terminal: tmux runs
 # each lesson in a pseudo-terminal, the check types Enter and reads the screen
 # (check_step_mode.cmake; skipped where tmux is not installed). Without --step the lessons' output
-# is unchanged: the lesson checks and their stable-output checks cover that.
+# is unchanged: the lesson checks and their stable-output checks cover that (tests/checks/).
 function(h2o_check_step_mode)
   cmake_parse_arguments(S "NO_COLOR" "NAME;TARGET;ENTERS;AFTER;LAST" "FIRST" ${ARGN})
   string(REPLACE ";" "@@" first "${S_FIRST}")
@@ -26,7 +26,3 @@ h2o_check_step_mode(NAME lesson_08_step_terminal TARGET 08_full_vs_h2o ENTERS 8
   FIRST "H2O layer 0 head 0 heavy: - | recent: #0 "
   AFTER "token 8: max |logit diff| 0.000000"
   LAST "Step 5: KV bytes at the end")
-foreach(lesson 04_online_tokens 07_h2o_tensor_cache 08_full_vs_h2o)
-  h2o_check_program(NAME lesson_${lesson}_help_step TARGET ${lesson} ARGS --help
-    EXPECT "--step" "wait for Enter after each token")
-endforeach()

@@ -1,6 +1,6 @@
 // test_step_view.cpp: the lessons' terminal step mode (report/step_view.hpp) on string streams:
 // roles in words, evicted tokens found from frame to frame, colour only when asked, Enter, q and
-// the end of the input. tests/lesson_checks.cmake runs it on a real terminal (tmux).
+// the end of the input. tests/step_mode_checks.cmake runs it on a real terminal (tmux).
 #include "h2o_catch.hpp"
 #include <sstream>
 #include <string>

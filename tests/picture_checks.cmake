@@ -1,0 +1,55 @@
+# Checks of what programs draw and show, beyond the text they print (the text: tests/checks/):
+# SVG pictures (check_svg.cmake), the README's committed pictures (check_pictures.cmake) and the
+# explorer page in a real browser (check_explorer_page.cmake).
+
+# h2o_check_picture(NAME test_name TARGET program ARGS a b ... SVG file [EXPECT "text" ...])
+# Runs the program (which must exit 0) and checks the SVG picture it wrote afresh: it starts with
+# "<svg", ends with "</svg>", holds rectangles and every EXPECT text (check_svg.cmake).
+function(h2o_check_picture)
+  cmake_parse_arguments(P "" "NAME;TARGET;SVG" "ARGS;EXPECT" ${ARGN})
+  string(REPLACE ";" "@@" joined_args "${P_ARGS}")
+  string(REPLACE ";" "@@" joined_expect "${P_EXPECT}")
+  add_test(NAME ${P_NAME}
+    COMMAND ${CMAKE_COMMAND} -DPROGRAM=$<TARGET_FILE:${P_TARGET}> "-DARGS=${joined_args}"
+            "-DSVG_FILE=${P_SVG}" "-DEXPECT=${joined_expect}"
+            -P ${CMAKE_CURRENT_SOURCE_DIR}/check_svg.cmake)
+  set_tests_properties(${P_NAME} PROPERTIES SKIP_REGULAR_EXPRESSION "SKIPPED: ")
+endfunction()
+
+# Lesson 10's two pictures and lesson 11's four.
+foreach(picture attention_heatmap rank_score)
+  set(folder ${CMAKE_CURRENT_BINARY_DIR}/lesson_10_${picture})
+  h2o_check_picture(NAME lesson_10_picture_${picture} TARGET 10_sparse_attention
+    ARGS --pictures ${folder} SVG ${folder}/${picture}.svg
+    EXPECT "<title>" "<desc>Made by: 10_sparse_attention --pictures")
+endforeach()
+foreach(picture budget_perplexity budget_kl budget_agreement budget_name_recall)
+  set(folder ${CMAKE_CURRENT_BINARY_DIR}/lesson_11_${picture})
+  h2o_check_picture(NAME lesson_11_picture_${picture} TARGET 11_how_much_cache
+    ARGS --budgets 10,50 --pictures ${folder} SVG ${folder}/${picture}.svg
+    EXPECT "<title>" ">h2o<" ">h2o-norm<" ">window<" "cache budget (% of the text's tokens)")
+endforeach()
+
+# compare_policies' picture of what each policy kept.
+h2o_check_picture(NAME compare_policies_svg_picture TARGET compare_policies
+  ARGS --budgets 10 --svg ${CMAKE_CURRENT_BINARY_DIR}/compare_policies.svg
+  SVG ${CMAKE_CURRENT_BINARY_DIR}/compare_policies.svg
+  EXPECT ">full<" ">h2o<" ">window<" "decoding step" "original position" "budget 91 tokens")
+
+# explore's page in a real browser (skipped without chromium: bash scripts/install-deps.sh --only
+# chromium).
+add_test(NAME explore_page_in_browser
+  COMMAND ${CMAKE_COMMAND} -DEXPLORE=$<TARGET_FILE:explore>
+          -DBROWSER=${PROJECT_SOURCE_DIR}/scripts/headless-chromium.sh
+          -DTEXT=${PROJECT_SOURCE_DIR}/data/story.txt -DWORK=${CMAKE_CURRENT_BINARY_DIR}/explore_page
+          -DSCREENSHOT=${CMAKE_BINARY_DIR}/explorer.png
+          -P ${CMAKE_CURRENT_SOURCE_DIR}/check_explorer_page.cmake)
+set_tests_properties(explore_page_in_browser PROPERTIES SKIP_REGULAR_EXPRESSION "SKIPPED: "
+                     TIMEOUT 900)
+
+# The pictures the README shows (docs/pictures/) are what the programs draw today.
+add_test(NAME pictures_up_to_date
+  COMMAND ${CMAKE_COMMAND} -DSCRIPT=${PROJECT_SOURCE_DIR}/scripts/make-pictures.sh
+          -DBUILD_DIR=${CMAKE_BINARY_DIR} -DOUT=${CMAKE_CURRENT_BINARY_DIR}/pictures_now
+          -DCOMMITTED=${PROJECT_SOURCE_DIR}/docs/pictures
+          -P ${CMAKE_CURRENT_SOURCE_DIR}/check_pictures.cmake)
