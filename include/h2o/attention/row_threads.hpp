@@ -25,6 +25,12 @@ namespace h2o {
 // Most threads set_row_threads accepts.
 constexpr std::size_t kMaxRowThreads = 256;
 
+// Below this many floats read (256 KiB) a product stays on the calling thread: handing it to a
+// worker and waiting for it costs about a microsecond, as much as such a product itself (every
+// product of stories260K is this small; stories15M's smallest, 288 x 288, is not). The `share`
+// argument of for_row_blocks is `floats read >= kMinFloatsToShare`.
+constexpr std::size_t kMinFloatsToShare = std::size_t{1} << 16;
+
 // N threads share the products from now on, N in [1, kMaxRowThreads] (std::invalid_argument
 // otherwise); 1 = everything on the calling thread. Stops the workers of an earlier setting; new
 // ones start at the next product worth sharing. Not to be called while a product runs.
