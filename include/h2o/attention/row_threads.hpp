@@ -1,10 +1,11 @@
 // row_threads.hpp: the project's own threads for the weight products (--threads N).
 //
-// A product's output rows are cut into a few contiguous blocks per thread (N threads: the caller
-// and N - 1 workers); every thread takes the next free block until none is left, so a worker that
-// has lost its core (a busy machine) never holds a product up for long. Each output row is
-// computed by one thread, front to back, exactly as with one thread: the results are the same bits
-// whatever N is.
+// A product's output rows are handed out in contiguous pieces (N threads: the caller and N - 1
+// workers): every thread takes the next free piece until none is left, the pieces shrinking as
+// the rows run out (big ones first, few hand-overs; small ones last, so the threads finish
+// together), and a worker that has lost its core (a busy machine) never holds a product up for
+// long. Each output row is computed by one thread, front to back, exactly as with one thread: the
+// results are the same bits whatever N is. The decoder shares attention's KV heads the same way.
 //
 // The workers are started once, at the first product big enough to share, and then wait for work.
 // While a token is being decoded the products come every few microseconds, so a worker spins for
