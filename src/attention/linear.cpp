@@ -29,11 +29,6 @@ namespace {
   return true;
 }();
 
-// Below this many weights (256 KiB of floats) a product stays on the calling thread: handing it
-// to a worker and waiting for it costs about a microsecond, as much as such a product itself
-// (every product of stories260K is this small; stories15M's smallest, 288 x 288, is not).
-constexpr std::size_t kMinWeightsToShare = std::size_t{1} << 16;
-
 // Non-owning views of raw memory; a std::array shape keeps them allocation-free.
 auto adapt_matrix(const float* data, std::size_t rows, std::size_t cols) {
   const std::array<std::size_t, 2> shape{rows, cols};
@@ -76,7 +71,7 @@ struct MatmulWork {
 
 void matvec(float* out, const float* w, const float* x, std::size_t rows, std::size_t cols) {
   MatvecWork work{active_matvec_kernel(), out, w, x, cols};
-  for_row_blocks(rows, rows * cols >= kMinWeightsToShare, &MatvecWork::run, &work);
+  for_row_blocks(rows, rows * cols >= kMinFloatsToShare, &MatvecWork::run, &work);
 }
 
 void matvec_transposed(float* out, const float* w, const float* x, std::size_t rows,
@@ -101,7 +96,7 @@ void matmul_transposed(float* out, const float* x, const float* w, std::size_t m
     return;
   }
   MatmulWork work{out, x, w, m, rows, cols};
-  for_row_blocks(rows, rows * cols >= kMinWeightsToShare, &MatmulWork::run, &work);
+  for_row_blocks(rows, rows * cols >= kMinFloatsToShare, &MatmulWork::run, &work);
 }
 
 void set_matmul_threads(std::size_t threads) {

@@ -8,6 +8,7 @@
 
 #include "h2o/attention/attention.hpp"
 #include "h2o/attention/linear.hpp"
+#include "h2o/attention/row_threads.hpp"
 #include "h2o/model/rmsnorm.hpp"
 #include "h2o/model/rope.hpp"
 #include "h2o/model/swiglu.hpp"
@@ -112,12 +113,25 @@ void Decoder::attend_through_cache(std::size_t layer, const float* q, const floa
   LayerKVCache& cache = caches_[layer];
   cache.append(k, v, position);
   const std::size_t live = cache.size();
-  for (std::size_t g = 0; g < c.n_kv_heads; ++g) {
-    // Query heads g * group .. (g + 1) * group - 1 read KV head g, all in one kernel call.
-    const std::size_t h = g * group;
-    attend_group_into(q + h * D, group, cache.keys(g), cache.values(g), live, D, &att_(h, 0),
-                      stride, out + h * D);
-  }
+  // Query heads g * group .. (g + 1) * group - 1 read KV head g, all in one kernel call. The KV
+  // heads are independent, so --threads N shares them out like a product's rows (same bits).
+  struct Heads {
+    const float* q;
+    const LayerKVCache* cache;
+    std::size_t live, D, group, stride;
+    float* att;
+    float* out;
+    static void run(void* context, std::size_t first, std::size_t last) {
+      const Heads& p = *static_cast<const Heads*>(context);
+      for (std::size_t g = first; g < last; ++g) {
+        const std::size_t h = g * p.group;
+        attend_group_into(p.q + h * p.D, p.group, p.cache->keys(g), p.cache->values(g), p.live,
+                          p.D, p.att + h * p.stride, p.stride, p.out + h * p.D);
+      }
+    }
+  } heads{q, &cache, live, D, group, stride, &att_(0, 0), out};
+  const std::size_t floats_read = 2 * live * c.kv_dim();  // keys and values
+  for_row_blocks(c.n_kv_heads, floats_read >= kMinFloatsToShare, &Heads::run, &heads);
   if (record_attention_) {
     AttentionRecord& record = records_[layer];
     record.positions.assign(c.n_kv_heads, {});

@@ -1,10 +1,11 @@
 // row_threads.hpp: the project's own threads for the weight products (--threads N).
 //
-// A product's output rows are cut into a few contiguous blocks per thread (N threads: the caller
-// and N - 1 workers); every thread takes the next free block until none is left, so a worker that
-// has lost its core (a busy machine) never holds a product up for long. Each output row is
-// computed by one thread, front to back, exactly as with one thread: the results are the same bits
-// whatever N is.
+// A product's output rows are handed out in contiguous pieces (N threads: the caller and N - 1
+// workers): every thread takes the next free piece until none is left, the pieces shrinking as
+// the rows run out (big ones first, few hand-overs; small ones last, so the threads finish
+// together), and a worker that has lost its core (a busy machine) never holds a product up for
+// long. Each output row is computed by one thread, front to back, exactly as with one thread: the
+// results are the same bits whatever N is. The decoder shares attention's KV heads the same way.
 //
 // The workers are started once, at the first product big enough to share, and then wait for work.
 // While a token is being decoded the products come every few microseconds, so a worker spins for
@@ -24,6 +25,12 @@ namespace h2o {
 
 // Most threads set_row_threads accepts.
 constexpr std::size_t kMaxRowThreads = 256;
+
+// Below this many floats read (256 KiB) a product stays on the calling thread: handing it to a
+// worker and waiting for it costs about a microsecond, as much as such a product itself (every
+// product of stories260K is this small; stories15M's smallest, 288 x 288, is not). The `share`
+// argument of for_row_blocks is `floats read >= kMinFloatsToShare`.
+constexpr std::size_t kMinFloatsToShare = std::size_t{1} << 16;
 
 // N threads share the products from now on, N in [1, kMaxRowThreads] (std::invalid_argument
 // otherwise); 1 = everything on the calling thread. Stops the workers of an earlier setting; new
