@@ -16,7 +16,7 @@
 # Options: --seconds N (per harness, default 60); --no-install (never install packages: print
 # "SKIPPED: ..." and exit 0 when clang or libFuzzer is missing, as the test suite's short runs do);
 # --build-only; --no-build; --fresh (start from the seeds alone, in a temporary corpus).
-# Without --no-install, missing packages (clang-14 libclang-rt-14-dev on Debian 12) are installed
+# Without --no-install, missing packages (clang libclang-rt-dev: the default LLVM) are installed
 # through scripts/install-deps.sh, as root or through sudo.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -72,10 +72,10 @@ if [ "$do_build" -eq 1 ]; then
   if ! clang="$(find_clang)"; then
     if [ "$install" -eq 0 ]; then
       echo "SKIPPED: no clang++ with libFuzzer here" \
-           "(bash scripts/fuzz.sh installs clang-14 and libclang-rt-14-dev)"
+           "(bash scripts/fuzz.sh installs clang and libclang-rt-dev)"
       exit 0
     fi
-    "$root/scripts/install-deps.sh" clang-14 libclang-rt-14-dev
+    "$root/scripts/install-deps.sh" clang libclang-rt-dev
     clang="$(find_clang)" || { echo "fuzz.sh: clang++ still cannot link libFuzzer" >&2; exit 1; }
   fi
   if [ "$install" -eq 1 ]; then "$root/scripts/install-deps.sh"; fi

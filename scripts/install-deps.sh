@@ -10,7 +10,7 @@
 # documented only.
 #
 #   install-deps.sh [NAME...]        the project's packages, plus NAME... (scripts/fuzz.sh asks
-#                                    for clang-14 and libclang-rt-14-dev so)
+#                                    for clang and libclang-rt-dev so)
 #   install-deps.sh --only NAME...   just NAME... (scripts/train-model.sh asks for PyTorch so)
 # NAME is a Debian package name; the few that other scripts ask for are translated for the other
 # package managers (package_name below), any other name is passed on unchanged. Works as root, or
@@ -46,13 +46,13 @@ project_packages() {
 package_name() {
   case "$1:$2" in
     apt:*) echo "$2" ;;
-    dnf:clang-*) echo clang ;;
+    dnf:clang | dnf:clang-*) echo clang ;;
     dnf:libclang-rt-*) echo compiler-rt ;;
     brew:python3 | conda:python3) echo python ;;
     brew:python3-torch | conda:python3-torch) echo pytorch ;;
     brew:python3-numpy | conda:python3-numpy) echo numpy ;;
-    brew:clang-* | brew:libclang-rt-*) echo llvm ;;
-    conda:clang-*) echo clangxx ;;
+    brew:clang | brew:clang-* | brew:libclang-rt-*) echo llvm ;;
+    conda:clang | conda:clang-*) echo clangxx ;;
     conda:libclang-rt-*) echo compiler-rt ;;
     *) echo "$2" ;;
   esac

@@ -6,12 +6,15 @@
 #   loss.csv, loss.svg  (data/names.txt is the input list of names).
 # data/ is never touched without --install, so a trial run cannot replace the shipped model; to
 # get the shipped files back after an install: git checkout data/
-# Steps: install python3-torch if missing, generate stories, train the tokenizer,
-# pretokenize, train (about 35 minutes on 2 cores), measure the result.
+# Steps: install python3-torch if missing, generate stories, sample plain-English stories from
+# a teacher model (stories260K, found in ../shared/models; training text only, never committed),
+# train the tokenizer, pretokenize, train (about 55 minutes on 2 cores), measure the result on
+# the generator's held-out stories and on the hand-written ones.
 # Work files (the generated corpus, token ids, logs) go to build/train/, never committed.
 #
 # Usage: bash scripts/train-model.sh [--out DIR] [--install] [--seed N] [--schedule SPEC]
-#                                    [--threads N] [--stories N]
+#                                    [--threads N] [--stories N] [--teacher DIR|none]
+#                                    [--teacher-stories N]
 #   --out DIR       folder for the new model's files (default build/model)
 #   --install       when everything succeeded, copy the six files into data/
 #   --seed N        training seed (default 1); corpus seeds stay fixed: train 1, held-out 2,
@@ -19,7 +22,11 @@
 #   --schedule S    phases SEQxBATCH:STEPS (default: train.py's, the shipped run's)
 #   --threads N     CPU threads for PyTorch (default: train.py's, 2, the shipped run's; on a
 #                   machine busy with other work one thread can be as fast)
-#   --stories N     training stories to generate (default 20000)
+#   --stories N     training stories to generate with make_corpus.py (default 12000)
+#   --teacher DIR   folder holding stories260K.bin and tok512.bin (default
+#                   ../shared/models/stories260K); 'none' trains on generated stories alone
+#   --teacher-stories N
+#                   stories to sample from the teacher (default 40000; seeds 1000000 on)
 # The defaults reproduce the shipped files (the model up to PyTorch's CPU non-determinism).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -27,12 +34,14 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 seed=1
 schedule=""  # empty: train.py's default (it owns the shipped run's settings)
 threads=""
-stories=20000
+stories=12000
+teacher=../shared/models/stories260K
+teacher_stories=40000
 out=build/model
 install=0
 while [ $# -gt 0 ]; do
   case "$1" in
-    --seed|--schedule|--threads|--stories|--out)
+    --seed|--schedule|--threads|--stories|--out|--teacher|--teacher-stories)
       [ $# -ge 2 ] || { echo "train-model: $1 needs a value" >&2; exit 2; }
       case "$1" in
         --seed) seed="$2" ;;
@@ -40,6 +49,8 @@ while [ $# -gt 0 ]; do
         --threads) threads="$2" ;;
         --stories) stories="$2" ;;
         --out) out="$2" ;;
+        --teacher) teacher="$2" ;;
+        --teacher-stories) teacher_stories="$2" ;;
       esac
       shift 2 ;;
     --install) install=1; shift ;;
@@ -53,6 +64,8 @@ bad() { echo "train-model: $*" >&2; exit 2; }
 [[ "$seed" =~ ^[0-9]{1,9}$ ]] || bad "--seed expects a whole number 0..999999999, got '$seed'"
 [[ "$stories" =~ ^[0-9]{1,8}$ ]] && [ "$stories" -ge 1 ] ||
   bad "--stories expects a whole number 1..10000000, got '$stories'"
+[[ "$teacher_stories" =~ ^[0-9]{1,8}$ ]] && [ "$teacher_stories" -ge 1 ] ||
+  bad "--teacher-stories expects a whole number 1..10000000, got '$teacher_stories'"
 [ -z "$threads" ] || [[ "$threads" =~ ^[0-9]{1,4}$ && "$threads" -ge 1 ]] ||
   bad "--threads expects a whole number 1..1024, got '$threads'"
 [ -z "$schedule" ] || [[ "$schedule" =~ ^[0-9]+x[0-9]+:[0-9]+(,[0-9]+x[0-9]+:[0-9]+)*$ ]] ||
@@ -62,6 +75,12 @@ if [ -e "$out" ] && [ ! -d "$out" ]; then bad "--out '$out' is not a folder"; fi
 case "$(realpath -m "$out")" in
   "$(realpath -m data)") bad "--out must not be data/ (use --install to copy a finished model there)" ;;
 esac
+if [ "$teacher" != none ]; then
+  for f in stories260K.bin tok512.bin; do
+    [ -f "$teacher/$f" ] || bad "no teacher model: '$teacher/$f' is missing (stories260K from \
+../shared/models, or --teacher none to train on generated stories alone)"
+  done
+fi
 mkdir -p "$out" 2>/dev/null || bad "cannot create the folder '$out'"
 [ -w "$out" ] || bad "cannot write into the folder '$out'"
 
@@ -69,6 +88,8 @@ py=/usr/bin/python3  # Debian's Python, where python3-torch installs (not a pyen
 
 # -- python3-torch, if missing (as root, or through sudo) -------------------------------------
 bash scripts/install-deps.sh --only python3 python3-torch python3-numpy
+# -- the C++ build's packages, for the project's generate program (the teacher's sampler)
+if [ "$teacher" != none ]; then bash scripts/install-deps.sh; fi
 
 work=build/train
 mkdir -p "$work"
@@ -82,33 +103,52 @@ $py training/train.py "${train_files[@]}" "${train_options[@]}" --check-options 
 t0=$(date +%s)
 step() { echo; echo "== $* ($(( $(date +%s) - t0 )) s)"; }
 
-step "1/7 stories: $stories for training (seed 1), 50 held-out (seed 2), a lesson story (seed 3)"
-$py training/make_corpus.py --seed 1 --stories "$stories" --out "$work/train.txt"
+step "1/8 stories: $stories for training (seed 1), 50 held-out (seed 2), a lesson story (seed 3)"
+$py training/make_corpus.py --seed 1 --stories "$stories" --out "$work/generated.txt"
 $py training/make_corpus.py --seed 2 --stories 50 --out "$out/heldout_stories.txt"
 $py training/make_corpus.py --seed 3 --stories 300 --out "$work/lesson_pool.txt"
 
-step "2/7 tokenizer"
-$py training/train_tokenizer.py --corpus "$work/train.txt" --vocab-size 2048 \
+if [ "$teacher" != none ]; then
+  step "2/8 teacher stories: $teacher_stories sampled from $teacher/stories260K.bin"
+  H2O_BUILD_TARGETS=generate bash scripts/build.sh
+  $py training/teacher_stories.py --generate build/bin/generate \
+    --model "$teacher/stories260K.bin" --tokenizer "$teacher/tok512.bin" \
+    --stories "$teacher_stories" --seed 1000000 --out "$work/teacher.txt"
+  # One story file: the generated stories, then the teacher's (train.py draws its windows
+  # anywhere in the stream, so their order does not matter).
+  { cat "$work/generated.txt"; printf '\n<|story|>\n\n'; cat "$work/teacher.txt"; } \
+    > "$work/train.txt"
+else
+  step "2/8 no teacher stories (--teacher none)"
+  cp "$work/generated.txt" "$work/train.txt"
+fi
+
+step "3/8 tokenizer"
+$py training/train_tokenizer.py --corpus "$work/train.txt" --vocab-size 4096 \
   --out "$out/tokenizer.bin" --check "$out/heldout_stories.txt"
 
-step "3/7 lesson story of 900-1000 tokens"
+step "4/8 lesson story of 900-1000 tokens"
 $py training/pick_story.py --tokenizer "$out/tokenizer.bin" --corpus "$work/lesson_pool.txt" \
   --min 900 --max 1000 --out "$out/heldout_story.txt"
 
-step "4/7 token ids"
+step "5/8 token ids"
 $py training/pretokenize.py --tokenizer "$out/tokenizer.bin" --corpus "$work/train.txt" \
   --out "$work/train.u16"
 $py training/pretokenize.py --tokenizer "$out/tokenizer.bin" --corpus "$out/heldout_stories.txt" \
   --out "$work/heldout.u16"
 
-step "5/7 training (train.py ${train_options[*]})"
+step "6/8 training (train.py ${train_options[*]})"
 $py training/train.py "${train_files[@]}" "${train_options[@]}" | tee "$work/train.log"
 
-step "6/7 held-out perplexity and name recall (full context, sliding windows of 64 and 128)"
+step "7/8 held-out perplexity and name recall (full context, sliding windows of 64 and 128)"
 $py training/evaluate.py --model "$out/model.bin" --tokenizer "$out/tokenizer.bin" \
   --stories "$out/heldout_stories.txt" --window 64,128 | tee "$work/evaluate.txt"
+echo "-- the hand-written stories (never trained on):"
+$py training/evaluate.py --model "$out/model.bin" --tokenizer "$out/tokenizer.bin" \
+  --stories data/handwritten_stories.txt --names data/handwritten_names.txt \
+  | tee -a "$work/evaluate.txt"
 
-step "7/7 checksums"
+step "8/8 checksums"
 cp data/names.txt "$out/names.txt"
 (cd "$out" && sha256sum model.bin tokenizer.bin names.txt heldout_story.txt heldout_stories.txt \
   loss.csv loss.svg) | tee "$work/sha256.txt"

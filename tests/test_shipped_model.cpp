@@ -28,14 +28,14 @@ TEST_CASE("the shipped model has the documented shape", "[shipped]") {
   CHECK(c.n_layers == 4);
   CHECK(c.n_heads == 8);
   CHECK(c.n_kv_heads == 4);  // grouped-query attention: two query heads share each KV head
-  CHECK(c.vocab_size == 1792);
+  CHECK(c.vocab_size == 4096);
   CHECK(c.seq_len == 1024);
   CHECK(c.shared_classifier);
 }
 
 TEST_CASE("the shipped tokenizer round-trips every held-out story and holds every name whole",
           "[shipped]") {
-  const h2o::Tokenizer tokenizer = h2o::Tokenizer::load(data_file("tokenizer.bin"), 1792);
+  const h2o::Tokenizer tokenizer = h2o::Tokenizer::load(data_file("tokenizer.bin"), 4096);
   const std::vector<std::string> stories = h2o::split_stories(read_data("heldout_stories.txt"));
   REQUIRE(stories.size() == 50);
   for (const std::string& story : stories) {
@@ -68,7 +68,7 @@ TEST_CASE("the shipped model predicts held-out stories and recalls names from fa
           "[shipped]") {
   auto weights =
       std::make_shared<const h2o::DecoderWeights>(h2o::load_checkpoint(data_file("model.bin")));
-  const h2o::Tokenizer tokenizer = h2o::Tokenizer::load(data_file("tokenizer.bin"), 1792);
+  const h2o::Tokenizer tokenizer = h2o::Tokenizer::load(data_file("tokenizer.bin"), 4096);
   const h2o::NameTokens names =
       h2o::names_as_tokens(tokenizer, h2o::read_names(data_file("names.txt")));
   const std::vector<std::string> stories = h2o::split_stories(read_data("heldout_stories.txt"));
@@ -89,20 +89,20 @@ TEST_CASE("the shipped model predicts held-out stories and recalls names from fa
   const double perplexity = std::exp(nll / static_cast<double>(steps));
   const double recall = static_cast<double>(correct) / static_cast<double>(counted);
   INFO("perplexity " << perplexity << ", name recall " << recall << " over " << counted);
-  CHECK(perplexity < 1.62);  // data/README.md: 1.569 over all 50 held-out stories
+  CHECK(perplexity < 1.62);  // data/README.md: 1.575 over all 50 held-out stories
   CHECK(counted >= 50);
-  CHECK(recall >= 0.97);  // data/README.md: 99.8% over all 50 at N = 64
+  CHECK(recall >= 0.97);  // data/README.md: 99.4% over all 50 at N = 64
   const double held_out_bits = h2o::bits_per_byte(nll, bytes);
   INFO("bits per byte " << held_out_bits);
   CHECK(held_out_bits < 0.2);  // data/README.md: 0.15
   CHECK_FALSE(h2o::beyond_model(held_out_bits));
 }
 
-TEST_CASE("the hand-written stories are beyond the shipped model (where its knowledge ends)",
+TEST_CASE("the shipped model reads the hand-written stories it never saw (plain English)",
           "[shipped]") {
   auto weights =
       std::make_shared<const h2o::DecoderWeights>(h2o::load_checkpoint(data_file("model.bin")));
-  const h2o::Tokenizer tokenizer = h2o::Tokenizer::load(data_file("tokenizer.bin"), 1792);
+  const h2o::Tokenizer tokenizer = h2o::Tokenizer::load(data_file("tokenizer.bin"), 4096);
   const std::vector<std::string> stories = h2o::split_stories(read_data("handwritten_stories.txt"));
   REQUIRE(stories.size() == 21);  // data/README.md: five tales in 21 parts
   std::size_t words = 0;
@@ -115,12 +115,17 @@ TEST_CASE("the hand-written stories are beyond the shipped model (where its know
     }
   }
   CHECK(words >= 3000);
-  for (std::size_t i = 0; i < stories.size(); i += 7) {  // three of them
-    const std::vector<int> tokens = tokenizer.encode(stories[i], true, false);
+  double nll = 0.0;
+  std::size_t bytes = 0;
+  for (const std::string& story : stories) {  // every part, each read whole on its own
+    const std::vector<int> tokens = tokenizer.encode(story, true, false);
     h2o::Decoder decoder(weights, std::make_unique<h2o::FullCachePolicy>(), tokens.size());
     const h2o::TeacherForcedRun run = h2o::read_with_teacher_forcing(decoder, tokens);
-    const double bits = h2o::bits_per_byte(run, h2o::predicted_bytes(tokenizer, tokens));
-    INFO("story " << i << ": " << bits << " bits per byte");
-    CHECK(h2o::beyond_model(bits));
+    nll += run.mean_nll() * static_cast<double>(run.steps());
+    bytes += h2o::predicted_bytes(tokenizer, tokens);
   }
+  const double bits = h2o::bits_per_byte(nll, bytes);
+  INFO("hand-written stories: " << bits << " bits per byte");
+  CHECK(bits < 1.85);  // data/README.md: 1.767 (the model trained on generated stories alone: 6.35)
+  CHECK_FALSE(h2o::beyond_model(bits));
 }

@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
-"""Measures a llama2.c checkpoint on stories: perplexity and name recall (PyTorch, fp32).
+"""Measures a llama2.c checkpoint on stories: perplexity, bits per byte and name recall
+(PyTorch, fp32).
 
-Each story is encoded on its own (BOS first) and run with its whole context.
+Each story is encoded on its own (BOS first) and run with its whole context. Bits per byte is
+the C++ side's measure (include/h2o/measure/bits_per_byte.hpp): the loss of every predicted
+token, in bits, over the UTF-8 bytes of the stories as the model reads them.
 
 Name recall (the definition the C++ side implements too): for each position t, the next
 token tokens[t+1] counts when it is the token of a name in names.txt (" Name", a single
@@ -9,7 +12,8 @@ token) and the previous position p holding that same token is more than N back,
 (t+1) - p > N; first mentions do not count. Recall = share of counted positions where the
 model's most likely token at t is tokens[t+1]. With --window W the model runs again with
 attention limited to the last W positions (a sliding window), to show what the far
-context is worth.
+context is worth. Names the tokenizer splits into several tokens are listed and not counted
+here (the C++ programs count them too: include/h2o/measure/name_recall.hpp).
 
 Usage:
   /usr/bin/python3 training/evaluate.py --model data/model.bin --tokenizer data/tokenizer.bin \\
@@ -24,14 +28,24 @@ from common import (Parser, UsageError, count_non_finite_floats, read_input, rea
                     read_stories, repo_path, require_finite, run_main)
 
 
-def name_token_ids(tok, names):
-    """The token of each name (" Name" with its leading space, as it occurs in stories)."""
-    ids = {}
+def single_token_names(tok, names):
+    """({token: name} for the names that are one token (" Name" with its leading space, as it
+    occurs in stories), [the names the tokenizer splits])."""
+    ids, split = {}, []
     for n in names:
         t = tok.encode(n, bos=False)
-        if len(t) != 1:
-            raise UsageError(f"name '{n}' is {len(t)} tokens, not one")
-        ids[t[0]] = n
+        if len(t) == 1:
+            ids[t[0]] = n
+        else:
+            split.append(f"{n} ({len(t)} tokens)")
+    return ids, split
+
+
+def name_token_ids(tok, names):
+    """The token of each name; every name must be one token (the training names are)."""
+    ids, split = single_token_names(tok, names)
+    if split:
+        raise UsageError(f"names that are not one token: {', '.join(split)}")
     return ids
 
 
@@ -74,8 +88,9 @@ def evaluate(model, stories_tokens, name_ids, gaps, window=None):
     return total / count, recall
 
 
-def report(label, loss, recall):
-    print(f"{label}: loss {loss:.4f} nats/token, perplexity {math.exp(loss):.3f}")
+def report(label, loss, recall, predicted, text_bytes):
+    print(f"{label}: loss {loss:.4f} nats/token, perplexity {math.exp(loss):.3f}, "
+          f"{loss * predicted / math.log(2) / text_bytes:.3f} bits per byte")
     for g, (hits, counted, per) in recall.items():
         share = hits / counted if counted else float("nan")
         print(f"  name recall, gap > {g:3d}: {hits}/{counted} = {100 * share:.1f}% "
@@ -116,8 +131,11 @@ def main(argv):
         tok = bpe.Tokenizer.load(args.tokenizer)
     except (OSError, ValueError, UnicodeDecodeError) as e:
         raise UsageError(str(e))
-    names = name_token_ids(tok, read_names(args.names))
-    stories = [tok.encode(s) for s in read_stories(args.stories)]
+    names, split = single_token_names(tok, read_names(args.names))
+    texts = read_stories(args.stories)
+    stories = [tok.encode(s) for s in texts]
+    text_bytes = sum(len(s.encode("utf-8")) for s in texts)
+    predicted = sum(len(s) - 1 for s in stories)
     try:
         import torch
     except ImportError:
@@ -133,14 +151,17 @@ def main(argv):
     if too_long:
         raise UsageError(f"a story has {too_long[0]} tokens, more than seq_len "
                          f"{model.cfg.seq_len}")
-    print(f"{len(stories)} stories, {sum(map(len, stories))} tokens (BOS included)")
+    print(f"{len(stories)} stories, {sum(map(len, stories))} tokens (BOS included), "
+          f"{text_bytes} bytes")
+    if split:
+        print(f"names not counted (several tokens): {', '.join(split)}")
     loss, recall = evaluate(model, stories, names, gaps)
     require_finite(loss, "the full-context loss")
-    report("full context", loss, recall)
+    report("full context", loss, recall, predicted, text_bytes)
     for w in windows:
         loss, recall = evaluate(model, stories, names, gaps, window=w)
         require_finite(loss, f"the loss with a sliding window of {w}")
-        report(f"sliding window of {w}", loss, recall)
+        report(f"sliding window of {w}", loss, recall, predicted, text_bytes)
     return 0
 
 

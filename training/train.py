@@ -6,7 +6,8 @@ Training runs in phases of growing context (--schedule): most steps at short win
 are cheap, and the last ones at the full 1024 tokens, where a name introduced at the start
 of a story can be recalled at its end. Each step sees about the same number of tokens. Random
 windows of the token stream (BOS marks the start of each story), as llama2.c trains; in the
-full-length phase windows start at a story's BOS, so whole stories are seen.
+full-length phase windows start at the BOS of the story holding a random token, so whole
+stories are seen, long and short ones in proportion to their tokens.
 
 Forward passes run under bfloat16 autocast (much faster on CPUs with AMX/AVX512-BF16), with
 float32 master weights, AdamW, warm-up then cosine decay, gradient clipping at 1.
@@ -32,7 +33,7 @@ from common import (Parser, UsageError, check_writable, read_input, read_names, 
                     require_finite, run_main, write_output)
 
 # The shipped run's settings (data/README.md); scripts/train-model.sh uses them unless told otherwise.
-DEFAULT_SCHEDULE = "128x16:5000,512x8:800,1024x4:250"
+DEFAULT_SCHEDULE = "128x16:11000,512x8:1500,1024x4:600"
 DEFAULT_THREADS = 2
 
 
@@ -194,8 +195,12 @@ class Batches:
         import numpy as np
         import torch
         if from_bos:
+            # The story holding a uniformly random token: long and short stories get windows in
+            # proportion to their tokens (a mix of long generated stories and short teacher
+            # stories keeps its mix), each window from its story's BOS.
             ok = self.bos[self.bos + seq_len + 1 <= self.data.size]
-            starts = self.rng.choice(ok, size=batch)
+            tokens = self.rng.integers(ok[0], ok[-1] + 1, size=batch)
+            starts = ok[np.searchsorted(ok, tokens, side="right") - 1]
         else:
             starts = self.rng.integers(0, self.data.size - seq_len - 1, size=batch)
         rows = np.stack([self.data[s:s + seq_len + 1] for s in starts]).astype(np.int64)
