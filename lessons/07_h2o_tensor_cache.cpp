@@ -181,7 +181,7 @@ int main(int argc, char** argv) {
       << (per_head[0].positions == head_0.positions ? "yes" : "no") << "); " << per_head_keeping
       << " of " << kHeads
       << " heads still hold their own favourite token.\n  shared mode:   " << shared_keeping
-      << " of " << kHeads << " heads still hold theirs"
+      << " of " << kHeads << " heads keep theirs"
       << (shared_keeping < per_head_keeping
               ? ": one list serves every head, so a token that only one\n                 head "
                 "needs loses out when the average over heads is what counts.\n"
