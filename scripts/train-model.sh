@@ -8,8 +8,8 @@
 # get the shipped files back after an install: git checkout data/
 # Steps: install python3-torch if missing, generate stories, sample plain-English stories from
 # a teacher model (stories260K, found in ../shared/models; training text only, never committed),
-# train the tokenizer, pretokenize, train (about 55 minutes on 2 cores), measure the result on
-# the generator's held-out stories and on the hand-written ones.
+# train the tokenizer, pretokenize, train, measure the result on the generator's held-out stories
+# and on the hand-written ones: about 75 minutes in all on 2 cores.
 # Work files (the generated corpus, token ids, logs) go to build/train/, never committed.
 #
 # Usage: bash scripts/train-model.sh [--out DIR] [--install] [--seed N] [--schedule SPEC]
@@ -77,8 +77,9 @@ case "$(realpath -m "$out")" in
 esac
 if [ "$teacher" != none ]; then
   for f in stories260K.bin tok512.bin; do
-    [ -f "$teacher/$f" ] || bad "no teacher model: '$teacher/$f' is missing (stories260K from \
-../shared/models, or --teacher none to train on generated stories alone)"
+    [ -f "$teacher/$f" ] ||
+      bad "no teacher model: '$teacher/$f' is missing (stories260K from ../shared/models, or \
+--teacher none to train on generated stories alone)"
   done
 fi
 mkdir -p "$out" 2>/dev/null || bad "cannot create the folder '$out'"

@@ -42,7 +42,8 @@ def parse_args(argv):
     ap.add_argument("--stories", type=int, required=True, help="number of stories")
     ap.add_argument("--seed", type=int, default=1_000_000,
                     help="seed of the first story; story i uses seed + i (default: 1000000)")
-    ap.add_argument("--workers", type=int, default=2, help="generate processes at once (default: 2)")
+    ap.add_argument("--workers", type=int, default=2,
+                    help="generate processes at once (default: 2)")
     ap.add_argument("--out", required=True, help="story file to write")
     args = ap.parse_args(argv)
     if not 1 <= args.stories <= 10_000_000:

@@ -18,7 +18,7 @@ Usage:
   /usr/bin/python3 training/train.py --train build/train/train.u16 \\
       --heldout build/train/heldout.u16 --tokenizer data/tokenizer.bin \\
       --out data/model.bin --csv data/loss.csv --svg data/loss.svg [--seed 1] \\
-      [--schedule 128x16:5000,512x8:800,1024x4:250] [--threads 2]
+      [--schedule 128x16:11000,512x8:1500,1024x4:600] [--threads 2]
 """
 
 import array
