@@ -36,7 +36,7 @@ std::string beyond_model_warning(double full_bits_per_byte) {
       "Warning: the model does not know text like this: even the full cache reads it at " +
       fixed(full_bits_per_byte, 2) + " bits per byte (the limit is " +
       fixed(kBeyondModelBitsPerByte, 1) +
-      "; gzip needs about 3.5 on a short story). Comparing caches on numbers like these means "
+      "; gzip needs 3.5 or more on a short story). Comparing caches on numbers like these means "
       "nothing, so no verdict is drawn. Try a text like the ones the model learned from.";
   return wrap_words(text, 100, "  ") + "\n";
 }
