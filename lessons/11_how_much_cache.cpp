@@ -183,6 +183,12 @@ int main(int argc, char** argv) try {
   auto percent_text = [&](std::size_t b) {
     return b < percents.size() ? std::to_string(percents[b]) + "%" : std::string("none of these");
   };
+  // The same in a sentence: "10%", or "more than 10%" when no budget tried was enough.
+  const int largest_percent = *std::max_element(percents.begin(), percents.end());
+  auto needs_text = [&](std::size_t b) {
+    return b < percents.size() ? percent_text(b)
+                               : "more than " + std::to_string(largest_percent) + "%";
+  };
 
   // Step 3: the answer. The budget each policy needs: the smallest at which its perplexity stays
   // within 5% of the full cache's (and at every larger budget too, so a lucky dip does not count).
@@ -213,8 +219,8 @@ int main(int argc, char** argv) try {
     if (h2o_sums != nullptr && window != nullptr) {
       const std::size_t h2o_needs = first_good_budget(*h2o_sums, limit);
       const std::size_t window_needs = first_good_budget(*window, limit);
-      std::cout << "  The paper's \"20% is enough\": H2O needs " << percent_text(h2o_needs)
-                << ", the window " << percent_text(window_needs) << ".\n  "
+      std::cout << "  The paper's \"20% is enough\": H2O needs " << needs_text(h2o_needs)
+                << ", the window " << needs_text(window_needs) << ".\n  "
                 << (h2o_needs < percents.size() && percents[h2o_needs] <= 20
                         ? "The claim holds on this model and text."
                         : "The claim does not hold here: this model needs more cache.")
