@@ -16,6 +16,7 @@
 #include <fstream>
 #include <iostream>
 #include <iterator>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -94,6 +95,12 @@ int make_inputs(int argc, char** argv) {
   overflowing.wq *= 1e20f;
   overflowing.wk *= 1e20f;
   h2o::save_checkpoint(at("overflow_model.bin"), overflowing);
+
+  // A NaN deep in the last layer's w2 (its float 461 = [1][3][5]): generate finds it with the
+  // first token's logits (FiniteCheck::by_first_token) and must name it as the full check does.
+  h2o::DecoderWeights nan_weights = weights;
+  nan_weights.w2(1, 3, 5) = std::numeric_limits<float>::quiet_NaN();
+  h2o::save_checkpoint(at("nan_in_w2.bin"), nan_weights);
 
   // Damaged checkpoints.
   const Bytes good = read_bytes(at("tiny_model.bin"));

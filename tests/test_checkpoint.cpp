@@ -20,9 +20,11 @@
 #include <vector>
 #include "h2o/base/xtensor.hpp"
 
+#include "h2o/base/random.hpp"
 #include "h2o/model/checkpoint.hpp"
 #include "h2o/model/decoder.hpp"
 #include "h2o/policy/h2o_policy.hpp"
+#include "h2o/policy/policy_factory.hpp"
 #include "h2o/text/sampler.hpp"
 #include "test_support.hpp"
 
@@ -376,6 +378,157 @@ TEST_CASE("a memory-mapped checkpoint gives the loaded one's logits bit for bit"
     const Vector& la = a.forward(token);
     const Vector& lb = b.forward(token);
     CHECK(same_tensor(la.data(), lb.data(), config.vocab_size));
+  }
+}
+
+namespace {
+
+// One stored tensor of a checkpoint of `c`: its name and where its floats are (after the header).
+struct StoredTensor {
+  const char* name;
+  std::size_t first, count;
+};
+
+// Every tensor the decoder reads, in file order (checkpoint.hpp's layout).
+std::vector<StoredTensor> stored_tensors(const ModelConfig& c) {
+  const std::size_t V = c.vocab_size, C = c.dim, F = c.hidden_dim, L = c.n_layers, KV = c.kv_dim();
+  std::vector<StoredTensor> out;
+  std::size_t next = 0;
+  auto add = [&](const char* name, std::size_t count) {
+    out.push_back({name, next, count});
+    next += count;
+  };
+  add("token_embedding", V * C);
+  add("rms_att", L * C);
+  add("wq", L * C * C);
+  add("wk", L * KV * C);
+  add("wv", L * KV * C);
+  add("wo", L * C * C);
+  add("rms_ffn", L * C);
+  add("w1", L * F * C);
+  add("w2", L * C * F);
+  add("w3", L * F * C);
+  add("rms_final", C);
+  next += 2 * c.seq_len * (c.head_dim() / 2);  // the RoPE tables, never read
+  if (!c.shared_classifier) add("wcls", V * C);
+  return out;
+}
+
+// The message of the exception `run` throws, or "" when it throws none.
+template <class Run>
+std::string message_of(Run run) {
+  try {
+    run();
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("a checkpoint checked by its first token names every planted NaN or infinity as "
+          "the full check does") {
+  // For each tensor, a NaN, +inf or -inf at its first float, its last and a random one: the
+  // first call of a decoder on the mapped file (forward, forward_batch of a prompt, or
+  // read_prompt_compressed with an H2O cache too small for the prompt, taking turns) must throw
+  // exactly the message that FiniteCheck::at_open gives for the same file.
+  const bool shared = GENERATE(true, false);
+  const ModelConfig config = tiny_config(shared);
+  TempDir dir("checkpoint_first_token");
+  save_checkpoint(dir.file("good.bin"), random_weights(config, 21));
+  const std::vector<char> good = read_bytes(dir.file("good.bin"));
+  const std::vector<int> prompt = {1, 7, 30, 2, 39, 11};
+  const float bad_values[3] = {std::numeric_limits<float>::quiet_NaN(),
+                               std::numeric_limits<float>::infinity(),
+                               -std::numeric_limits<float>::infinity()};
+  Rng rng(shared ? 5 : 6);
+  int turn = 0, cases = 0;
+  for (const StoredTensor& t : stored_tensors(config)) {
+    const std::size_t random_index = rng.below(static_cast<std::uint32_t>(t.count));
+    for (const std::size_t index : {std::size_t{0}, t.count - 1, random_index}) {
+      for (const float bad : bad_values) {
+        const int way = turn++ % 3;
+        INFO(t.name << "[" << index << "] = " << bad << ", first call " << way);
+        std::vector<char> bytes = good;
+        std::memcpy(bytes.data() + kCheckpointHeaderBytes + 4 * (t.first + index), &bad, 4);
+        const std::string path = dir.file("bad.bin");
+        write_bytes(path, bytes);
+        const std::string expected = message_of([&] { MappedCheckpoint::open(path); });
+        REQUIRE_THAT(expected, Contains(std::string("tensor ") + t.name + " holds a non-finite"));
+        const std::string actual = message_of([&] {
+          const auto mapped = MappedCheckpoint::open(path, FiniteCheck::by_first_token);
+          const std::string policy = way == 2 ? "h2o" : "full";
+          Decoder decoder(mapped->view(), mapped,
+                          make_policy(policy, settings_for_budget(policy, 3)));
+          if (way == 0) decoder.forward(prompt[0]);
+          if (way == 1) decoder.forward_batch(prompt);
+          if (way == 2) decoder.read_prompt_compressed(prompt);
+        });
+        CHECK(actual == expected);
+        ++cases;
+      }
+    }
+  }
+  CHECK(cases == (shared ? 11 : 12) * 3 * 3);
+}
+
+TEST_CASE("a checkpoint checked by its first token runs like one checked at open") {
+  const bool shared = GENERATE(true, false);
+  const ModelConfig config = tiny_config(shared);
+  TempDir dir("checkpoint_first_token_good");
+  DecoderWeights weights = random_weights(config, 22);
+  save_checkpoint(dir.file("good.bin"), weights);
+  // Finite weights whose attention overflows (queries and keys 1e20 times too large): the logits
+  // are NaN, yet no tensor is to blame, so the first token must not throw either.
+  weights.wq *= 1e20f;
+  weights.wk *= 1e20f;
+  save_checkpoint(dir.file("overflow.bin"), weights);
+  const std::vector<int> tokens = {1, 5, 39, 0, 7, 22, 3};
+  for (const std::string name : {"good.bin", "overflow.bin"}) {
+    INFO(name);
+    const auto checked = MappedCheckpoint::open(dir.file(name));
+    const auto unchecked = MappedCheckpoint::open(dir.file(name), FiniteCheck::by_first_token);
+    CHECK_FALSE(checked->view().name_non_finite_weight);
+    CHECK(unchecked->view().name_non_finite_weight);
+    // Token by token: the same logits, bit for bit (NaNs included).
+    Decoder a(checked->view(), checked, make_policy("full"));
+    Decoder b(unchecked->view(), unchecked, make_policy("full"));
+    for (int token : tokens) {
+      const Vector& la = a.forward(token);
+      const Vector& lb = b.forward(token);
+      CHECK(same_tensor(la.data(), lb.data(), config.vocab_size));
+    }
+    // A batch: the first token alone, then the chunks; the same as token by token, up to the order
+    // of additions in the products (test_batched_decoder.cpp's tolerance).
+    if (name == "good.bin") {
+      Decoder c(unchecked->view(), unchecked, make_policy("full"));
+      Matrix all_logits;
+      c.forward_batch(tokens, &all_logits);
+      a.reset();
+      for (std::size_t i = 0; i < tokens.size(); ++i) {
+        const Vector& la = a.forward(tokens[i]);
+        for (std::size_t j = 0; j < config.vocab_size; ++j) {
+          CHECK(all_logits(i, j) == Approx(la(j)).epsilon(1e-5).margin(1e-6));
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("a decoder whose first token found a bad weight refuses the next token too") {
+  TempDir dir("checkpoint_first_token_again");
+  save_checkpoint(dir.file("good.bin"), random_weights(tiny_config(true), 23));
+  std::vector<char> bytes = read_bytes(dir.file("good.bin"));
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  std::memcpy(bytes.data() + bytes.size() - 4 * (2 * 12 * 2 + 1), &nan, 4);  // rms_final's last
+  write_bytes(dir.file("nan.bin"), bytes);
+  const auto mapped = MappedCheckpoint::open(dir.file("nan.bin"), FiniteCheck::by_first_token);
+  Decoder decoder(mapped->view(), mapped, make_policy("full"));
+  for (int token : {1, 2}) {
+    INFO("token " << token);
+    CHECK_THAT(error_of<std::runtime_error>([&] { decoder.forward(token); }),
+               Contains("nan.bin") && Contains("tensor rms_final holds a non-finite value (nan)"));
   }
 }
 

@@ -223,7 +223,8 @@ DecoderWeights load_checkpoint(const std::string& path) {
   return weights;
 }
 
-std::shared_ptr<const MappedCheckpoint> MappedCheckpoint::open(const std::string& path) {
+std::shared_ptr<const MappedCheckpoint> MappedCheckpoint::open(const std::string& path,
+                                                              FiniteCheck check) {
   std::shared_ptr<MappedCheckpoint> mapped(new MappedCheckpoint());
   ModelConfig config;
   {
@@ -238,8 +239,9 @@ std::shared_ptr<const MappedCheckpoint> MappedCheckpoint::open(const std::string
     ::close(fd);
     throw std::runtime_error(where(path) + " changed while it was read");
   }
-  // No MAP_POPULATE: the finite check below touches every page anyway, on several threads, so the
-  // pages are mapped in by those threads in parallel instead of by one call up front.
+  // No MAP_POPULATE: the finite check below (or the first token's pass, with by_first_token)
+  // touches every page anyway, so the pages are mapped in as they are first read, on as many
+  // threads as read them, instead of by one call up front.
   void* base = ::mmap(nullptr, bytes, PROT_READ, MAP_PRIVATE, fd, 0);
   ::close(fd);
   if (base == MAP_FAILED) {
@@ -275,7 +277,14 @@ std::shared_ptr<const MappedCheckpoint> MappedCheckpoint::open(const std::string
   v.rms_final = take("rms_final", C);
   next += 2 * rope_table_floats(c);  // the unused RoPE tables (rope.hpp recomputes them)
   v.classifier = c.shared_classifier ? v.token_embedding : take("wcls", V * C);
-  check_finite_in_parallel(path, tensors);
+  if (check == FiniteCheck::at_open) {
+    check_finite_in_parallel(path, tensors);
+  } else {
+    // The first token reads one row of the embedding; the tied classifier reads every row, a
+    // separate one does not, so then the embedding is scanned now (checkpoint.hpp: FiniteCheck).
+    if (!c.shared_classifier) check_finite_in_parallel(path, {tensors.front()});
+    v.name_non_finite_weight = [path, tensors] { check_finite_in_parallel(path, tensors); };
+  }
   return mapped;
 }
 

@@ -9,6 +9,7 @@
 #include "h2o/attention/attention.hpp"
 #include "h2o/attention/linear.hpp"
 #include "h2o/attention/row_threads.hpp"
+#include "h2o/base/vector_math.hpp"
 #include "h2o/model/rmsnorm.hpp"
 #include "h2o/model/rope.hpp"
 #include "h2o/model/swiglu.hpp"
@@ -22,7 +23,10 @@ Decoder::Decoder(std::shared_ptr<const DecoderWeights> weights, std::unique_ptr<
 
 Decoder::Decoder(const WeightView& weights, std::shared_ptr<const void> owner,
                  std::unique_ptr<CachePolicy> policy, std::size_t max_positions)
-    : weights_(weights), owner_(std::move(owner)), policy_(std::move(policy)) {
+    : weights_(weights),
+      owner_(std::move(owner)),
+      policy_(std::move(policy)),
+      weights_unchecked_(static_cast<bool>(weights.name_non_finite_weight)) {
   if (!owner_ || weights_.token_embedding == nullptr) {
     throw std::invalid_argument("Decoder: no weights");
   }
@@ -198,7 +202,15 @@ const Vector& Decoder::forward(int token) {
   rmsnorm(x_.data(), x_.data(), w.rms_final, C);
   matvec(logits_.data(), w.classifier, x_.data(), c.vocab_size, C);
   ++position_;
+  if (weights_unchecked_) check_weights_with_first_logits();
   return logits_;
+}
+
+void Decoder::check_weights_with_first_logits() {
+  if (first_non_finite(logits_.data(), logits_.size()) < logits_.size()) {
+    weights_.name_non_finite_weight();  // throws when a tensor holds a NaN or infinity
+  }
+  weights_unchecked_ = false;  // only now: after a throw the next token is checked again
 }
 
 bool Decoder::batch_in_layer_order() const {
@@ -248,7 +260,15 @@ const Vector& Decoder::forward_batch(const std::vector<int>& tokens, Matrix* all
     chunk_cos_ = xt::zeros<float>({m, half});
     chunk_sin_ = xt::zeros<float>({m, half});
   }
-  for (std::size_t first = 0; first < n; first += kChunkTokens) {
+  std::size_t first = 0;  // the first token of the next chunk
+  if (weights_unchecked_) {
+    // Weights not checked yet: the first token runs alone, through forward(), whose logits are
+    // the check (WeightView::name_non_finite_weight); the chunks start after it.
+    const Vector& logits = forward(tokens[0]);
+    if (all_logits != nullptr) std::copy_n(logits.data(), c.vocab_size, &(*all_logits)(0, 0));
+    first = 1;
+  }
+  for (; first < n; first += kChunkTokens) {
     const std::size_t m = std::min(kChunkTokens, n - first);
     run_chunk(tokens.data() + first, m, all_logits != nullptr ? &(*all_logits)(first, 0) : nullptr);
   }

@@ -43,17 +43,37 @@ ModelConfig read_checkpoint_config(const std::string& path);
 // Reads a whole checkpoint into freshly allocated weights.
 DecoderWeights load_checkpoint(const std::string& path);
 
+// When a mapped checkpoint's weights are checked for NaN and infinity.
+//   at_open         the whole file is scanned before open() returns, as load_checkpoint does (a
+//                   vectorised scan on up to 8 threads, which also brings the file into memory).
+//   by_first_token  the first token's forward pass is the check: open() scans only what that pass
+//                   does not read in full (the token embedding, when the classifier is a separate
+//                   matrix), and the Decoder runs its first token alone and looks at its logits
+//                   (WeightView::name_non_finite_weight). Only when a logit is NaN or infinite is
+//                   the file scanned, to name the tensor, with at_open's message. This saves
+//                   reading a large model twice before its first token (stories110M: 438 MB, a
+//                   third of the start-up time). Why the logits are enough: the first token's pass
+//                   reads every weight of every matrix and gain vector once, and with finite
+//                   inputs a matrix product gives a non-finite output exactly when the matrix
+//                   holds a NaN or infinity (NaN * 0 and inf * 0 are NaN); and no later step makes
+//                   a non-finite number finite again (RMSNorm, RoPE, a softmax over the one
+//                   position there is, SwiGLU and the residual sums all pass it on). The tests
+//                   plant NaN, +inf and -inf in every tensor and check that the first token names
+//                   it (tests/test_checkpoint.cpp).
+enum class FiniteCheck { at_open, by_first_token };
+
 // A checkpoint used where it lies: the file is memory-mapped read-only and the weights are read
 // from the mapping, never copied, after exactly the checks (and one-line errors) of
-// load_checkpoint: header, file size, and every tensor's values finite (a vectorised scan, which
-// also brings the file into memory). Start-up for llama2.c's 110M model drops from about half a
-// second to run.c's order (run.c maps the file and checks nothing). Use it with the Decoder
-// constructor that takes a WeightView and an owner:
+// load_checkpoint: header, file size, and every tensor's values finite (when, `check` says).
+// Start-up for llama2.c's 110M model drops from about half a second to run.c's order (run.c maps
+// the file and checks nothing). Use it with the Decoder constructor that takes a WeightView and an
+// owner:
 //   auto model = MappedCheckpoint::open(path);
 //   Decoder decoder(model->view(), model, policy);
 class MappedCheckpoint {
  public:
-  static std::shared_ptr<const MappedCheckpoint> open(const std::string& path);
+  static std::shared_ptr<const MappedCheckpoint> open(const std::string& path,
+                                                      FiniteCheck check = FiniteCheck::at_open);
   ~MappedCheckpoint();
   MappedCheckpoint(const MappedCheckpoint&) = delete;
   MappedCheckpoint& operator=(const MappedCheckpoint&) = delete;

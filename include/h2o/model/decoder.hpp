@@ -12,6 +12,10 @@
 //   x += wo @ concat(head outputs);  x += w2 @ swiglu(w1 RMSNorm(x), w3 RMSNorm(x))
 // then logits (V,) = classifier @ RMSNorm(x).
 //
+// Weights that are not checked for NaN and infinity yet (WeightView::name_non_finite_weight, from
+// MappedCheckpoint::open with FiniteCheck::by_first_token) are checked by the first token's
+// logits: forward() looks at them, and forward_batch() runs its first token alone to do so.
+//
 // Every buffer and cache is allocated in the constructor: forward() allocates nothing unless
 // attention recording is switched on.
 //
@@ -119,9 +123,14 @@ class Decoder {
   void attend_through_cache(std::size_t layer, const float* q, const float* k, const float* v,
                             Position position, float* out);
 
+  // After the first token's forward pass, when the weights are not checked yet: finite logits
+  // mean finite weights; otherwise weights_.name_non_finite_weight() names the bad tensor.
+  void check_weights_with_first_logits();
+
   WeightView weights_;
   std::shared_ptr<const void> owner_;  // what keeps weights_ alive
   std::unique_ptr<CachePolicy> policy_;
+  bool weights_unchecked_;  // until the first token's logits have checked them
   std::size_t max_positions_;
   Position position_ = 0;
   std::vector<LayerKVCache> caches_;  // (L,)

@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 
 #include "h2o/base/tensor.hpp"
 #include "h2o/model/model_config.hpp"
@@ -50,6 +51,14 @@ struct WeightView {
   const float* w3_all = nullptr;           // (L, F, C)
   const float* rms_final = nullptr;        // (C,)
   const float* classifier = nullptr;       // (V, C): wcls, or token_embedding when tied
+
+  // Empty for weights already checked for NaN and infinity (load_checkpoint's, and a
+  // MappedCheckpoint opened with FiniteCheck::at_open). Set when that check was left to the first
+  // token (FiniteCheck::by_first_token, checkpoint.hpp says why that is enough): the Decoder then
+  // runs its first token on its own and, if any of that token's logits is NaN or infinite, calls
+  // this. It throws std::runtime_error naming the tensor that holds a NaN or infinity, or returns
+  // when every weight is finite (only the arithmetic overflowed).
+  std::function<void()> name_non_finite_weight;
 
   const float* embedding(std::size_t token) const { return token_embedding + token * config.dim; }
   const float* rms_att(std::size_t l) const { return rms_att_all + l * config.dim; }
