@@ -1,11 +1,15 @@
 // test_policy_factory.cpp: making cache policies from their command-line names
 // (policy_factory.hpp).
 #include "h2o_catch.hpp"
+#include <algorithm>
+#include <cstddef>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "h2o/base/random.hpp"
+#include "h2o/cache/kv_cache.hpp"
 #include "h2o/model/decoder.hpp"
 #include "h2o/model/weights.hpp"
 #include "h2o/policy/h2o_policy.hpp"
@@ -99,6 +103,111 @@ TEST_CASE("the factory's properties are what the policies do in a decoder") {
       CHECK_NOTHROW(policy->after_attention(cache, odd));
     }
   }
+}
+
+namespace {
+
+// One token's turn on a bare layer cache, as the decoder takes it (cache_policy.hpp): the token
+// at `position` arrives with seeded random keys and values, each of n_heads query heads gives the
+// live slots random weights summing to 1, then the policy acts (after_attention; only observe
+// while a prompt is read for a later compress).
+void random_step(CachePolicy& policy, LayerKVCache& cache, Position position, std::size_t n_heads,
+                 bool observe_only, Rng& rng) {
+  const std::size_t G = cache.n_kv_heads(), D = cache.head_dim();
+  std::vector<float> keys(G * D), values(G * D);  // (G * D,)
+  for (float& k : keys) k = rng.normal();
+  for (float& v : values) v = rng.normal();
+  cache.append(keys.data(), values.data(), position);
+  const std::size_t T = cache.size();
+  std::vector<float> weights(n_heads * T);  // (H, T)
+  for (std::size_t h = 0; h < n_heads; ++h) {
+    float* row = weights.data() + h * T;
+    float sum = 0.0f;
+    for (std::size_t s = 0; s < T; ++s) sum += row[s] = rng.uniform(0.01f, 1.0f);
+    for (std::size_t s = 0; s < T; ++s) row[s] /= sum;
+  }
+  const StepAttention attention{weights.data(), n_heads, T};
+  if (observe_only) {
+    policy.observe(cache, attention);
+  } else {
+    policy.after_attention(cache, attention);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("each policy's recent window, as its row names it, is always in its cache") {
+  // Every row at several equal budgets, on a bare layer cache (2 KV heads, 4 query heads) over
+  // seeded random keys and attention, token by token or after a prompt cut (compress): after
+  // every step, each of the newest recent_window positions is in every KV head. The window is no
+  // more than the policy keeps, all of it exactly when the row has no kept label, and no less than
+  // the policy protects: when the policy keeps more than its window, the newest position outside
+  // it is evicted at some step.
+  const std::size_t prompt = GENERATE(0, 100);  // tokens read before one compress; 0: none
+  const std::size_t n_tokens = 1000, G = 2, H = 4, D = 8;
+  for (const PolicyKind& kind : policy_kinds()) {
+    for (std::size_t budget : {2, 3, 5, 9, 16, 40, 70}) {
+      INFO(kind.name << " at a budget of " << budget << ", prompt of " << prompt << " tokens");
+      const PolicySettings settings = settings_for_budget(kind.name, budget);
+      const std::unique_ptr<CachePolicy> policy = make_policy(kind.name, settings);
+      const std::size_t keeps = policy->max_tokens(n_tokens);
+      const std::size_t window = kind.recent_window(settings, n_tokens);
+      INFO(policy->describe() << "; recent window " << window);
+      CHECK(window <= keeps);
+      CHECK(kind.kept_label.empty() == (window == keeps));
+
+      LayerKVCache cache(G, D, std::max(prompt, keeps + 1));
+      Rng rng(1000 * budget + prompt + 7);
+      std::string first_miss;  // the first window position found missing ("": none)
+      bool outside_evicted = false;
+      for (std::size_t p = 0; p < n_tokens; ++p) {
+        const bool reading_prompt = p < prompt;
+        random_step(*policy, cache, static_cast<Position>(p), H, reading_prompt, rng);
+        if (p + 1 == prompt) policy->compress(cache, keeps);
+        if (reading_prompt && p + 1 < prompt) continue;  // nothing is evicted yet
+        const std::size_t newest_outside = p + 1 > window ? p + 1 - window : 0;  // window start
+        for (std::size_t g = 0; g < G; ++g) {
+          const std::vector<Position> kept = cache.sorted_positions(g);
+          const auto has = [&](std::size_t q) {
+            return std::binary_search(kept.begin(), kept.end(), static_cast<Position>(q));
+          };
+          for (std::size_t q = newest_outside; q <= p && first_miss.empty(); ++q) {
+            if (!has(q)) {
+              first_miss = "position " + std::to_string(q) + " missing after step " +
+                           std::to_string(p) + " in KV head " + std::to_string(g);
+            }
+          }
+          if (p >= window && !has(p - window)) outside_evicted = true;
+        }
+      }
+      CHECK(first_miss == "");
+      if (window < keeps) CHECK(outside_evicted);
+    }
+  }
+}
+
+TEST_CASE("the rows' recent windows and kept labels, worked out for a budget of 9 tokens") {
+  // settings_for_budget(9): heavy 4 + recent 5; sinks 4 + recent 5; SnapKV's window 5 (< 32).
+  const auto window_of = [](const std::string& name) {
+    return policy_kind(name).recent_window(settings_for_budget(name, 9), 100);
+  };
+  CHECK(window_of("full") == 100);  // every token of the text
+  CHECK(window_of("h2o") == 5);
+  CHECK(window_of("window") == 9);  // all of it
+  CHECK(window_of("sinks") == 5);
+  CHECK(window_of("random") == 5);
+  CHECK(window_of("tova") == 0);  // it protects nothing
+  CHECK(window_of("knorm") == 5);
+  CHECK(window_of("snapkv") == 5);
+  CHECK(policy_kind("window").recent_window(settings_for_budget("window", 9), 6) == 6);  // text
+  CHECK(policy_kind("full").kept_label == "");
+  CHECK(policy_kind("window").kept_label == "");
+  CHECK(policy_kind("h2o").kept_label == "heavy hitter");
+  CHECK(policy_kind("sinks").kept_label == "sink");
+  CHECK(policy_kind("random").kept_label == "kept at random");
+  CHECK(policy_kind("tova").kept_label == "kept by score");
+  CHECK(policy_kind("knorm").kept_label == "short key");
+  CHECK(policy_kind("snapkv").kept_label == "heavy hitter");
 }
 
 TEST_CASE("the full policy keeps every position") {

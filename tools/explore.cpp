@@ -158,9 +158,10 @@ int explore(int argc, char** argv) {
   page.words = token_words(tokenizer, tokens);
   page.budget = budget;
   for (const Explored& e : explored) {
-    const h2o::KeptLabels labels = h2o::kept_labels(e.name, e.settings, n);
+    const h2o::PolicyKind& kind = h2o::policy_kind(e.name);  // its recent window and kept label
     std::string description = h2o::make_policy(e.name, e.settings)->describe();
-    page.policies.push_back({e.name, description, labels.kept_label, labels.recent, &e.trace});
+    page.policies.push_back(
+        {e.name, description, kind.kept_label, kind.recent_window(e.settings, n), &e.trace});
   }
   const std::string html = h2o::explorer_page_html(page);
   h2o::write_output_file(options.out_path, "the page", html);

@@ -86,14 +86,4 @@ ExploreOptions explore_options(const ArgParser& args) {
   return options;
 }
 
-KeptLabels kept_labels(const std::string& policy, const PolicySettings& settings,
-                       std::size_t n_tokens) {
-  if (policy == "h2o") return {settings.recent, "heavy hitter"};
-  if (policy == "window") return {settings.heavy + settings.recent, ""};
-  if (policy == "sinks") return {settings.recent, "sink"};
-  if (policy == "random") return {settings.recent, "kept at random"};
-  if (policy == "full") return {n_tokens, ""};
-  return {0, "kept by score"};  // TOVA, and any policy without a recent window
-}
-
 }  // namespace h2o

@@ -26,6 +26,16 @@ Settings halves(Settings s, std::size_t tokens) {
   return s;
 }
 
+// Recent windows (PolicyKind::recent_window), never more positions than the text has.
+std::size_t last_recent(const Settings& s, std::size_t n_tokens) {
+  return std::min(s.recent, n_tokens);
+}
+std::size_t whole_budget(const Settings& s, std::size_t n_tokens) {
+  return std::min(s.heavy + s.recent, n_tokens);
+}
+std::size_t no_window(const Settings&, std::size_t) { return 0; }
+std::size_t every_token(const Settings&, std::size_t n_tokens) { return n_tokens; }
+
 struct PolicyEntry {
   PolicyKind kind;
   // Builds the policy; settings.scoring is already the one to use (the paper's unless set).
@@ -38,15 +48,15 @@ constexpr auto kShared = ScoringMode::Shared;
 const std::optional<ScoringMode> kNoAttention;
 
 // One row per policy. Adding a policy = one more row here. Each row's properties and scoring are
-// its paper's.
+// its paper's; its kept label is its own word for a token kept outside its recent window.
 const std::vector<PolicyEntry>& policy_table() {
   static const std::vector<PolicyEntry> table = {
       {{"full", "keep every token (exact attention, memory grows with the sequence)", kNoAttention,
-        /*evicts=*/false, /*protects_newest=*/true},
+        /*evicts=*/false, /*protects_newest=*/true, /*kept_label=*/"", every_token},
        [](const Settings&) { return std::make_unique<FullCachePolicy>(); },
        halves},
       {{"h2o", "Heavy-Hitter Oracle: keep the recent window plus the highest-scoring tokens",
-        kPerHead, /*evicts=*/true, /*protects_newest=*/true},
+        kPerHead, /*evicts=*/true, /*protects_newest=*/true, "heavy hitter", last_recent},
        [](const Settings& s) {
          return std::make_unique<H2OPolicy>(CacheBudget{s.heavy, s.recent}, *s.scoring, s.h2o_score,
                                             s.start_area);
@@ -57,13 +67,13 @@ const std::vector<PolicyEntry>& policy_table() {
          return s;
        }},
       {{"window", "sliding window: keep the last heavy + recent tokens (H2O's local baseline)",
-        kNoAttention, /*evicts=*/true, /*protects_newest=*/true},
+        kNoAttention, /*evicts=*/true, /*protects_newest=*/true, "", whole_budget},
        [](const Settings& s) {
          return std::make_unique<SlidingWindowPolicy>(CacheBudget{s.heavy, s.recent});
        },
        halves},
       {{"sinks", "StreamingLLM: keep the first --sinks tokens (attention sinks) + the last recent",
-        kNoAttention, /*evicts=*/true, /*protects_newest=*/true},
+        kNoAttention, /*evicts=*/true, /*protects_newest=*/true, "sink", last_recent},
        [](const Settings& s) { return std::make_unique<SinkWindowPolicy>(s.sinks, s.recent); },
        [](Settings s, std::size_t tokens) {
          s = halves(s, tokens);
@@ -72,25 +82,26 @@ const std::vector<PolicyEntry>& policy_table() {
          return s;
        }},
       {{"random", "keep heavy + recent tokens, evicting a random one outside the recent window",
-        kNoAttention, /*evicts=*/true, /*protects_newest=*/true},
+        kNoAttention, /*evicts=*/true, /*protects_newest=*/true, "kept at random", last_recent},
        [](const Settings& s) {
          return std::make_unique<RandomEvictionPolicy>(CacheBudget{s.heavy, s.recent}, s.seed);
        },
        halves},
       {{"tova", "TOVA: keep heavy + recent tokens, evicting the one the new query attends least",
-        kShared, /*evicts=*/true, /*protects_newest=*/false},
+        kShared, /*evicts=*/true, /*protects_newest=*/false, "kept by score", no_window},
        [](const Settings& s) {
          return std::make_unique<TovaPolicy>(CacheBudget{s.heavy, s.recent}, *s.scoring);
        },
        halves},
       {{"knorm", "key norm: keep the recent window plus the tokens with the shortest keys",
-        kNoAttention, /*evicts=*/true, /*protects_newest=*/true},
+        kNoAttention, /*evicts=*/true, /*protects_newest=*/true, "short key", last_recent},
        [](const Settings& s) {
          return std::make_unique<KeyNormPolicy>(CacheBudget{s.heavy, s.recent});
        },
        halves},
       {{"snapkv", "SnapKV: cut a prompt by its last recent queries' attention; then as h2o",
-        kPerHead, /*evicts=*/true, /*protects_newest=*/true},
+        // Decoding it ranks as H2O does, so what it keeps besides the window are heavy hitters.
+        kPerHead, /*evicts=*/true, /*protects_newest=*/true, "heavy hitter", last_recent},
        [](const Settings& s) {
          return std::make_unique<SnapKVPolicy>(CacheBudget{s.heavy, s.recent}, *s.scoring);
        },

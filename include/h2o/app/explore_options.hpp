@@ -47,16 +47,4 @@ ExploreOptions explore_options(const ArgParser& args);
 // "10%" or "91"; a UsageError naming --budget otherwise.
 ExploreBudget parse_explore_budget(const std::string& text);
 
-// How the page labels what a policy keeps (settings from settings_for_budget) in a text of
-// n_tokens: the newest `recent` positions are its recent window; whatever else it keeps is called
-// `kept_label` (H2O: heavy hitter; sinks: sink; TOVA: kept by score; random: kept at random). A
-// sliding window and the full cache keep nothing else (label ""): all they keep is recent. The
-// factory's table (policy_factory.cpp) says the same in prose; this is the page's reading of it.
-struct KeptLabels {
-  std::size_t recent = 0;
-  std::string kept_label;
-};
-KeptLabels kept_labels(const std::string& policy, const PolicySettings& settings,
-                       std::size_t n_tokens);
-
 }  // namespace h2o

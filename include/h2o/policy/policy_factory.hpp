@@ -4,7 +4,9 @@
 // one-line summary, its properties (PolicyKind), how it is built from PolicySettings and how it
 // spends an equal budget. A new policy is its class plus one row: --help texts, error messages,
 // compare_policies, the lessons and the tests read the names and properties from this table and
-// update themselves (key norm and SnapKV were added so). No program names a policy anywhere else.
+// update themselves (key norm and SnapKV were added so), and the explorer page reads from it which
+// newest positions are a policy's recent window and what to call the rest it keeps. No program
+// names a policy anywhere else.
 #pragma once
 
 #include <cstddef>
@@ -54,6 +56,14 @@ struct PolicyKind {
   // With the budget split settings_for_budget makes (any budget of 2 or more tokens), the token
   // just added is never evicted.
   bool protects_newest = true;
+  // One token the policy keeps besides its recent window, in the policy's own words ("heavy
+  // hitter", "sink"); "" when all it keeps is its recent window (sliding window, full cache).
+  std::string kept_label;
+  // How many of the newest positions of a text of n_tokens are its recent window under
+  // `settings` (heavy + recent >= 2): after every step each of them is still in the cache, and
+  // the window is never more than the policy keeps (max_tokens). Every token of the full cache
+  // and of a sliding window is recent; a policy that protects nothing has a window of 0.
+  std::size_t (*recent_window)(const PolicySettings& settings, std::size_t n_tokens) = nullptr;
   bool uses_attention() const { return paper_scoring.has_value(); }
 };
 
