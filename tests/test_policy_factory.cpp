@@ -1,5 +1,5 @@
-// test_policy_factory.cpp: making cache policies from their command-line names
-// (policy_factory.hpp).
+// test_policy_factory.cpp: making cache policies from their command-line names, and what each
+// row of the table says about its policy, checked against the running policy (policy_factory.hpp).
 #include "h2o_catch.hpp"
 #include <algorithm>
 #include <cstddef>

@@ -29,8 +29,10 @@ namespace h2o {
 struct ExplorerPolicy {
   std::string name;         // as typed: "h2o"
   std::string description;  // the policy's describe()
-  std::string kept_label;   // what the page calls kept tokens outside the recent window ("": none)
-  std::size_t recent = 0;   // newest positions the policy always keeps (its recent window)
+  // What the page calls kept tokens outside the recent window ("": none), and how many newest
+  // positions the policy always keeps (its recent window): PolicyKind::kept_label, recent_window.
+  std::string kept_label;
+  std::size_t recent = 0;
   const CacheTrace* trace = nullptr;  // (L, G) per-step record, with agreement vs the full cache
 };
 
