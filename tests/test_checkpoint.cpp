@@ -414,17 +414,6 @@ std::vector<StoredTensor> stored_tensors(const ModelConfig& c) {
   return out;
 }
 
-// The message of the exception `run` throws, or "" when it throws none.
-template <class Run>
-std::string message_of(Run run) {
-  try {
-    run();
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  return "";
-}
-
 }  // namespace
 
 TEST_CASE("a checkpoint checked by its first token names every planted NaN or infinity as "
@@ -454,9 +443,10 @@ TEST_CASE("a checkpoint checked by its first token names every planted NaN or in
         std::memcpy(bytes.data() + kCheckpointHeaderBytes + 4 * (t.first + index), &bad, 4);
         const std::string path = dir.file("bad.bin");
         write_bytes(path, bytes);
-        const std::string expected = message_of([&] { MappedCheckpoint::open(path); });
+        const std::string expected =
+            error_of<std::runtime_error>([&] { MappedCheckpoint::open(path); });
         REQUIRE_THAT(expected, Contains(std::string("tensor ") + t.name + " holds a non-finite"));
-        const std::string actual = message_of([&] {
+        const std::string actual = error_of<std::runtime_error>([&] {
           const auto mapped = MappedCheckpoint::open(path, FiniteCheck::by_first_token);
           const std::string policy = way == 2 ? "h2o" : "full";
           Decoder decoder(mapped->view(), mapped,
