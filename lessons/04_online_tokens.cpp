@@ -94,8 +94,12 @@ bool contains(const std::vector<h2o::Position>& positions, h2o::Position p) {
   return std::find(positions.begin(), positions.end(), p) != positions.end();
 }
 
-// Step 3's loop: the handbook's demo, through the same four steps, with random attention from
-// n_heads heads averaged (see step 3 in main). Returns the cache after every token.
+// Step 3's loop: the handbook's demo, through the same four steps. Each head's attention is
+// random: every cached token gets a random share between 1 and e (2.72), and the boosted positions
+// get e^boost times more; each share divided by the total is the token's attention, so a head's
+// attention sums to 1 (the handbook's softmax of random numbers plus 2; lesson 05 names it). Each
+// head adds 1/n_heads of its attention, so a score grows by the MEAN over heads and every head
+// keeps the same tokens. Returns the cache after every token.
 std::vector<h2o::ToyKVCache> run_demo(std::size_t n_tokens, std::size_t n_heads,
                                       const std::vector<h2o::Position>& boosted, float boost,
                                       const h2o::CacheBudget& budget, h2o::Rng& rng) {
@@ -181,12 +185,8 @@ int main(int argc, char** argv) {
             << "  H2O cache: " << cache.size() << " tokens and " << cache.kv_numbers()
             << " KV numbers " << format_list(cache.tokens) << "\n";
 
-  // Step 3: the handbook's demo, through the same four steps: recent 8 + heavy 8, 8 heads. Each
-  // head's attention is random: every cached token gets a random share between 1 and e (2.72),
-  // and positions 5 and 10 get e^2 (7.39) times more; each share divided by the total is the
-  // token's attention, so a head's attention sums to 1 (the handbook's softmax of random numbers
-  // plus 2; lesson 05 names it). Each head adds 1/8 of its attention, so a score grows by the
-  // MEAN over heads and every head keeps the same tokens.
+  // Step 3: the handbook's demo through the same four steps (run_demo above main): recent 8 +
+  // heavy 8, 8 heads of random attention, positions 5 and 10 given e^2 (7.39) times more.
   const h2o::CacheBudget demo_budget(8, 8);
   const std::size_t demo_tokens = 50, n_heads = 8;
   const std::vector<h2o::Position> boosted = {5, 10};
@@ -243,4 +243,3 @@ int main(int argc, char** argv) {
             << "  larger. Accumulated scores favour old tokens; that is real H2O behaviour.\n";
   return 0;
 }
-

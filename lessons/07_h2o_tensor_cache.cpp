@@ -158,7 +158,8 @@ int main(int argc, char** argv) {
       "Lesson 07: H2O over real K/V rows: one head, then 3 heads with per-head and\n"
       "shared scoring (blog learn_06_h2o_tensor_cache.py).",
       h2o::TokensOption{12, 40, "how many tokens arrive"},
-      h2o::SeedOption{7, "seed for the made-up vectors"}, h2o::BudgetOption{2, 2, "slots per head"});
+      h2o::SeedOption{7, "seed for the made-up vectors"},
+      h2o::BudgetOption{2, 2, "slots per head"});
   const h2o::CacheBudget budget = options.budget;
   std::cout << "Lesson 07: H2O over real K and V tensors (blog: learn_06_h2o_tensor_cache.py)\n\n";
 
@@ -245,4 +246,3 @@ int main(int argc, char** argv) {
               : " as well: this budget is large enough for every favourite.\n");
   return 0;
 }
-

@@ -89,12 +89,12 @@ class LessonH2O final : public h2o::CachePolicy {
 
 // What the three runs of step 4 gave at one token.
 struct TokenComparison {
-  int token;                      // the token read
-  std::size_t full_kv, h2o_kv;    // tokens in layer 0's cache: full, LessonH2O
-  float gap;                      // max |full logit - LessonH2O logit|
-  bool same_top;                  // the same most likely next token
-  bool policies_agree;            // LessonH2O's logits equal h2o::H2OPolicy's
-  bool evicted;                   // LessonH2O has evicted a token by now
+  int token;                               // the token read
+  std::size_t full_kv, h2o_kv;             // tokens in layer 0's cache: full, LessonH2O
+  float gap;                               // max |full logit - LessonH2O logit|
+  bool same_top;                           // the same most likely next token
+  bool policies_agree;                     // LessonH2O's logits equal h2o::H2OPolicy's
+  bool evicted;                            // LessonH2O has evicted a token by now
   std::vector<h2o::CacheRow> h2o_layer_0;  // LessonH2O's layer-0 cache, for --step
 };
 
@@ -111,12 +111,17 @@ std::vector<TokenComparison> compare_logits(h2o::Decoder& full, h2o::Decoder& le
     const h2o::Vector full_logits = full.forward(token);   // (V,) a copy: the buffer is reused
     const h2o::Vector h2o_logits = lesson.forward(token);  // (V,)
     const h2o::Vector& library_logits = library.forward(token);
-    steps.push_back({token, full.cache(0).size(), lesson.cache(0).size(),
-                     xt::amax(xt::abs(full_logits - h2o_logits))(),
-                     h2o::sample_argmax(full_logits.data(), vocab_size) ==
-                         h2o::sample_argmax(h2o_logits.data(), vocab_size),
-                     h2o_logits == library_logits, lesson.evicted_tokens(0) > 0,
-                     h2o::cache_rows("H2O layer 0", lesson.cache(0))});
+    TokenComparison step;
+    step.token = token;
+    step.full_kv = full.cache(0).size();
+    step.h2o_kv = lesson.cache(0).size();
+    step.gap = xt::amax(xt::abs(full_logits - h2o_logits))();
+    step.same_top = h2o::sample_argmax(full_logits.data(), vocab_size) ==
+                    h2o::sample_argmax(h2o_logits.data(), vocab_size);
+    step.policies_agree = h2o_logits == library_logits;
+    step.evicted = lesson.evicted_tokens(0) > 0;
+    step.h2o_layer_0 = h2o::cache_rows("H2O layer 0", lesson.cache(0));
+    steps.push_back(step);
   }
   return steps;
 }

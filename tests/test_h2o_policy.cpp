@@ -329,8 +329,8 @@ TEST_CASE("h2o decisions in a decoder follow plan_keep step by step", "[h2o_poli
   std::vector<std::vector<std::map<Position, float>>> scores(
       c.n_layers, std::vector<std::map<Position, float>>(G));  // (L, G): position -> score
 
-  replay_each_head(decoder, tokens, [&](std::size_t i, std::size_t l, std::size_t g,
-                                        const AttentionRecord& record, const LayerKVCache& cache) {
+  const auto check_step = [&](std::size_t i, std::size_t l, std::size_t g,
+                              const AttentionRecord& record, const LayerKVCache& cache) {
     const std::vector<Position>& slots = record.positions[g];  // (T,) before eviction
     auto& head_scores = scores[l][g];
     head_scores[static_cast<Position>(i)] = 0.0f;
@@ -349,7 +349,8 @@ TEST_CASE("h2o decisions in a decoder follow plan_keep step by step", "[h2o_poli
     for (std::size_t s = 0; s < cache.size(); ++s) {
       REQUIRE(cache.scores(g)[s] == head_scores.at(cache.positions(g)[s]));
     }
-  });
+  };
+  replay_each_head(decoder, tokens, check_step);
 }
 
 TEST_CASE("h2o eviction styles give the same logits", "[h2o_policy]") {

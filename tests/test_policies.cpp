@@ -338,10 +338,11 @@ TEST_CASE("tova decisions in a decoder follow the recorded attention step by ste
   const std::vector<int> tokens = random_tokens(steps, c.vocab_size, 82);
   bool newest_ever_evicted = false, heads_ever_differ = false;
 
-  replay_each_head(decoder, tokens, [&](std::size_t i, std::size_t l, std::size_t g,
-                                        const AttentionRecord& record, const LayerKVCache& cache) {
+  const auto check_step = [&](std::size_t i, std::size_t l, std::size_t g,
+                              const AttentionRecord& record, const LayerKVCache& cache) {
     const std::vector<Position>& slots = record.positions[g];  // (T,) before eviction
-    std::vector<float> mean(slots.size(), 0.0f);  // (T,) the sum; it ranks as the mean
+    // (T,) the sum over the query heads that score KV head g; it ranks as the mean
+    std::vector<float> mean(slots.size(), 0.0f);
     add_recorded_attention(mean, record, g, mode);
     std::vector<Position> expected = slots;
     if (slots.size() > budget) {
@@ -363,7 +364,8 @@ TEST_CASE("tova decisions in a decoder follow the recorded attention step by ste
       REQUIRE(cache.scores(g)[s] == mean[static_cast<std::size_t>(at - slots.begin())]);
     }
     if (cache.sorted_positions(g) != cache.sorted_positions(0)) heads_ever_differ = true;
-  });
+  };
+  replay_each_head(decoder, tokens, check_step);
   CHECK(newest_ever_evicted);  // TOVA protects nothing, not even the token just added
   CHECK(heads_ever_differ == (mode == ScoringMode::PerHead));
 }

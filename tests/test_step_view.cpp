@@ -111,3 +111,11 @@ TEST_CASE("tokens known by position only show as #position", "[step_view]") {
   CHECK(out.str().find("  head 0       heavy: #3 2.00 | recent: #9 0.25 | evicted: #7 0.50\n") !=
         std::string::npos);
 }
+
+TEST_CASE("a row whose words do not match its positions is refused", "[step_view]") {
+  std::istringstream in("\n");
+  std::ostringstream out;
+  StepView view(true, in, out, false, false);
+  CHECK_THROWS_WITH(view.show("token 1", {{"cache", {"The"}, {0, 1}, {1.0f, 0.5f}}}, kBudget),
+                    "StepView: row 'cache' has 1 words for 2 positions");
+}

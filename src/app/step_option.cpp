@@ -6,7 +6,8 @@ namespace h2o {
 
 namespace {
 ArgParser& add_step_flag(ArgParser& args) {
-  return args.add_flag("step", "wait for Enter after each token; draw heavy, recent, evicted tokens");
+  return args.add_flag("step",
+                       "wait for Enter after each token; draw heavy, recent, evicted tokens");
 }
 
 // A parser for a lesson, after report_uncaught_errors: errors from here on are one line.

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <iostream>
 #include <numeric>
+#include <stdexcept>
 
 #include "h2o/base/format.hpp"
 #include "h2o/cache/selection.hpp"
@@ -67,8 +68,7 @@ StepView::StepView(bool on, std::istream& in, std::ostream& out, bool color, boo
 
 CacheRow cache_row(const std::string& label, const std::vector<Position>& positions,
                    const Vector& scores) {
-  return {label, std::vector<std::string>(positions.size()), positions,
-          std::vector<float>(scores.begin(), scores.end())};
+  return {label, {}, positions, std::vector<float>(scores.begin(), scores.end())};
 }
 
 std::vector<CacheRow> cache_rows(const std::string& label, const LayerKVCache& cache) {
@@ -76,8 +76,7 @@ std::vector<CacheRow> cache_rows(const std::string& label, const LayerKVCache& c
   for (std::size_t g = 0; g < cache.n_kv_heads(); ++g) {
     const std::vector<Position> positions(cache.positions(g), cache.positions(g) + cache.size());
     const std::vector<float> scores(cache.scores(g), cache.scores(g) + cache.size());
-    rows.push_back({label + " head " + std::to_string(g),
-                    std::vector<std::string>(positions.size()), positions, scores});
+    rows.push_back({label + " head " + std::to_string(g), {}, positions, scores});
   }
   return rows;
 }
@@ -100,9 +99,14 @@ void StepView::show(const std::string& heading, const std::vector<CacheRow>& fra
 }
 
 std::vector<std::string> StepView::row_lines(const CacheRow& row, const CacheBudget& budget) {
-  const std::vector<std::string>& words = row.words;
   const std::vector<Position>& positions = row.positions;
   const std::vector<float>& scores = row.scores;
+  if (!row.words.empty() && row.words.size() != positions.size()) {
+    throw std::invalid_argument("StepView: row '" + row.label + "' has " +
+                                std::to_string(row.words.size()) + " words for " +
+                                std::to_string(positions.size()) + " positions");
+  }
+  const auto word = [&](std::size_t i) { return row.words.empty() ? "" : row.words[i]; };
   // Roles by the selection rule itself; then every token in position order.
   const KeepPlan plan = plan_keep(positions, scores, budget);
   std::vector<std::size_t> order(positions.size());
@@ -113,7 +117,7 @@ std::vector<std::string> StepView::row_lines(const CacheRow& row, const CacheBud
     return word.empty() ? "#" + std::to_string(p) : word + "@" + std::to_string(p);
   };
   const auto token = [&](std::size_t i) {
-    return name(words[i], positions[i]) + " " + fixed(scores[i], 2);
+    return name(word(i), positions[i]) + " " + fixed(scores[i], 2);
   };
   std::vector<Piece> heavy = {{"heavy:", nullptr}}, recent = {{"| recent:", nullptr}};
   std::vector<Piece> evicted = {{"| evicted:", nullptr}};
@@ -130,7 +134,7 @@ std::vector<std::string> StepView::row_lines(const CacheRow& row, const CacheBud
       evicted.push_back({token(i), kEvictedStyle});
       continue;
     }
-    now.push_back({words[i], positions[i]});
+    now.push_back({word(i), positions[i]});
   }
   // Whatever the row's previous frame held and this one does not left at this token.
   for (const Shown& old : before_[row.label]) {

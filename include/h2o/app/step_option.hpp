@@ -19,7 +19,7 @@ namespace h2o {
 StepView start_lesson_with_step(int argc, const char* const* argv, const std::string& summary);
 
 // What a token-by-token lesson lets a student change, and its defaults:
-struct TokensOption {   // --tokens N, 1..max ("how many tokens arrive (1..40)")
+struct TokensOption {  // --tokens N, 1..max ("how many tokens arrive (1..40)")
   long long default_value, max;
   std::string help;
 };

@@ -43,7 +43,7 @@ bool stdout_wants_color();
 // what it evicted. The tokens may come in any order (they are shown in position order).
 struct CacheRow {
   std::string label;
-  std::vector<std::string> words;   // (T,) "" for a token known by position only (#position)
+  std::vector<std::string> words;   // (T,), or none: tokens known by position only (#position)
   std::vector<Position> positions;  // (T,)
   std::vector<float> scores;        // (T,)
 };
