@@ -24,15 +24,7 @@
 #include "policy_test_support.hpp"
 
 using namespace h2o;
-using h2o_test::add_recorded_attention;
-using h2o_test::CraftedAttention;
-using h2o_test::EvictionStyle;
-using h2o_test::h2o_policy_in_style;
-using h2o_test::random_model;
-using h2o_test::random_tokens;
-using h2o_test::replay_each_head;
-using h2o_test::require_bounded_caches;
-using h2o_test::score_of;
+using namespace h2o_test;  // policy_test_support.hpp
 
 namespace {
 

@@ -35,14 +35,7 @@
 
 using namespace h2o;
 using h2o_catch::Contains;
-using h2o_test::add_recorded_attention;
-using h2o_test::CraftedAttention;
-using h2o_test::evicting_policy_names;
-using h2o_test::random_model;
-using h2o_test::random_tokens;
-using h2o_test::replay_each_head;
-using h2o_test::require_bounded_caches;
-using h2o_test::score_of;
+using namespace h2o_test;  // policy_test_support.hpp
 
 namespace {
 
