@@ -9,7 +9,7 @@
 namespace h2o {
 
 SnapKVPolicy::SnapKVPolicy(CacheBudget budget, ScoringMode mode)
-    : budget_(budget), mode_(mode), decoding_(budget, mode) {
+    : CachePolicy(budget.total()), budget_(budget), mode_(mode), decoding_(budget, mode) {
   if (budget.recent == 0) {
     throw std::invalid_argument(
         "SnapKV: the observation window (recent) must be at least 1 token: its queries score the "
@@ -20,10 +20,6 @@ SnapKVPolicy::SnapKVPolicy(CacheBudget budget, ScoringMode mode)
 std::string SnapKVPolicy::describe() const {
   return "SnapKV, " + budget_.describe() + ", window " + std::to_string(budget_.recent) + ", " +
          to_string(mode_) + " scores; decoding as H2O";
-}
-
-std::size_t SnapKVPolicy::max_tokens(std::size_t max_positions) const {
-  return std::min(budget_.total(), max_positions);
 }
 
 void SnapKVPolicy::after_attention(LayerKVCache& cache, const StepAttention& attention) {

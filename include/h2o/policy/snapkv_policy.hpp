@@ -51,7 +51,6 @@ class SnapKVPolicy final : public CachePolicy {
   std::string name() const override { return "snapkv"; }
   // "SnapKV, heavy 59 + recent 32 = 91 tokens, window 32, per-head scores; decoding as H2O"
   std::string describe() const override;
-  std::size_t max_tokens(std::size_t max_positions) const override;
   // Decoding: H2O's step (adds the attention, evicts outside the recent window).
   void after_attention(LayerKVCache& cache, const StepAttention& attention) override;
   // Reading a prompt: H2O's sums, and this step's attention kept for the window votes.
