@@ -186,7 +186,7 @@ int main(int argc, char** argv) {
   h2o::Decoder library(weights, std::make_unique<h2o::H2OPolicy>(budget));
   std::cout << "\nStep 3: a cache policy sees each step's attention (observe: add it to the "
             << "scores)\n        and names the token to evict (choose_victims: lesson 01's rule);"
-            << "\n        LessonH2O above main writes that out in about 20 lines.\n"
+            << "\n        LessonH2O above main writes that out in under 30 lines.\n"
             << "        A tiny decoder with RANDOM weights\n        (" << config.describe()
             << ")\n        reads " << n_tokens << " random tokens three times: full cache, "
             << "LessonH2O and h2o::H2OPolicy,\n        both " << budget.describe() << "\n";
