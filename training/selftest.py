@@ -47,6 +47,37 @@ def check_tokenizer():
     for text in held + extra + ["a" * 300, "abababab" * 40, "the the the then them"]:
         if tok._merge(tok._initial(" " + text)) != rescan_merge(tok._initial(" " + text)):
             raise UsageError(f"the heap merge differs from llama2.c's loop on {text[:40]!r}")
+    # The incremental trainer against the plain one: recount every pair after each merge.
+    def rescan_train(chunk_counts, vocab_size):
+        pieces = list(tok.pieces[:bpe.N_SPECIAL]) + sorted({c for w in chunk_counts for c in w})
+        words = {w: list(w) for w in chunk_counts}
+        while len(pieces) < vocab_size:
+            counts = {}
+            for w, parts in words.items():
+                for pair in zip(parts, parts[1:]):
+                    counts[pair] = counts.get(pair, 0) + chunk_counts[w]
+            if not counts or max(counts.values()) < 2:
+                break
+            top = max(counts.values())
+            a, b = min(p for p, c in counts.items() if c == top)
+            if a + b not in pieces:
+                pieces.append(a + b)
+            for w, parts in words.items():
+                out, i = [], 0
+                while i < len(parts):
+                    if parts[i:i + 2] == [a, b]:
+                        out.append(a + b)
+                        i += 2
+                    else:
+                        out.append(parts[i])
+                        i += 1
+                words[w] = out
+        return pieces
+    odd = ["a" * 301, "abababab" * 40, "aaaa bbbb aaab aab", "x" * 7, "\u00e9\u00e9\u00e9 caf\u00e9"]
+    for texts, size in ((train[:8] + odd, 600), (odd, 300)):
+        if bpe.train(bpe.count_chunks(texts), size).pieces != rescan_train(
+                bpe.count_chunks(texts), size):
+            raise UsageError("the incremental BPE trainer differs from the plain one")
     with tempfile.TemporaryDirectory() as d:
         path = os.path.join(d, "tok.bin")
         tok.save(path)
@@ -54,7 +85,8 @@ def check_tokenizer():
         if back.pieces != tok.pieces or back.encode(held[0]) != tok.encode(held[0]):
             raise UsageError("tokenizer changed through save/load")
     print(f"tokenizer: {tok.vocab_size} pieces, {len(held) + len(extra)} texts round-trip, "
-          "chunked encoding matches the whole-text merge loop: ok")
+          "chunked encoding matches the whole-text merge loop, training matches the plain "
+          "recount: ok")
 
 
 def check_model():
@@ -88,6 +120,37 @@ def check_model():
     print(f"model: loss {before:.3f} before, {after:.3f} after 30 steps")
     if not after < before * 0.8:
         raise UsageError("training did not lower the loss")
+    # The incremental trainer against the plain one: recount every pair after each merge.
+    def rescan_train(chunk_counts, vocab_size):
+        pieces = list(tok.pieces[:bpe.N_SPECIAL]) + sorted({c for w in chunk_counts for c in w})
+        words = {w: list(w) for w in chunk_counts}
+        while len(pieces) < vocab_size:
+            counts = {}
+            for w, parts in words.items():
+                for pair in zip(parts, parts[1:]):
+                    counts[pair] = counts.get(pair, 0) + chunk_counts[w]
+            if not counts or max(counts.values()) < 2:
+                break
+            top = max(counts.values())
+            a, b = min(p for p, c in counts.items() if c == top)
+            if a + b not in pieces:
+                pieces.append(a + b)
+            for w, parts in words.items():
+                out, i = [], 0
+                while i < len(parts):
+                    if parts[i:i + 2] == [a, b]:
+                        out.append(a + b)
+                        i += 2
+                    else:
+                        out.append(parts[i])
+                        i += 1
+                words[w] = out
+        return pieces
+    odd = ["a" * 301, "abababab" * 40, "aaaa bbbb aaab aab", "x" * 7, "\u00e9\u00e9\u00e9 caf\u00e9"]
+    for texts, size in ((train[:8] + odd, 600), (odd, 300)):
+        if bpe.train(bpe.count_chunks(texts), size).pieces != rescan_train(
+                bpe.count_chunks(texts), size):
+            raise UsageError("the incremental BPE trainer differs from the plain one")
     with tempfile.TemporaryDirectory() as d:
         path = os.path.join(d, "m.bin")
         export_legacy(model, path)
