@@ -146,6 +146,15 @@ int make_inputs(int argc, char** argv) {
   write_bytes(at("over_limit_tok.bin"), {});
   std::filesystem::resize_file(at("over_limit_tok.bin"), h2o::Tokenizer::kMaxFileBytes + 1);
 
+  // For the training scripts (training/common.py): a story file holding NUL bytes (not text), a
+  // pretokenized file of two empty stories (BOS, BOS), and a corpus one byte over the scripts'
+  // corpus limit (LIMITS["corpus"], 1 GiB), sparse.
+  const std::string nul_story = std::string("Once upon a time.\n") + std::string(4096, '\0');
+  write_bytes(at("nul_story.txt"), Bytes(nul_story.begin(), nul_story.end()));
+  write_bytes(at("bos_only.u16"), {1, 0, 1, 0});
+  write_bytes(at("over_limit_corpus.txt"), {});
+  std::filesystem::resize_file(at("over_limit_corpus.txt"), (1ull << 30) + 1);
+
   // Not regular files: a folder and a named pipe (opening a pipe would wait for a writer).
   std::filesystem::create_directories(folder / "a_folder");
   std::filesystem::remove(folder / "a_pipe");
