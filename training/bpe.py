@@ -20,12 +20,14 @@ same ids as encoding the whole text at once.
 """
 
 import heapq
+import math
 import re
 import struct
 
 UNK, BOS, EOS = 0, 1, 2
 FIRST_BYTE = 3
 N_SPECIAL = 3 + 256
+MAX_TOKEN_LENGTH = 1024  # bytes of the longest piece a tokenizer file may hold (as the C++ one)
 
 # A chunk: an optional single space plus a run of letters, or of digits, or of other
 # non-space characters; or one whitespace character alone. Merges happen only inside a chunk.
@@ -178,6 +180,11 @@ class Tokenizer:
         if len(blob) < 4:
             raise ValueError(f"tokenizer '{path}' is too short")
         (max_len,) = struct.unpack_from("<I", blob, 0)
+        # The C++ Tokenizer's rules (text/tokenizer.cpp): a sane max_token_length, finite
+        # scores, and at least <unk>, BOS, EOS and the 256 byte tokens.
+        if not 1 <= max_len <= MAX_TOKEN_LENGTH:
+            raise ValueError(f"tokenizer '{path}': max_token_length is {max_len}, expected "
+                             f"1..{MAX_TOKEN_LENGTH}")
         at, pieces, scores = 4, [], []
         while at < len(blob):
             if at + 8 > len(blob):
@@ -186,9 +193,14 @@ class Tokenizer:
             at += 8
             if n < 0 or n > max_len or at + n > len(blob):
                 raise ValueError(f"tokenizer '{path}': bad piece length {n}")
+            if not math.isfinite(score):
+                raise ValueError(f"tokenizer '{path}': entry {len(pieces)} has a non-finite score")
             pieces.append(blob[at:at + n].decode("utf-8"))
             scores.append(score)
             at += n
+        if len(pieces) < N_SPECIAL:
+            raise ValueError(f"tokenizer '{path}' holds {len(pieces)} entries, fewer than the "
+                             f"{N_SPECIAL} of <unk>, BOS, EOS and the 256 byte tokens")
         return Tokenizer(pieces, scores)
 
 

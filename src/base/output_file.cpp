@@ -177,7 +177,8 @@ OutputFile::OutputFile(const std::string& path, const std::string& what)
   const int fd = ::mkstemp(name.data());
   if (fd < 0) fail("cannot create a file in its folder", errno);
   temporary_ = name;
-  signal_slot_ = register_temporary(name);
+  const fs::path absolute = fs::absolute(name, ec);  // the handler's unlink needs no cwd
+  signal_slot_ = register_temporary(ec ? name : absolute.string());
   // mkstemp makes the file private (0600); an output file gets the usual permissions.
   const mode_t mask = ::umask(0);
   ::umask(mask);
