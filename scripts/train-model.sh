@@ -155,7 +155,11 @@ cp data/names.txt "$out/names.txt"
   loss.csv loss.svg) | tee "$work/sha256.txt"
 if [ "$install" = 1 ]; then
   # Each file replaces its data/ copy whole (a copy beside it, then a rename); undo with
-  # git checkout data/
+  # git checkout data/. A failed copy or Ctrl-C leaves no half-copied data/.NAME.installing.
+  remove_copies() { rm -f data/.*.installing; }
+  trap remove_copies EXIT
+  trap 'exit 130' INT
+  trap 'exit 143' TERM
   for f in model.bin tokenizer.bin heldout_story.txt heldout_stories.txt loss.csv loss.svg; do
     cp "$out/$f" "data/.$f.installing"
   done

@@ -146,6 +146,19 @@ int make_inputs(int argc, char** argv) {
   write_bytes(at("over_limit_tok.bin"), {});
   std::filesystem::resize_file(at("over_limit_tok.bin"), h2o::Tokenizer::kMaxFileBytes + 1);
 
+  // For the training scripts (training/common.py): a story file holding NUL bytes (not text), a
+  // pretokenized file of two empty stories (BOS, BOS), and a corpus one byte over the scripts'
+  // corpus limit (LIMITS["corpus"], 1 GiB), sparse.
+  const std::string nul_story = std::string("Once upon a time.\n") + std::string(4096, '\0');
+  write_bytes(at("nul_story.txt"), Bytes(nul_story.begin(), nul_story.end()));
+  write_bytes(at("bos_only.u16"), {1, 0, 1, 0});
+  // A tokenizer of 10 one-letter entries: fewer than <unk>, BOS, EOS and the 256 byte tokens.
+  Bytes few_entries = {1, 0, 0, 0};  // max_token_length 1
+  for (int i = 0; i < 10; ++i) few_entries.insert(few_entries.end(), {0, 0, 0, 0, 1, 0, 0, 0, 'a'});
+  write_bytes(at("tok_10_entries.bin"), few_entries);
+  write_bytes(at("over_limit_corpus.txt"), {});
+  std::filesystem::resize_file(at("over_limit_corpus.txt"), (1ull << 30) + 1);
+
   // Not regular files: a folder and a named pipe (opening a pipe would wait for a writer).
   std::filesystem::create_directories(folder / "a_folder");
   std::filesystem::remove(folder / "a_pipe");

@@ -37,3 +37,7 @@ file(WRITE "${h2o_py_inputs}/odd.u16" "abc")
 file(WRITE "${h2o_py_inputs}/nan.csv"
   "step,tokens,train_loss,heldout_loss,lr,seconds\n50,100,nan,,0.001,1.0\n")
 file(WRITE "${h2o_py_inputs}/odd_names.txt" "Zyxwvut\n")
+file(WRITE "${h2o_py_inputs}/zero.csv"
+  "step,tokens,train_loss,heldout_loss,lr,seconds\n50,100,0,0,0.001,1.0\n")
+file(WRITE "${h2o_py_inputs}/negative.csv"
+  "step,tokens,train_loss,heldout_loss,lr,seconds\n50,100,-1,,0.001,1.0\n")

@@ -7,6 +7,7 @@
 // the reader's limit.
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -209,6 +210,57 @@ TEST_CASE("output paths are checked when the file is made: folders, devices, mis
   CHECK(std::filesystem::is_directory(dir.file("new/deeper")));
   CHECK_THROWS_WITH(make_output_folder("/sys/h2o_test_pictures", "--pictures"),
                     Contains("--pictures '/sys/h2o_test_pictures'"));
+}
+
+namespace {
+// Runs a child process that makes two OutputFiles beside an existing file, writes to both, then
+// waits; kills it with `signal_number` once both temporary files exist; returns the child's wait
+// status. The pipe makes it deterministic: the signal lands exactly while the files are open.
+int status_of_child_killed_while_writing(const TempDir& dir, int signal_number) {
+  int ready[2];
+  REQUIRE(::pipe(ready) == 0);
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    ::close(ready[0]);
+    ::alarm(30);  // never outlives a broken test (SIGALRM would then show in the status)
+    // A program starts with the default actions; Catch2 has put its own handlers there.
+    for (const int each : {SIGINT, SIGTERM, SIGHUP, SIGPIPE}) std::signal(each, SIG_DFL);
+    try {
+      OutputFile model(dir.file("model.bin"), "checkpoint");
+      OutputFile tokenizer(dir.file("tok.bin"), "tokenizer");
+      model.stream() << std::string(200000, 'm') << std::flush;  // past the buffer: on disk
+      tokenizer.stream() << "tok" << std::flush;
+      if (::write(ready[1], "r", 1) != 1) ::_exit(3);
+      for (;;) ::pause();
+    } catch (...) {
+      ::_exit(4);
+    }
+  }
+  ::close(ready[1]);
+  char byte = 0;
+  const bool child_ready = ::read(ready[0], &byte, 1) == 1;
+  ::close(ready[0]);
+  CHECK(child_ready);
+  if (child_ready) CHECK(names_in(dir.path).size() == 3);  // model.bin and two temporaries
+  ::kill(child, signal_number);
+  int status = 0;
+  REQUIRE(::waitpid(child, &status, 0) == child);
+  return status;
+}
+}  // namespace
+
+TEST_CASE("a program killed by a signal while writing leaves no temporary file and dies of it") {
+  for (const int signal_number : {SIGINT, SIGTERM, SIGHUP, SIGPIPE}) {
+    INFO("signal " << signal_number);
+    TempDir dir("output_signal");
+    write_bytes(dir.file("model.bin"), {'k', 'e', 'e', 'p'});
+    const int status = status_of_child_killed_while_writing(dir, signal_number);
+    CHECK(WIFSIGNALED(status));
+    if (WIFSIGNALED(status)) CHECK(WTERMSIG(status) == signal_number);
+    CHECK(names_in(dir.path) == std::vector<std::string>{"model.bin"});
+    CHECK(h2o_test::read_bytes(dir.file("model.bin")) == std::vector<char>{'k', 'e', 'e', 'p'});
+  }
 }
 
 // ------------------------------------------------------------------------ numbers and stories

@@ -5,6 +5,7 @@ Not a program.
 
 import argparse
 import os
+import re
 import sys
 
 
@@ -32,11 +33,43 @@ def one_line(message):
     return text
 
 
+class Terminated(BaseException):
+    """SIGTERM or SIGHUP, raised where the program is (as Ctrl-C raises KeyboardInterrupt), so
+    that write_output removes its temporary file on the way out."""
+
+    def __init__(self, signal_number):
+        super().__init__(signal_number)
+        self.signal_number = signal_number
+
+
+def _raise_terminated(signal_number, frame):
+    raise Terminated(signal_number)
+
+
+def _die_of(signal_number):
+    """Ends the process by the signal's default action, so the caller sees it killed by it."""
+    import signal
+    signal.signal(signal_number, signal.SIG_DFL)
+    os.kill(os.getpid(), signal_number)
+
+
 def run_main(prog, main, argv):
     """Runs main(argv); every failure is one line on stderr, never a traceback: UsageError and
-    OSError (bad input, a file that cannot be read or written) exit 2, anything else exits 1."""
+    OSError (bad input, a file that cannot be read or written) exit 2, Ctrl-C 130, SIGTERM and
+    SIGHUP end the process by that signal (after write_output removed its temporary file),
+    anything else exits 1."""
+    import signal
+    for signal_number in (signal.SIGTERM, signal.SIGHUP):
+        if signal.getsignal(signal_number) == signal.SIG_DFL:  # not when ignored (nohup)
+            signal.signal(signal_number, _raise_terminated)
     try:
         return main(argv)
+    except Terminated as e:
+        name = signal.Signals(e.signal_number).name
+        print(f"{prog}: stopped by {name}; no partial output file is left", file=sys.stderr)
+        sys.stderr.flush()
+        _die_of(e.signal_number)
+        return 128 + e.signal_number
     except UsageError as e:
         print(f"{prog}: {one_line(e)}", file=sys.stderr)
         return 2
@@ -82,8 +115,9 @@ def require_finite(value, what):
 # exhaust memory. A bigger file, or one that is not a regular file (a device such as /dev/zero, a
 # pipe, a folder), is refused before a byte is read.
 LIMITS = {
-    "corpus": 4 << 30,      # training stories (the shipped run's corpus is about 70 MB)
-    "tokens": 4 << 30,      # pretokenized uint16 ids
+    "corpus": 1 << 30,      # training stories (the shipped run's corpus is about 70 MB; reading
+                            # and encoding one takes about 4 bytes of memory per byte)
+    "tokens": 1 << 30,      # pretokenized uint16 ids (about a quarter of the corpus's bytes)
     "names": 1 << 20,
     "model": 2 << 30,       # llama2.c checkpoint
     "tokenizer": 64 << 20,
@@ -161,11 +195,40 @@ def format_stories(stories):
         yield ("\n" + STORY_SEPARATOR + "\n\n" if i else "") + format_story(story) + "\n"
 
 
+# The longest story: what a C++ program reads as one whole text file (kMaxTextBytes of
+# include/h2o/app/default_files.hpp; selftest.py checks that the two agree). The models read at
+# most seq_len tokens of a story anyway; the limit keeps one giant "story" (a 20 MB word is one
+# chunk to the tokenizer, about 110 bytes of memory per byte) from exhausting memory.
+MAX_STORY_BYTES = 1 << 20
+
+# Control characters other than whitespace (tab, newline, vertical tab, form feed, carriage
+# return): a file holding them is not text (a corpus of NUL bytes, a binary file named by
+# mistake). The teacher's stories never hold them: `generate` drops such bytes, as run.c does.
+CONTROL_CHARACTER = re.compile("[\x00-\x08\x0e-\x1f\x7f]")
+
+
+def check_story_text(text, what):
+    """A UsageError naming `what` when text holds a control character (CONTROL_CHARACTER)."""
+    found = CONTROL_CHARACTER.search(text)
+    if found:
+        line = text.count("\n", 0, found.start()) + 1
+        raise UsageError(f"{what} holds the control character U+{ord(found.group()):04X} on "
+                         f"line {line}; a story file is plain text")
+
+
 def read_stories(path):
-    """Stories of a story file (split_stories)."""
-    stories = split_stories(read_input(path, "corpus"))
+    """Stories of a story file (split_stories), each at most MAX_STORY_BYTES of plain text."""
+    text = read_input(path, "corpus")
+    check_story_text(text, f"corpus file '{path}'")
+    stories = split_stories(text)
+    del text
     if not stories:
         raise UsageError(f"'{path}' holds no story")
+    for number, story in enumerate(stories, 1):
+        if len(story) * 4 > MAX_STORY_BYTES and len(story.encode("utf-8")) > MAX_STORY_BYTES:
+            raise UsageError(f"story {number} of '{path}' is {len(story.encode('utf-8'))} bytes, "
+                             f"more than the limit of {MAX_STORY_BYTES} (the longest text the "
+                             "C++ programs read)")
     return stories
 
 

@@ -40,6 +40,9 @@ def parse_rows(text, path):
         if not all(math.isfinite(v) for v in out[-1] if v is not None):
             raise UsageError(f"'{path}' row {len(out)}: a loss that is not a finite number "
                              f"({r['train_loss']}, {r['heldout_loss']}); the run diverged")
+        if out[-1][0] < 0 or min(v for v in out[-1][1:] if v is not None) < 0:
+            raise UsageError(f"'{path}' row {len(out)}: a negative token count or loss "
+                             f"({r['tokens']}, {r['train_loss']}, {r['heldout_loss']})")
     if not out:
         raise UsageError(f"'{path}' has no rows")
     return out
@@ -64,7 +67,7 @@ def draw(rows, command, title="Training loss of the story model"):
     xs = [r[0] / 1e6 for r in rows]
     ys = [r[1] for r in rows] + [r[2] for r in rows if r[2] is not None]
     x0, x1 = 0.0, max(xs) if max(xs) > 0 else 1.0
-    y0, y1 = 0.0, max(ys) * 1.05
+    y0, y1 = 0.0, max(ys) * 1.05 if max(ys) > 0 else 1.0  # all zero: still a scale
     pw, ph = W - LEFT - RIGHT, H - TOP - BOTTOM
 
     def px(x):

@@ -47,6 +47,37 @@ def check_tokenizer():
     for text in held + extra + ["a" * 300, "abababab" * 40, "the the the then them"]:
         if tok._merge(tok._initial(" " + text)) != rescan_merge(tok._initial(" " + text)):
             raise UsageError(f"the heap merge differs from llama2.c's loop on {text[:40]!r}")
+    # The incremental trainer against the plain one: recount every pair after each merge.
+    def rescan_train(chunk_counts, vocab_size):
+        pieces = list(tok.pieces[:bpe.N_SPECIAL]) + sorted({c for w in chunk_counts for c in w})
+        words = {w: list(w) for w in chunk_counts}
+        while len(pieces) < vocab_size:
+            counts = {}
+            for w, parts in words.items():
+                for pair in zip(parts, parts[1:]):
+                    counts[pair] = counts.get(pair, 0) + chunk_counts[w]
+            if not counts or max(counts.values()) < 2:
+                break
+            top = max(counts.values())
+            a, b = min(p for p, c in counts.items() if c == top)
+            if a + b not in pieces:
+                pieces.append(a + b)
+            for w, parts in words.items():
+                out, i = [], 0
+                while i < len(parts):
+                    if parts[i:i + 2] == [a, b]:
+                        out.append(a + b)
+                        i += 2
+                    else:
+                        out.append(parts[i])
+                        i += 1
+                words[w] = out
+        return pieces
+    odd = ["a" * 301, "abababab" * 40, "aaaa bbbb aaab aab", "x" * 7, "\u00e9\u00e9\u00e9 caf\u00e9"]
+    for texts, size in ((train[:8] + odd, 600), (odd, 300)):
+        if bpe.train(bpe.count_chunks(texts), size).pieces != rescan_train(
+                bpe.count_chunks(texts), size):
+            raise UsageError("the incremental BPE trainer differs from the plain one")
     with tempfile.TemporaryDirectory() as d:
         path = os.path.join(d, "tok.bin")
         tok.save(path)
@@ -54,7 +85,8 @@ def check_tokenizer():
         if back.pieces != tok.pieces or back.encode(held[0]) != tok.encode(held[0]):
             raise UsageError("tokenizer changed through save/load")
     print(f"tokenizer: {tok.vocab_size} pieces, {len(held) + len(extra)} texts round-trip, "
-          "chunked encoding matches the whole-text merge loop: ok")
+          "chunked encoding matches the whole-text merge loop, training matches the plain "
+          "recount: ok")
 
 
 def check_model():
@@ -112,11 +144,60 @@ def check_story_format():
     text = "\r\nA.\r\n \t\r\nB.\n" + STORY_SEPARATOR + " \n\n" + STORY_SEPARATOR + "\nC.\r"
     if split_stories(text) != ["A.\nB.", "C.\r"]:
         raise UsageError(f"split_stories misreads {text!r}: {split_stories(text)!r}")
+    # The longest story is the C++ programs' longest text (app/default_files.hpp).
+    import re
+    from common import MAX_STORY_BYTES
+    with open(repo_path("include", "h2o", "app", "default_files.hpp"), encoding="utf-8") as f:
+        found = re.search(r"kMaxTextBytes = 1ull << (\d+);", f.read())
+    if not found or MAX_STORY_BYTES != 1 << int(found.group(1)):
+        raise UsageError("common.MAX_STORY_BYTES differs from the C++ kMaxTextBytes")
+    print(f"story format: reads as the C++ reader does, stories of at most {MAX_STORY_BYTES} "
+          "bytes as the C++ texts: ok")
+
+
+def check_signal_cleanup():
+    """A script stopped by SIGTERM, SIGHUP or Ctrl-C while write_output writes leaves no
+    temporary file, and its exit shows the signal (killed by SIGTERM/SIGHUP, 130 for Ctrl-C)."""
+    import signal
+    import subprocess
+    child = (
+        "import signal, sys, time\n"
+        "signal.signal(signal.SIGINT, signal.default_int_handler)  # even if started ignored\n"
+        "signal.signal(signal.SIGTERM, signal.SIG_DFL)\n"
+        "signal.signal(signal.SIGHUP, signal.SIG_DFL)\n"
+        f"sys.path.insert(0, {repo_path('training')!r})\n"
+        "from common import run_main, write_output\n"
+        "def pieces():\n"
+        "    yield b'x' * 100000\n"
+        "    print('ready', flush=True)\n"
+        "    time.sleep(60)\n"
+        "    yield b'never'\n"
+        "sys.exit(run_main('writer', lambda argv: write_output(sys.argv[1], pieces()), []))\n")
+    for signal_number, status in ((signal.SIGTERM, -signal.SIGTERM),
+                                  (signal.SIGHUP, -signal.SIGHUP), (signal.SIGINT, 130)):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "out.bin")
+            with open(path, "wb") as f:
+                f.write(b"old")
+            run = subprocess.Popen([sys.executable, "-c", child, path], stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE, restore_signals=True)
+            ready = run.stdout.readline()
+            run.send_signal(signal_number)
+            _, err = run.communicate(timeout=60)
+            left = sorted(os.listdir(d))
+            with open(path, "rb") as f:
+                kept = f.read()
+            if ready != b"ready\n" or run.returncode != status or left != ["out.bin"] or \
+                    kept != b"old":
+                raise UsageError(f"signal {signal_number}: exit {run.returncode} (expected "
+                                 f"{status}), files {left}, {err.decode()[-200:]!r}")
+    print("signals: SIGTERM, SIGHUP and Ctrl-C leave no temporary file, exit by the signal: ok")
 
 
 def main(argv):
     Parser(description="Quick self-test of the training code.").parse_args(argv)
     check_story_format()
+    check_signal_cleanup()
     check_tokenizer()
     check_model()
     print("selftest: all checks passed")

@@ -144,6 +144,10 @@ def load_tokens(path, vocab):
         if at % 2 == 0:
             starts.append(at // 2)
         at += 1
+    empty = [a for a, b in zip(starts, starts[1:] + [len(ids)]) if b - a < 2]
+    if empty:
+        raise UsageError(f"'{path}' holds an empty story (BOS with no token after it, at token "
+                         f"{empty[0]}); pretokenize.py never writes one")
     return blob, starts
 
 

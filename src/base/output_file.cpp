@@ -4,7 +4,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
+#include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -13,6 +15,77 @@
 #include <vector>
 
 namespace h2o {
+
+namespace {
+
+// ---------------------------------------------------------------- temporary files at a signal
+// A program stopped by Ctrl-C (SIGINT), `kill` (SIGTERM), a closed terminal (SIGHUP) or a closed
+// pipe (SIGPIPE) runs no destructor, so the temporary files of the OutputFiles alive then would
+// stay behind (a 64 MiB "model.bin.tmp-XXXXXX" from make_random_model). A handler removes them
+// first. It may call only async-signal-safe functions and must not allocate, so the live paths
+// sit in fixed storage: one slot per OutputFile, claimed in its constructor and freed when its
+// temporary file is gone (renamed or removed). A slot is read by the handler only while its
+// state says Live, and that state changes only after the path is written in full.
+constexpr std::size_t kMaxLiveTemporaries = 64;  // OutputFiles alive at once (more: not cleaned)
+constexpr std::size_t kMaxTemporaryPath = 4096;  // bytes of a path, NUL included (PATH_MAX)
+enum SlotState : int { kFree = 0, kFilling = 1, kLive = 2 };
+struct TemporarySlot {
+  std::atomic<int> state{kFree};
+  char path[kMaxTemporaryPath];
+};
+static_assert(std::atomic<int>::is_always_lock_free, "the handler reads the slots' states");
+TemporarySlot live_temporaries[kMaxLiveTemporaries];
+constexpr int kCleanupSignals[] = {SIGHUP, SIGINT, SIGPIPE, SIGTERM};
+
+// Removes every live temporary file, then dies of the same signal as if no handler had run
+// (SA_RESETHAND has already restored the default action, and SA_NODEFER lets the raise land at
+// once), so a shell or a test sees the process killed by that signal.
+extern "C" void remove_temporaries_and_die(int signal_number) {
+  const int saved_errno = errno;
+  for (TemporarySlot& slot : live_temporaries) {
+    if (slot.state.load() == kLive) ::unlink(slot.path);
+  }
+  errno = saved_errno;
+  ::raise(signal_number);
+}
+
+// Installs the handler for each of those signals a program leaves at its default action (a signal
+// it ignores, as under nohup, or handles itself stays as it is). Checked with every OutputFile (a
+// few system calls), so a program that restores a default action later is covered too.
+void install_cleanup_handler() {
+  for (const int signal_number : kCleanupSignals) {
+    struct sigaction current {};
+    if (::sigaction(signal_number, nullptr, &current) != 0) continue;
+    if ((current.sa_flags & SA_SIGINFO) != 0 || current.sa_handler != SIG_DFL) continue;
+    struct sigaction cleanup {};
+    cleanup.sa_handler = remove_temporaries_and_die;
+    sigemptyset(&cleanup.sa_mask);
+    cleanup.sa_flags = SA_RESETHAND | SA_NODEFER;
+    ::sigaction(signal_number, &cleanup, nullptr);
+  }
+}
+
+// The slot now holding `path` for the handler, or -1 when the path is too long or every slot is
+// taken (then only a signal leaves that file behind; every other way out still removes it).
+int register_temporary(const std::string& path) {
+  install_cleanup_handler();
+  if (path.size() >= kMaxTemporaryPath) return -1;
+  for (std::size_t i = 0; i < kMaxLiveTemporaries; ++i) {
+    int expected = kFree;
+    if (!live_temporaries[i].state.compare_exchange_strong(expected, kFilling)) continue;
+    std::memcpy(live_temporaries[i].path, path.c_str(), path.size() + 1);
+    live_temporaries[i].state.store(kLive);
+    return static_cast<int>(i);
+  }
+  return -1;
+}
+
+// Called once the temporary file is renamed or removed.
+void forget_temporary(int slot) {
+  if (slot >= 0) live_temporaries[slot].state.store(kFree);
+}
+
+}  // namespace
 
 // A stream buffer over a file descriptor that remembers the first write error (errno), so that
 // commit() can say why; std::ofstream only says "failed".
@@ -104,6 +177,8 @@ OutputFile::OutputFile(const std::string& path, const std::string& what)
   const int fd = ::mkstemp(name.data());
   if (fd < 0) fail("cannot create a file in its folder", errno);
   temporary_ = name;
+  const fs::path absolute = fs::absolute(name, ec);  // the handler's unlink needs no cwd
+  signal_slot_ = register_temporary(ec ? name : absolute.string());
   // mkstemp makes the file private (0600); an output file gets the usual permissions.
   const mode_t mask = ::umask(0);
   ::umask(mask);
@@ -116,6 +191,7 @@ OutputFile::~OutputFile() {
   if (committed_ || temporary_.empty()) return;
   if (buffer_) buffer_->close();
   ::unlink(temporary_.c_str());
+  forget_temporary(signal_slot_);
 }
 
 std::ostream& OutputFile::stream() {
@@ -132,12 +208,15 @@ void OutputFile::commit() {
     fail("cannot put it in place", errno);
   }
   committed_ = true;
+  forget_temporary(signal_slot_);
 }
 
 void OutputFile::fail(const std::string& doing, int error) {
   if (buffer_) buffer_->close();
   if (!temporary_.empty()) ::unlink(temporary_.c_str());
   temporary_.clear();
+  forget_temporary(signal_slot_);
+  signal_slot_ = -1;
   throw std::runtime_error(what_ + " '" + path_ + "': " + doing + " (" + std::strerror(error) +
                            ")");
 }

@@ -9,7 +9,10 @@
 //     when every byte was written and the file closed without error;
 //   - any failure (a full disk, a read-only folder, a close that reports a late error) is a
 //     std::runtime_error of one line naming the file and the reason, and the temporary file is
-//     removed; an existing file at `path` is left exactly as it was.
+//     removed; an existing file at `path` is left exactly as it was;
+//   - a program stopped by SIGINT (Ctrl-C), SIGTERM, SIGHUP or SIGPIPE removes the temporary files
+//     of its live OutputFiles before it dies of that signal (a handler installed with the first
+//     OutputFile, for each of those signals still at its default action).
 //
 //   h2o::OutputFile out("/tmp/x.csv", "the CSV file");   // checks the path now
 //   ... the long computation ...
@@ -44,6 +47,7 @@ class OutputFile {
   std::unique_ptr<Buffer> buffer_;
   std::unique_ptr<std::ostream> stream_;
   bool committed_ = false;
+  int signal_slot_ = -1;  // where the signal handler finds temporary_ (-1: nowhere)
 };
 
 // The whole of `content` as the file at `path`, by the rules above.
