@@ -1,17 +1,14 @@
 // Lesson 12: evict or quantise?
 //
-// Beyond the blog. H2O shrinks the KV cache by keeping fewer tokens. The other common way keeps
-// every token in fewer bits: KIVI (Liu et al., 2024) stores keys per channel and values per token
-// in 2 or 4 bits, in groups, the newest tokens in full precision. Which is closer to the full
-// cache for the same bytes: H2O in float32 with fewer tokens, every token in 8, 4 or 2 bits, or
-// H2O with more tokens in fewer bits? This lesson runs every mix - storage 32/8/4/2 bits times an
-// H2O budget from 6% to 100% of each story - counts the KV bytes each holds at the end of each
-// story exactly (codes, scales and zeros), answers at 25% and 12.5% of the float32 cache's bytes
-// first, then shows the numbers (perplexity, top-1 agreement with the full cache, name recall).
-// The new idea written out here is the equal-bytes comparison and its bootstrap over stories;
-// the quantised storage (kv_cache.hpp, kv_quantiser.hpp), H2O, teacher forcing, name recall and
-// the picture come from the library. --pictures DIR draws quality against bytes, one line per
-// storage format.
+// Beyond the blog. H2O keeps fewer tokens; KIVI (Liu et al., 2024) keeps every token in fewer
+// bits (keys per channel, values per token, in groups; the newest tokens in full precision).
+// For the same KV bytes, which is closer to the full cache: H2O in float32, every token in 8, 4
+// or 2 bits, or H2O with more tokens in fewer bits? Every mix runs (32/8/4/2 bits x H2O budgets)
+// on several stories; the bytes each holds at the end are counted exactly (codes, scales, zeros).
+// The answer at 25% and 12.5% of the float32 bytes comes first, with bootstrap intervals over
+// the stories; then the numbers (perplexity, top-1 agreement with the full cache, name recall).
+// New here: the equal-bytes comparison and its bootstrap. From the library: the quantised cache
+// (kv_cache.hpp), H2O, teacher forcing, name recall, the picture (--pictures DIR).
 //
 // Dimension legend: K = stories, M = storage formats, B = budgets.
 #include <algorithm>
@@ -125,7 +122,8 @@ int main(int argc, char** argv) try {
       .add_option("pictures", "DIR", "", "write quality against bytes as SVG into this folder");
   if (!args.parse(argc, argv)) return 0;
   const auto n_stories = static_cast<std::size_t>(args.integer("stories", 1, 1000));
-  const std::vector<int> percents = h2o::parse_percent_list("budgets", args.text("budgets"));
+  std::vector<int> percents = h2o::parse_percent_list("budgets", args.text("budgets"));
+  if (percents.back() != 100) percents.push_back(100);  // the full cache: the reference
   const auto group = static_cast<std::size_t>(args.integer("kv-group", 1, 4096));
   if (!args.text("pictures").empty()) h2o::make_output_folder(args.text("pictures"), "--pictures");
   std::cout << "Lesson 12: evict or quantise? (beyond the blog)\n\n";
@@ -157,7 +155,7 @@ int main(int argc, char** argv) try {
   std::vector<h2o::TeacherForcedRun> reference;  // (K,) the float32 full cache
   for (unsigned bits : formats) {
     for (auto it = percents.rbegin(); it != percents.rend(); ++it) {
-      points.push_back({bits, *it, {}, {}, 0, 0, 0, 0, 0, 0, 0});
+      points.push_back({bits, *it, {}, {}, 0, 0, 0, 0, 0, 0, 0});  // fp32 at 100% first
       for (const auto& story : stories) {
         read_story_into(points.back(), weights, story, group, names, reference);
       }
@@ -222,24 +220,20 @@ int main(int argc, char** argv) try {
   table.print(std::cout);
 
   // Step 5: where the bytes go, per token and KV head of this model (kv_cache.hpp's count).
-  const std::size_t D = weights->config.head_dim(), value_group = std::min(group, D);
-  std::cout << "\nStep 5: the bytes of one token in one KV head (head_dim " << D << ", groups of "
-            << group << "):\n  fp32   " << 2 * D * 4 << " (a key and a value of " << D
-            << " floats)\n";
+  const std::size_t D = weights->config.head_dim(), value_groups = D / std::min(group, D);
+  std::cout << "\nStep 5: bytes of one token in one KV head (head_dim " << D << "): fp32 "
+            << 8 * D << "; quantised: codes +\n  value scale and zero (" << 8 * value_groups
+            << ") + a share of its key group's " << 8 * D << " (" << fixed(8.0 * D / group, 1)
+            << " while all " << group << " tokens live):\n ";
   for (unsigned bits : {8u, 4u, 2u}) {
-    std::cout << "  " << bits << "-bit  " << 2 * h2o::packed_bytes(D, bits) << " of codes + "
-              << 8 * (D % value_group == 0 ? D / value_group : 1)
-              << " of value scales and zeros + " << fixed(8.0 * D / group, 1)
-              << " of key scales and zeros\n";
+    std::cout << " " << bits << "-bit " << 2 * h2o::packed_bytes(D, bits) + 8 * value_groups
+              << " + " << fixed(8.0 * D / group, 1) << (bits == 2 ? ".\n" : ";");
   }
-  std::cout << "  (a key group's " << 8 * D << " bytes of scales and zeros are shared by its "
-            << group << " tokens). An evicted\n  token leaves them to the others: H2O in few "
-               "bits pays them for fewer tokens. The newest\n  group's tokens stay fp32 until "
-               "it fills.\n";
+  std::cout << "  Each token H2O evicts leaves its group's scales and zeros to fewer tokens; "
+               "the newest group\n  stays fp32 until it fills.\n";
   if (!args.text("pictures").empty()) {
     write_picture(args.text("pictures"), points, formats,
-                  std::to_string(stories.size()) + " stories, " +
-                      h2o::describe_kv_format({4, group}).substr(7));
+                  std::to_string(stories.size()) + " stories, groups of " + std::to_string(group));
     std::cout << "\nPictures written to " << args.text("pictures") << "\n";
   }
   return 0;
@@ -250,22 +244,19 @@ int main(int argc, char** argv) try {
 namespace {
 void write_picture(const std::string& dir, const std::vector<Point>& points,
                    const std::vector<unsigned>& formats, const std::string& about) {
-  h2o::LineChart chart;
-  chart.text = {"Perplexity against KV bytes: evict, quantise or both",
-                {"H2O budgets from each line's right (all tokens) to its left; " + about},
-                "12_evict_or_quantise --pictures " + dir};
-  chart.x_label = "KV bytes at the end of a story (% of the full float32 cache's)";
-  chart.y_label = "perplexity";
-  chart.log_x = true;
+  h2o::LineChart chart{{"Perplexity against KV bytes: evict, quantise or both",
+                        {"H2O budgets from each line's right (all tokens) to its left; " + about},
+                        "12_evict_or_quantise --pictures " + dir},
+                       "KV bytes at the end of a story (% of the full float32 cache's)",
+                       "perplexity", true, false, {}, 720, 440};
   for (unsigned bits : formats) {
-    h2o::Series series{bits == 32 ? "fp32 + H2O" : std::to_string(bits) + "-bit + H2O", {}, {},
-                       false, true};
+    chart.series.push_back({(bits == 32 ? "fp32" : std::to_string(bits) + "-bit") + " + H2O",
+                            {}, {}, false, true});
     for (const Point& p : points) {
       if (p.bits != bits) continue;
-      series.x.push_back(100 * p.share);
-      series.y.push_back(p.perplexity);
+      chart.series.back().x.push_back(100 * p.share);
+      chart.series.back().y.push_back(p.perplexity);
     }
-    chart.series.push_back(series);
   }
   h2o::save_svg(dir + "/evict_or_quantise.svg", h2o::line_chart_svg(chart));
 }
