@@ -31,6 +31,27 @@ QuantShape quant_shape(std::size_t head_dim, std::size_t capacity, const KvForma
   return q;
 }
 
+// codes_out (D,) = the D codes of a packed row (packed_bytes(D, bits),) as floats, the same
+// numbers get_code reads, a whole byte at a time (attention reads every row every step).
+void unpack_row(const std::uint8_t* packed, std::size_t D, unsigned bits, float* codes_out) {
+  if (bits == 8) {
+    for (std::size_t d = 0; d < D; ++d) codes_out[d] = static_cast<float>(packed[d]);
+  } else if (bits == 4 && D % 2 == 0) {
+    for (std::size_t i = 0; i < D / 2; ++i) {
+      codes_out[2 * i] = static_cast<float>(packed[i] & 0x0F);
+      codes_out[2 * i + 1] = static_cast<float>(packed[i] >> 4);
+    }
+  } else if (bits == 2 && D % 4 == 0) {
+    for (std::size_t i = 0; i < D / 4; ++i) {
+      for (unsigned j = 0; j < 4; ++j) {
+        codes_out[4 * i + j] = static_cast<float>((packed[i] >> (2 * j)) & 0x03);
+      }
+    }
+  } else {
+    for (std::size_t d = 0; d < D; ++d) codes_out[d] = static_cast<float>(get_code(packed, d, bits));
+  }
+}
+
 // Re-packs the per-slot rows of one head: row i of the result is old row slots[i].
 //   base (S, width): the head's block of one per-slot array.
 template <typename T>
@@ -112,12 +133,11 @@ const float* LayerKVCache::key_row(std::size_t g, std::size_t slot, float* buffe
   if (!format_.quantised()) return &keys_(g, slot, 0);
   const std::int32_t group = group_of_(g, slot);
   if (group == kResidual) return &residual_keys_(g, static_cast<std::size_t>(residual_of_(g, slot)), 0);
-  const std::uint8_t* codes = &key_codes_(g, slot, 0);
+  // dequantise_number, channel by channel: code * scale + zero, each channel its own step.
   const float* scale = &group_scale_(g, static_cast<std::size_t>(group), 0);
   const float* zero = &group_zero_(g, static_cast<std::size_t>(group), 0);
-  for (std::size_t d = 0; d < head_dim_; ++d) {
-    buffer[d] = dequantise_number(get_code(codes, d, format_.bits), {scale[d], zero[d]});
-  }
+  unpack_row(&key_codes_(g, slot, 0), head_dim_, format_.bits, buffer);
+  for (std::size_t d = 0; d < head_dim_; ++d) buffer[d] = buffer[d] * scale[d] + zero[d];
   return buffer;
 }
 
@@ -126,11 +146,14 @@ const float* LayerKVCache::value_row(std::size_t g, std::size_t slot, float* buf
   if (group_of_(g, slot) == kResidual) {
     return &residual_values_(g, static_cast<std::size_t>(residual_of_(g, slot)), 0);
   }
-  const std::uint8_t* codes = &value_codes_(g, slot, 0);
-  for (std::size_t d = 0; d < head_dim_; ++d) {
-    const std::size_t c = d / value_group_;
-    buffer[d] = dequantise_number(get_code(codes, d, format_.bits),
-                                  {value_scale_(g, slot, c), value_zero_(g, slot, c)});
+  // dequantise_number, one step per group of value_group_ channels.
+  const float* scale = &value_scale_(g, slot, 0);
+  const float* zero = &value_zero_(g, slot, 0);
+  unpack_row(&value_codes_(g, slot, 0), head_dim_, format_.bits, buffer);
+  for (std::size_t c = 0; c * value_group_ < head_dim_; ++c) {
+    for (std::size_t d = c * value_group_; d < (c + 1) * value_group_; ++d) {
+      buffer[d] = buffer[d] * scale[c] + zero[c];
+    }
   }
   return buffer;
 }
