@@ -31,31 +31,29 @@ import struct
 import sys
 
 
-def kivi_keys(k, group, bits, torch):
-    """k (heads, T, D), T a multiple of group: KIVI's kcache quantise then dequantise."""
-    heads, T, D = k.shape
+def kivi_round_trip(data, dim, bits, torch):
+    """KIVI's quantise (min, max, scale, subtract, divide, clamp, round) over dimension `dim` of
+    a grouped view, then its dequantise (codes as float16, times scale, plus min). Returns the
+    numbers read back and where a group's scale is 0 (KIVI's division by 0)."""
     max_int = 2 ** bits - 1
-    data = k.reshape(1, heads, T // group, group, D)
-    mn = torch.min(data, dim=-2, keepdim=True)[0]
-    mx = torch.max(data, dim=-2, keepdim=True)[0]
+    mn = torch.min(data, dim=dim, keepdim=True)[0]
+    mx = torch.max(data, dim=dim, keepdim=True)[0]
     scale = (mx - mn) / max_int
     codes = ((data - mn) / scale).clamp(0, max_int).round()
-    back = codes.to(torch.float16) * scale + mn
-    flat = (scale == 0).expand_as(data)
+    return codes.to(torch.float16) * scale + mn, (scale == 0).expand_as(data)
+
+
+def kivi_keys(k, group, bits, torch):
+    """k (heads, T, D), T a multiple of group: quant_and_pack_kcache's groups of tokens."""
+    heads, T, D = k.shape
+    back, flat = kivi_round_trip(k.reshape(1, heads, T // group, group, D), -2, bits, torch)
     return back.reshape(heads, T, D), flat.reshape(heads, T, D)
 
 
 def kivi_values(v, group, bits, torch):
-    """v (heads, T, D), D a multiple of group: KIVI's vcache quantise then dequantise."""
+    """v (heads, T, D), D a multiple of group: quant_and_pack_vcache's groups of channels."""
     heads, T, D = v.shape
-    max_int = 2 ** bits - 1
-    data = v.reshape(1, heads, T, D // group, group)
-    mn = torch.min(data, dim=-1, keepdim=True)[0]
-    mx = torch.max(data, dim=-1, keepdim=True)[0]
-    scale = (mx - mn) / max_int
-    codes = ((data - mn) / scale).clamp(0, max_int).round()
-    back = codes.to(torch.float16) * scale + mn
-    flat = (scale == 0).expand_as(data)
+    back, flat = kivi_round_trip(v.reshape(1, heads, T, D // group, group), -1, bits, torch)
     return back.reshape(heads, T, D), flat.reshape(heads, T, D)
 
 
