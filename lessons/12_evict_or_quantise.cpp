@@ -52,7 +52,7 @@ std::string label(const Point& p) {
   return (p.bits == 32 ? std::string("fp32") : std::to_string(p.bits) + "-bit") +
          (p.percent == 100 ? ", all tokens" : ", h2o " + std::to_string(p.percent) + "%");
 }
-// Reads story k with `bits` storage and H2O at `percent` (100: the full cache) into p.
+// Reads one story with p.bits storage and H2O at p.percent (100: the full cache), adding to p.
 void read_story_into(Point& p, const std::shared_ptr<const h2o::DecoderWeights>& weights,
                      const std::vector<int>& story, std::size_t group,
                      const h2o::NameTokens& names, std::vector<h2o::TeacherForcedRun>& reference) {
