@@ -4,6 +4,8 @@
 #         [-DMODEL= -DTOKENIZER= -DTEXT=] -P check_python.cmake
 # MODE logits: the C++ decoder's logits on TEXT against training/reference_logits.py's.
 # MODE export: training/export_check.py's tiny checkpoint read back by the C++ loader.
+# MODE kivi: layer 0's keys and values of MODEL reading TEXT, as the 8/4/2-bit caches read them
+#   back, against KIVI's quantiser replayed in PyTorch (tests/kivi_anchor.py, -DANCHOR=path).
 # Without python3-torch the Python side prints "SKIPPED: ..." and so does this script (CTest then
 # reports a skip, not a pass).
 file(MAKE_DIRECTORY "${WORK}")
@@ -35,6 +37,10 @@ elseif(MODE STREQUAL "export")
     return()
   endif()
   run_or_fail("${PARITY}" check-export "${WORK}/tiny.bin" "${WORK}/tiny.f32")
+elseif(MODE STREQUAL "kivi")
+  run_or_fail("${PARITY}" write-tokens "${MODEL}" "${TOKENIZER}" "${TEXT}" "${WORK}/ids.txt")
+  run_or_fail("${PARITY}" kv-dump "${MODEL}" "${WORK}/ids.txt" 32 "${WORK}/kv.bin")
+  run_or_fail("${PYTHON}" "${ANCHOR}" --dump "${WORK}/kv.bin")
 else()
   message(FATAL_ERROR "unknown MODE '${MODE}'")
 endif()

@@ -4,14 +4,22 @@
 //   h2o_model_parity write-tokens MODEL TOKENIZER TEXT IDS    the text's token ids (BOS first)
 //   h2o_model_parity compare MODEL IDS LOGITS                 decoder logits vs PyTorch's
 //   h2o_model_parity check-export TINY_BIN TINY_F32           loader reads the exporter's floats
+//   h2o_model_parity kv-dump MODEL IDS GROUP OUT              layer 0's keys and values, float32
+//                                                             and as the 8/4/2-bit caches read them
 //
 // compare passes when max |C++ - PyTorch| <= 1e-4 * max(1, largest |logit|) over every position
 // and vocabulary entry (float32 sums in another order differ at that scale, no more).
 // check-export passes when every tensor the loader read equals, bit for bit, the floats the
 // Python exporter says it wrote, in file order.
+// kv-dump writes, for tests/kivi_anchor.py (KIVI's quantiser replayed in PyTorch): int32 T, G, D,
+// GROUP, then float32 arrays (T, G, D): layer 0's keys and values as computed (a float32 full
+// cache), then for 8, 4 and 2 bits the keys and values a quantised full cache of groups of GROUP
+// reads back (LayerKVCache::key_row / value_row). Layer 0's keys and values depend on the tokens
+// only, so every format caches the same numbers there.
 //
-// Dimension legend: T = tokens, V = vocabulary size.
+// Dimension legend: T = tokens, V = vocabulary size, G = KV heads, D = head_dim.
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <fstream>
 #include <iostream>
@@ -83,6 +91,40 @@ int compare(const std::string& model, const std::string& ids_path, const std::st
   return ok ? 0 : 1;
 }
 
+int kv_dump(const std::string& model, const std::string& ids_path, const std::string& group_text,
+            const std::string& out_path) {
+  auto weights = std::make_shared<const h2o::DecoderWeights>(h2o::load_checkpoint(model));
+  std::ifstream in(ids_path);
+  std::vector<int> ids;
+  for (int id; in >> id;) ids.push_back(id);
+  if (ids.empty()) throw std::runtime_error("no token ids in '" + ids_path + "'");
+  const auto group = static_cast<std::size_t>(std::stoul(group_text));
+  const std::size_t T = ids.size(), G = weights->config.n_kv_heads, D = weights->config.head_dim();
+  std::ofstream out(out_path, std::ios::binary);
+  const std::int32_t header[4] = {static_cast<std::int32_t>(T), static_cast<std::int32_t>(G),
+                                  static_cast<std::int32_t>(D), static_cast<std::int32_t>(group)};
+  out.write(reinterpret_cast<const char*>(header), sizeof(header));
+  std::vector<float> buffer(D);
+  for (unsigned bits : {32u, 8u, 4u, 2u}) {
+    h2o::Decoder decoder(weights, std::make_unique<h2o::FullCachePolicy>(), T,
+                         h2o::KvFormat{bits, group});
+    decoder.forward_batch(ids);
+    const h2o::LayerKVCache& cache = decoder.cache(0);  // slot t = position t (nothing evicted)
+    for (int values = 0; values < 2; ++values) {
+      for (std::size_t t = 0; t < T; ++t) {
+        for (std::size_t g = 0; g < G; ++g) {
+          const float* row = values == 1 ? cache.value_row(g, t, buffer.data())
+                                         : cache.key_row(g, t, buffer.data());
+          out.write(reinterpret_cast<const char*>(row), static_cast<std::streamsize>(D * 4));
+        }
+      }
+    }
+  }
+  if (!out) throw std::runtime_error("cannot write '" + out_path + "'");
+  std::cout << "layer 0 keys and values of " << T << " tokens written to " << out_path << "\n";
+  return 0;
+}
+
 int check_export(const std::string& tiny_bin, const std::string& tiny_f32) {
   const h2o::DecoderWeights w = h2o::load_checkpoint(tiny_bin);
   const std::vector<float> expected = read_floats(tiny_f32);
@@ -122,8 +164,9 @@ int main(int argc, char** argv) {
     if (a.size() == 5 && a[0] == "write-tokens") return write_tokens(a[1], a[2], a[3], a[4]);
     if (a.size() == 4 && a[0] == "compare") return compare(a[1], a[2], a[3]);
     if (a.size() == 3 && a[0] == "check-export") return check_export(a[1], a[2]);
+    if (a.size() == 5 && a[0] == "kv-dump") return kv_dump(a[1], a[2], a[3], a[4]);
     throw h2o::UsageError(
         "usage: write-tokens MODEL TOKENIZER TEXT IDS | compare MODEL IDS "
-        "LOGITS | check-export TINY_BIN TINY_F32");
+        "LOGITS | check-export TINY_BIN TINY_F32 | kv-dump MODEL IDS GROUP OUT");
   });
 }

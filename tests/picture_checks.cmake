@@ -30,6 +30,12 @@ foreach(picture budget_perplexity budget_kl budget_agreement budget_name_recall)
     EXPECT "<title>" ">h2o<" ">h2o-norm<" ">window<" "cache budget (% of the text's tokens)")
 endforeach()
 
+# Lesson 12's quality against bytes, one line per storage format.
+set(folder ${CMAKE_CURRENT_BINARY_DIR}/lesson_12_picture)
+h2o_check_picture(NAME lesson_12_picture_evict_or_quantise TARGET 12_evict_or_quantise
+  ARGS --stories 2 --budgets 25,100 --pictures ${folder} SVG ${folder}/evict_or_quantise.svg
+  EXPECT "<title>" ">fp32 + H2O<" ">4-bit + H2O<" ">2-bit + H2O<" "% of the full float32 cache")
+
 # compare_policies' picture of what each policy kept.
 h2o_check_picture(NAME compare_policies_svg_picture TARGET compare_policies
   ARGS --budgets 10 --svg ${CMAKE_CURRENT_BINARY_DIR}/compare_policies.svg

@@ -27,8 +27,14 @@ add_test(NAME exporter_writes_what_the_loader_reads
   COMMAND ${CMAKE_COMMAND} -DPYTHON=${H2O_PYTHON} -DSCRIPTS=${h2o_training}
           -DPARITY=$<TARGET_FILE:h2o_model_parity> -DWORK=${h2o_py_work}/export -DMODE=export
           -P ${CMAKE_CURRENT_SOURCE_DIR}/check_python.cmake)
+# The quantised KV cache against KIVI's quantiser (its steps replayed in PyTorch).
+add_test(NAME kv_quant_matches_kivi
+  COMMAND ${CMAKE_COMMAND} -DPYTHON=${H2O_PYTHON} -DANCHOR=${CMAKE_CURRENT_SOURCE_DIR}/kivi_anchor.py
+          -DPARITY=$<TARGET_FILE:h2o_model_parity> -DWORK=${h2o_py_work}/kivi -DMODE=kivi
+          -DMODEL=${h2o_data}/model.bin -DTOKENIZER=${h2o_data}/tokenizer.bin
+          -DTEXT=${h2o_data}/heldout_story.txt -P ${CMAKE_CURRENT_SOURCE_DIR}/check_python.cmake)
 set_tests_properties(shipped_model_matches_pytorch_logits exporter_writes_what_the_loader_reads
-  PROPERTIES SKIP_REGULAR_EXPRESSION "SKIPPED: " TIMEOUT 900)
+  kv_quant_matches_kivi PROPERTIES SKIP_REGULAR_EXPRESSION "SKIPPED: " TIMEOUT 900)
 
 # The scripts' own checks (self-test, corpus generator, bad input to every script) are in
 # tests/checks/training_*.txt; the files some of them read are written here.

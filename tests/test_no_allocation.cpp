@@ -209,6 +209,21 @@ TEST_CASE("every policy's decode steps with evictions allocate nothing", "[no_al
   }
 }
 
+TEST_CASE("quantised caches' decode steps allocate nothing, with every policy", "[no_allocation]") {
+  // Quantising a closed group, dequantising rows for attention and evicting from a group all
+  // work in the arrays the cache allocated once (2 full groups of 8 pass in the measured steps).
+  const unsigned bits = GENERATE(8u, 4u, 2u);
+  for (const PolicyKind& kind : policy_kinds()) {
+    INFO(kind.name << ", " << bits << " bits");
+    const auto weights = stories_shaped_model(256);
+    const std::vector<int> tokens = random_tokens(256, weights->config.vocab_size);
+    Decoder decoder(weights, make_policy(kind.name, settings_for_budget(kind.name, 16)), 0,
+                    KvFormat{bits, 8});
+    CHECK(new_calls_while_decoding(decoder, tokens, 20, 100) == 0);
+    CHECK(decoder.cache(0).quantised_rows(0) > 0);
+  }
+}
+
 TEST_CASE("attention recording and filter rows eviction do allocate", "[no_allocation]") {
   // The two documented exceptions, measured so the counter is known to see decoder allocations.
   const auto weights = stories_shaped_model(64);
@@ -257,4 +272,16 @@ TEST_CASE("the memory guard counts every byte a decoder allocates per cache slot
         Decoder::cache_memory_bytes(config, 400) - Decoder::cache_memory_bytes(config, 100));
   // And the estimate covers the per-slot part of what the constructor allocated.
   CHECK(Decoder::cache_memory_bytes(config, 400) <= large);
+  // The same for a quantised cache (its arrays are other ones, and more of them).
+  const KvFormat four_bits{4, 32};
+  const auto bytes_of_quantised = [&](std::size_t positions) {
+    std::unique_ptr<Decoder> decoder;
+    std::unique_ptr<CachePolicy> policy = std::make_unique<FullCachePolicy>();
+    return count_new_bytes([&] {
+      decoder = std::make_unique<Decoder>(weights, std::move(policy), positions, four_bits);
+    });
+  };
+  CHECK(bytes_of_quantised(400) - bytes_of_quantised(100) ==
+        Decoder::cache_memory_bytes(config, 400, four_bits, 400) -
+            Decoder::cache_memory_bytes(config, 100, four_bits, 100));
 }

@@ -7,6 +7,11 @@
 //             The full cache attends over every earlier token, so its time per token grows with
 //             N; H2O attends over at most heavy + recent tokens, so once its cache is full its
 //             time per token stays flat.
+//   kv-bits   the full cache decoding N tokens with its keys and values in float32, 8 and 4 bits
+//             (kv_cache.hpp, KIVI's layout, --kv-group): tokens per second and the live KV bytes
+//             (codes, scales and zeros counted exactly), each as a ratio to float32's. A quantised
+//             row is dequantised as attention reads it, so attention does more work per token
+//             for less memory.
 //   eviction  one layer's cache at an H2O budget B (heavy = recent = B / 2), one token per step:
 //             the time of attention (all query heads over the cache) next to the time of H2O's
 //             scoring and eviction (after_attention) for the same cache, as a share.
@@ -63,9 +68,9 @@ struct RunTiming {
 
 RunTiming time_decode(const std::shared_ptr<const DecoderWeights>& weights,
                       std::unique_ptr<CachePolicy> policy, const std::vector<int>& tokens,
-                      std::size_t length) {
+                      std::size_t length, const KvFormat& format = {}) {
   using Clock = std::chrono::steady_clock;
-  Decoder decoder(weights, std::move(policy), length);
+  Decoder decoder(weights, std::move(policy), length, format);
   const std::size_t tail_start = length - std::min(length, kTailTokens);
   const Clock::time_point start = Clock::now();
   Clock::time_point tail_begin = start;
@@ -94,6 +99,48 @@ struct LengthResult {
   double full_tail_seconds = 0.0, h2o_tail_seconds = 0.0;  // last stretch
   std::size_t full_bytes = 0, h2o_bytes = 0;
 };
+
+// ---------------------------------------------------------------------------------------------
+// Section "kv-bits": the full cache in float32, 8 and 4 bits
+
+void kv_bits_section(const std::shared_ptr<const DecoderWeights>& weights,
+                     const std::vector<int>& tokens, const std::vector<std::size_t>& lengths,
+                     std::size_t group, std::size_t repeats) {
+  const std::vector<unsigned> all_bits = {32, 8, 4};
+  std::cout << "Full cache, keys and values in float32, 8 and 4 bits (groups of " << group
+            << "); median of " << repeats << " runs,\nthe formats alternating; ratios to "
+            << "float32:\n"
+            << pad_right("", 6) << pad_right("  tokens per second", 34) << "live KV-cache bytes\n"
+            << pad_left("length", 6) << pad_left("fp32", 9) << pad_left("8-bit", 8)
+            << pad_left("4-bit", 8) << pad_left("8/32", 6) << pad_left("4/32", 6)
+            << pad_left("fp32", 10) << pad_left("8-bit", 9) << pad_left("4-bit", 9)
+            << pad_left("8/32", 7) << pad_left("4/32", 7) << "\n"
+            << rule(88) << "\n";
+  for (std::size_t length : lengths) {
+    std::vector<std::vector<double>> seconds(all_bits.size());
+    std::vector<std::size_t> bytes(all_bits.size());
+    for (std::size_t r = 0; r < repeats; ++r) {
+      for (std::size_t turn = 0; turn < all_bits.size(); ++turn) {
+        const std::size_t f = (turn + r) % all_bits.size();  // who goes first rotates
+        const RunTiming t = time_decode(weights, std::make_unique<FullCachePolicy>(), tokens,
+                                        length, KvFormat{all_bits[f], group});
+        seconds[f].push_back(t.total_seconds);
+        bytes[f] = t.live_kv_bytes;
+      }
+    }
+    std::vector<double> speed;
+    for (const auto& s : seconds) speed.push_back(static_cast<double>(length) / median(s));
+    auto ratio = [](double a, double b, int width) { return pad_left(fixed(a / b, 2), width); };
+    std::cout << pad_left(std::to_string(length), 6) << pad_left(fixed(speed[0], 0), 9)
+              << pad_left(fixed(speed[1], 0), 8) << pad_left(fixed(speed[2], 0), 8)
+              << ratio(speed[1], speed[0], 6) << ratio(speed[2], speed[0], 6)
+              << pad_left(std::to_string(bytes[0]), 10) << pad_left(std::to_string(bytes[1]), 9)
+              << pad_left(std::to_string(bytes[2]), 9)
+              << ratio(static_cast<double>(bytes[1]), static_cast<double>(bytes[0]), 7)
+              << ratio(static_cast<double>(bytes[2]), static_cast<double>(bytes[0]), 7) << "\n";
+  }
+  std::cout << "\n";
+}
 
 // ---------------------------------------------------------------------------------------------
 // Section "eviction": H2O's bookkeeping next to attention, one layer, one token per step
@@ -289,14 +336,15 @@ int run(int argc, const char* const* argv) {
             << ", decode kernel " << kernel_name(active_matvec_kernel()) << "\n\n";
   if (wants("bandwidth")) bandwidth_section(repeats);
   if (wants("eviction")) eviction_section(config, budgets, repeats, seed);
-  if (!wants("lengths") && !wants("prompt")) return 0;
+  if (!wants("lengths") && !wants("prompt") && !wants("kv-bits")) return 0;
   const auto weights = std::make_shared<const DecoderWeights>(random_weights(config, seed));
   if (wants("prompt")) prompt_section(weights, prompts, repeats, seed);
-  if (!wants("lengths")) return 0;
   Rng rng(seed + 1);
   std::vector<int> tokens(longest);  // the same input tokens for both policies
   const auto vocab = static_cast<std::uint32_t>(config.vocab_size);
   for (int& t : tokens) t = static_cast<int>(rng.below(vocab));
+  if (wants("kv-bits")) kv_bits_section(weights, tokens, lengths, options.kv_group, repeats);
+  if (!wants("lengths")) return 0;
   auto full_policy = [] { return std::make_unique<FullCachePolicy>(); };
   auto h2o_policy = [&] { return std::make_unique<H2OPolicy>(budget); };
 

@@ -4,7 +4,8 @@
 // and then with every other policy at several budgets, and shows what each policy does:
 //   a TABLE   perplexity and bits per byte (measure/bits_per_byte.hpp), change versus the full
 //             cache, how often the most likely next token is the full cache's, name recall, the KV
-//             bytes held at the end; the best policy at each budget is marked - unless the full
+//             bytes held at the end and their share of the full float32 cache's; the best policy at
+//             each budget is marked - unless the full
 //             cache itself does not know the text (bits_per_byte.hpp's rule): then one warning
 //             and no verdict;
 //   a PICTURE (--svg PATH) one panel per policy at one budget: x = decoding step, y = original
@@ -19,9 +20,12 @@
 // recent = half, as in lesson 09), and every policy's own description is printed beside the
 // numbers. The measuring (teacher forcing) and the picture come from the library (measure/,
 // report/), shared with the lessons.
+// --kv-bits 8|4|2 stores every evicting policy's keys and values quantised (kv_cache.hpp) and adds
+// a row "full N-bit": every token kept, quantised. The reference stays the float32 full cache.
 //
 //   bin/compare_policies                                  stories260K on data/story.txt, 10/20/50%
 //   bin/compare_policies --budgets 5,10 --policies full,h2o --svg /tmp/policies.svg
+//   bin/compare_policies --budgets 25,50 --policies h2o --kv-bits 4
 //
 // Dimension legend: N = tokens in the text (BOS included), S = N - 1 decoding steps (each step
 // reads one token and predicts the next), V = vocabulary size.
@@ -130,7 +134,8 @@ class RecordingPolicy final : public h2o::CachePolicy {
 Run read_stories(std::shared_ptr<const h2o::DecoderWeights> weights,
                  const std::vector<std::vector<int>>& stories, const h2o::NameTokens& names,
                  std::size_t name_gap, const h2o::PolicySettings& base,
-                 const std::string& policy_name, int percent, const Run* full, bool record) {
+                 const h2o::KvFormat& format, const std::string& policy_name, int percent,
+                 const Run* full, bool record) {
   Run run;
   run.policy = policy_name;
   run.percent = percent;
@@ -156,7 +161,7 @@ Run read_stories(std::shared_ptr<const h2o::DecoderWeights> weights,
       }
       if (record) policy = std::make_unique<RecordingPolicy>(std::move(policy), &recorder);
     }
-    h2o::Decoder decoder(weights, std::move(policy), tokens.size());
+    h2o::Decoder decoder(weights, std::move(policy), tokens.size(), format);
     h2o::TeacherForcingOptions options;
     if (full != nullptr) options.reference = &full->readings[i];
     h2o::TeacherForcedRun reading = h2o::read_with_teacher_forcing(decoder, tokens, options);
@@ -271,21 +276,30 @@ int compare_policies(int argc, char** argv) {
   // What settings_for_budget does not set: --scoring, --h2o-score, --start-area.
   const h2o::PolicySettings base = options.scoring;
   const bool record = !svg_path.empty();  // only the picture needs the step-by-step record
-  const Run full = read_stories(weights, stories, names, gap, base, h2o::reference_policy().name, 0,
-                                nullptr, false);
+  const h2o::KvFormat& format = options.kv_format;
+  const Run full = read_stories(weights, stories, names, gap, base, {},
+                                h2o::reference_policy().name, 0, nullptr, false);
+  // With --kv-bits: every token kept, in that many bits.
+  std::optional<Run> full_quantised;
+  if (format.quantised()) {
+    full_quantised = read_stories(weights, stories, names, gap, base, format,
+                                  h2o::reference_policy().name, 0, &full, false);
+
+  }
   std::map<int, std::vector<Run>> by_percent;  // budget percent -> runs, factory order
   for (int percent : percents) {
     for (const std::string& name : policies) {
       if (!h2o::policy_kind(name).evicts) continue;
-      by_percent[percent].push_back(read_stories(weights, stories, names, gap, base, name, percent,
-                                                 &full, record && percent == picture_percent));
+      by_percent[percent].push_back(read_stories(weights, stories, names, gap, base, format, name,
+                                                 percent, &full,
+                                                 record && percent == picture_percent));
     }
   }
   std::vector<Run> picture_only;  // when --picture-budget is not one of --budgets
   if (!picture_in_table) {
     for (const std::string& name : policies) {
       if (h2o::policy_kind(name).evicts)
-        picture_only.push_back(read_stories({weights}, {tokens}, names, gap, base, name,
+        picture_only.push_back(read_stories({weights}, {tokens}, names, gap, base, format, name,
                                             picture_percent, &full, record));
     }
   }
@@ -317,6 +331,12 @@ int compare_policies(int argc, char** argv) {
             << h2o::PolicySettings{}.sinks
             << " sinks out of the heavy half) and the factory's defaults otherwise, so\n"
                "every cache holds the same number of tokens. In each policy's own words:\n";
+  if (format.quantised()) {
+    std::cout << "KV storage of the evicting policies and of the full cache at '" << format.bits
+              << "-bit all': " << h2o::describe_kv_format(format)
+              << "\n(keys per channel, values per token, the newest group's tokens in float32;\n"
+                 "the reference keeps float32).\n";
+  }
   for (int percent : percents) {
     const std::string head = pad_right("  " + std::to_string(percent) + "% = " +
                                            std::to_string(h2o::tokens_for_percent(n, percent)),
@@ -337,9 +357,16 @@ int compare_policies(int argc, char** argv) {
                "text), the change of\nperplexity versus the full cache, how often the most likely "
                "next token equals the full cache's,\nname recall, and the KV bytes held at the "
                "end (all layers). 'kept' = tokens layer 0 holds per KV\nhead after the last "
-               "step.\n\n";
-  h2o::Table table({"budget", "policy", "kept", "perplexity", "bits/byte", "vs full",
-                    "top-1 = full", "names", "KV bytes", ""});
+               "step.\n"
+            << (format.quantised() ? "KV bytes count codes, scales and zeros exactly; KV share = "
+                                     "their share of the full float32\ncache's (in place of "
+                                     "bits per byte).\n"
+                                   : "")
+            << "\n";
+  // Quantised, the KV bytes' share of the full float32 cache's takes bits per byte's column.
+  h2o::Table table({"budget", "policy", "kept", "perplexity",
+                    format.quantised() ? "KV share" : "bits/byte", "vs full", "top-1 = full",
+                    "names", "KV bytes", ""});
   auto add_row = [&](const std::string& budget_text, const Run& run, bool best) {
     if (!run.refused.empty()) {
       table.add({budget_text, run.policy, "", "", "", "", "", "", "", "refused (see above)"});
@@ -347,13 +374,19 @@ int compare_policies(int argc, char** argv) {
     }
     const double perplexity = run.perplexity();
     table.add({budget_text, run.policy, std::to_string(run.kept), fixed(perplexity, 3),
-               fixed(bits_per_byte(run), 3),
-               run.budget == 0 ? "-" : change_text(perplexity, full_perplexity),
+               format.quantised() ? fixed(100.0 * static_cast<double>(run.live_kv_bytes) /
+                                              static_cast<double>(full.live_kv_bytes),
+                                          1) +
+                                        "%"
+                                  : fixed(bits_per_byte(run), 3),
+               &run == &full ? "-" : change_text(perplexity, full_perplexity),
                fixed(100.0 * run.agreement(), 1) + "%",
                run.name_positions == 0 ? "-" : fixed(100.0 * run.recall(), 1) + "%",
-               std::to_string(run.live_kv_bytes), best ? "<- best" : ""});
+               std::to_string(run.live_kv_bytes),
+               best ? "<- best" : ""});
   };
   add_row("reference", full, false);
+  if (full_quantised) add_row(std::to_string(format.bits) + "-bit all", *full_quantised, false);
   std::vector<std::string> verdicts;
   for (int percent : percents) {
     std::vector<const Run*> rows;
@@ -386,7 +419,9 @@ int compare_policies(int argc, char** argv) {
         return r->perplexity() == full_perplexity;
       });
       verdicts.push_back(at + "nothing was evicted: every policy equals the full cache" +
-                         (exact ? " exactly" : " (NOT exactly: check the policies)"));
+                         (exact                ? " exactly"
+                          : format.quantised() ? " but for the quantisation"
+                                               : " (NOT exactly: check the policies)"));
     } else {
       std::string line = at + "best " + rows.front()->policy + " (" +
                          change_text(best, full_perplexity) + " vs full)";

@@ -102,7 +102,7 @@ int generate(int argc, char** argv) {
   }
 
   // Step 5: the decoder, sized for exactly `steps` positions, and the sampler.
-  h2o::Decoder decoder(model->view(), model, std::move(options.policy), steps);
+  h2o::Decoder decoder(model->view(), model, std::move(options.policy), steps, options.kv_format);
   h2o::Sampler sampler(config.vocab_size, options.temperature, options.top_p, options.seed);
 
   // Step 6: run.c's loop. The prompt is forced: its tokens are printed as they are, and run
@@ -178,7 +178,11 @@ int generate(int argc, char** argv) {
   std::cerr << "positions run: " << decoder.position() << "\n";
   std::cerr << "KV cache in use: " << decoder.live_kv_bytes() << " bytes ("
             << decoder.cache(0).size() << " tokens per KV head, " << config.n_layers << " layers), "
-            << decoder.reserved_kv_bytes() << " bytes reserved\n";
+            << decoder.reserved_kv_bytes() << " bytes reserved"
+            << (options.kv_format.quantised()
+                    ? " (" + h2o::describe_kv_format(options.kv_format) + ")"
+                    : std::string())
+            << "\n";
   if (h2o::policy_kind(decoder.policy().name()).evicts) {
     std::vector<std::size_t> evicted;
     std::size_t total = 0;

@@ -14,7 +14,7 @@ ArgParser bench_decode_arguments() {
                  "model's shape; and this core's memory read bandwidth. Prints figures, checks\n"
                  "nothing. H2O_MATVEC_KERNEL=reference|baseline|avx2|avx512 forces a decode kernel.");
   args.add_option("sections", "LIST", "lengths",
-                  "any of bandwidth, lengths, eviction, prompt (comma-separated)");
+                  "any of bandwidth, lengths, kv-bits, eviction, prompt (comma-separated)");
   args.add_option("shape", "NAME", "260k", "model shape: 260k, 15m or 110m (random weights)");
   args.add_option("lengths", "N,N,...", "128,256,512,1024,2048,4096",
                   "lengths: lengths to decode (1.." + std::to_string(kMaxBenchLength) + " each)");
@@ -24,6 +24,8 @@ ArgParser bench_decode_arguments() {
   args.add_option("threads", "N", "1", "threads for the weight matrix products (1..64)");
   args.add_option("repeats", "N", "3", "timed runs per measurement; the median is shown");
   args.add_option("seed", "N", "1", "seed of the random weights and tokens");
+  args.add_option("kv-group", "B", std::to_string(KvFormat{}.group),
+                  "kv-bits: tokens per key group, channels per value group");
   return args;
 }
 
@@ -37,6 +39,7 @@ BenchDecodeOptions bench_decode_options(const ArgParser& args) {
   options.repeats = static_cast<std::size_t>(args.integer("repeats", 1, 100));
   options.seed = static_cast<std::uint64_t>(args.integer("seed", 0, 1LL << 62));
   options.threads = static_cast<std::size_t>(args.integer("threads", 1, 64));
+  options.kv_group = static_cast<std::size_t>(args.integer("kv-group", 1, 4096));
   try {
     options.shape = story_shape(args.text("shape"));
   } catch (const std::invalid_argument& e) {
@@ -73,8 +76,8 @@ std::vector<std::size_t> parse_sizes(const std::string& option, const std::strin
 }
 
 std::vector<std::string> parse_sections(const std::string& text) {
-  static const std::vector<std::string> kSections = {"bandwidth", "lengths", "eviction",
-                                                     "prompt"};
+  static const std::vector<std::string> kSections = {"bandwidth", "lengths", "kv-bits",
+                                                     "eviction", "prompt"};
   std::vector<std::string> sections;
   std::size_t start = 0;
   while (true) {
@@ -83,7 +86,7 @@ std::vector<std::string> parse_sections(const std::string& text) {
         text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
     if (std::find(kSections.begin(), kSections.end(), item) == kSections.end()) {
       throw UsageError("--sections: unknown section '" + item +
-                       "' (expected bandwidth, lengths, eviction or prompt, separated by commas)");
+                       "' (expected bandwidth, lengths, kv-bits, eviction or prompt, separated by commas)");
     }
     if (std::find(sections.begin(), sections.end(), item) == sections.end()) {
       sections.push_back(item);

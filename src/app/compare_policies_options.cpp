@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "h2o/app/default_files.hpp"
+#include "h2o/app/kv_format_options.hpp"
 #include "h2o/app/policy_options.hpp"
 #include "h2o/app/reading_report.hpp"
 #include "h2o/base/format.hpp"
@@ -28,6 +29,7 @@ ArgParser compare_policies_arguments() {
   args.add_option("names", "PATH", default_names_file(), names_option_help());
   args.add_option("name-gap", "N", "64", "name recall counts names last seen > N tokens back");
   add_scoring_options(args);
+  add_kv_format_options(args);
   return args;
 }
 
@@ -44,6 +46,7 @@ ComparePoliciesOptions compare_policies_options(const ArgParser& args) {
   options.names_path = args.text("names");
   options.name_gap = static_cast<std::size_t>(args.integer("name-gap", 1, 100000));
   read_scoring_options(args, options.scoring);
+  options.kv_format = read_kv_format_options(args);
   return options;
 }
 

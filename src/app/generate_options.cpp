@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 
+#include "h2o/app/kv_format_options.hpp"
 #include "h2o/app/policy_options.hpp"
 #include "h2o/base/format.hpp"
 #include "h2o/model/model_config.hpp"
@@ -30,6 +31,7 @@ ArgParser generate_arguments() {
                   "sinks: first tokens always kept; budget sinks + recent");
   args.add_option("evict-seed", "N", "1", "random: seed of the eviction draws");
   add_scoring_options(args);
+  add_kv_format_options(args);
   args.add_flag("compress-prompt",
                 "keep the whole prompt, then cut to the budget once (as the paper)");
   args.add_option("threads", "N", "1",
@@ -55,6 +57,7 @@ GenerateOptions generate_options(const ArgParser& args) {
   options.settings.seed = static_cast<std::uint64_t>(args.integer("evict-seed", 0, 1LL << 62));
   read_scoring_options(args, options.settings);
   options.compress_prompt = args.flag("compress-prompt");
+  options.kv_format = read_kv_format_options(args);
   const std::string cache = args.text("cache");
   if (!is_policy_name(cache)) throw UsageError(unknown_policy_message(cache));
   try {

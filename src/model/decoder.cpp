@@ -17,20 +17,23 @@
 namespace h2o {
 
 Decoder::Decoder(std::shared_ptr<const DecoderWeights> weights, std::unique_ptr<CachePolicy> policy,
-                 std::size_t max_positions)
+                 std::size_t max_positions, const KvFormat& kv_format)
     : Decoder(weights ? view_of(*weights) : WeightView{}, weights, std::move(policy),
-              max_positions) {}
+              max_positions, kv_format) {}
 
 Decoder::Decoder(const WeightView& weights, std::shared_ptr<const void> owner,
-                 std::unique_ptr<CachePolicy> policy, std::size_t max_positions)
+                 std::unique_ptr<CachePolicy> policy, std::size_t max_positions,
+                 const KvFormat& kv_format)
     : weights_(weights),
       owner_(std::move(owner)),
       policy_(std::move(policy)),
-      weights_unchecked_(static_cast<bool>(weights.name_non_finite_weight)) {
+      weights_unchecked_(static_cast<bool>(weights.name_non_finite_weight)),
+      kv_format_(kv_format) {
   if (!owner_ || weights_.token_embedding == nullptr) {
     throw std::invalid_argument("Decoder: no weights");
   }
   if (!policy_) throw std::invalid_argument("Decoder: no cache policy");
+  check_kv_format(kv_format_);
   const ModelConfig& c = weights_.config;
   c.validate();
   max_positions_ = max_positions == 0 ? c.seq_len : max_positions;
@@ -57,16 +60,19 @@ Decoder::Decoder(const WeightView& weights, std::shared_ptr<const void> owner,
   rope_sin_ = xt::zeros<float>({c.head_dim() / 2});
 }
 
-std::uint64_t Decoder::cache_memory_bytes(const ModelConfig& config, std::size_t capacity) {
+std::uint64_t Decoder::cache_memory_bytes(const ModelConfig& config, std::size_t capacity,
+                                          const KvFormat& format, std::size_t max_positions) {
   // The constructor's caches_ and att_: everything whose size grows with the capacity.
-  return config.n_layers * LayerKVCache::bytes_for(config.n_kv_heads, config.head_dim(), capacity) +
+  return config.n_layers * LayerKVCache::bytes_for(config.n_kv_heads, config.head_dim(), capacity,
+                                                   format, max_positions) +
          static_cast<std::uint64_t>(config.n_heads) * capacity * sizeof(float);
 }
 
 void Decoder::allocate_caches(std::size_t capacity) {
   const ModelConfig& c = weights_.config;
   // Refuse a cache that could not sensibly fit in memory before allocating any of it.
-  const auto cache_bytes = static_cast<double>(cache_memory_bytes(c, capacity));
+  const auto cache_bytes =
+      static_cast<double>(cache_memory_bytes(c, capacity, kv_format_, max_positions_));
   if (cache_bytes > kMaxCacheBytes) {
     // Rounded up: a need just over the limit must not read as "4096 MiB (limit 4096 MiB)".
     throw std::invalid_argument(
@@ -79,9 +85,10 @@ void Decoder::allocate_caches(std::size_t capacity) {
   caches_.clear();
   caches_.reserve(c.n_layers);
   for (std::size_t l = 0; l < c.n_layers; ++l) {
-    caches_.emplace_back(c.n_kv_heads, c.head_dim(), capacity);
+    caches_.emplace_back(c.n_kv_heads, c.head_dim(), capacity, kv_format_, max_positions_);
   }
   att_ = xt::zeros<float>({c.n_heads, capacity});
+  kv_rows_ = xt::zeros<float>({c.n_kv_heads, c.head_dim()});
 }
 
 const Vector& Decoder::read_prompt_compressed(const std::vector<int>& tokens, Matrix* all_logits) {
@@ -125,15 +132,16 @@ void Decoder::attend_through_cache(std::size_t layer, const float* q, const floa
     std::size_t live, D, group, stride;
     float* att;
     float* out;
+    float* rows;  // (G, D): a quantised cache's dequantised row, one per KV head
     static void run(void* context, std::size_t first, std::size_t last) {
       const Heads& p = *static_cast<const Heads*>(context);
       for (std::size_t g = first; g < last; ++g) {
         const std::size_t h = g * p.group;
-        attend_group_into(p.q + h * p.D, p.group, p.cache->keys(g), p.cache->values(g), p.live,
-                          p.D, p.att + h * p.stride, p.stride, p.out + h * p.D);
+        attend_cached_group(*p.cache, g, p.q + h * p.D, p.group, p.att + h * p.stride, p.stride,
+                            p.out + h * p.D, p.rows + g * p.D);
       }
     }
-  } heads{q, &cache, live, D, group, stride, &att_(0, 0), out};
+  } heads{q, &cache, live, D, group, stride, &att_(0, 0), out, kv_rows_.data()};
   const std::size_t floats_read = 2 * live * c.kv_dim();  // keys and values
   for_row_blocks(c.n_kv_heads, floats_read >= kMinFloatsToShare, &Heads::run, &heads);
   if (record_attention_) {

@@ -29,7 +29,7 @@ void KeyNormPolicy::observe(LayerKVCache& cache, const StepAttention&) {
   if (cache.size() == 0) return;
   const std::size_t newest = cache.size() - 1, D = cache.head_dim();
   for (std::size_t g = 0; g < cache.n_kv_heads(); ++g) {
-    cache.scores(g)[newest] = -static_cast<float>(rounded_key_norm(cache.keys(g) + newest * D, D));
+    cache.scores(g)[newest] = -static_cast<float>(rounded_key_norm(cache.newest_key(g), D));
   }
 }
 

@@ -13,6 +13,7 @@
 
 #include "h2o/app/cli.hpp"
 #include "h2o/cache/budget.hpp"
+#include "h2o/cache/kv_quantiser.hpp"
 #include "h2o/model/model_config.hpp"
 
 namespace h2o {
@@ -22,7 +23,7 @@ namespace h2o {
 constexpr long long kMaxBenchLength = 16384;
 
 struct BenchDecodeOptions {
-  std::vector<std::string> sections;  // --sections: bandwidth, lengths, eviction, prompt
+  std::vector<std::string> sections;  // --sections: bandwidth, lengths, kv-bits, eviction, prompt
   ModelConfig shape;                  // --shape: 260k, 15m or 110m (random weights)
   std::vector<std::size_t> lengths;   // --lengths, in the order given
   CacheBudget budget{64, 64};         // --heavy, --recent (section lengths)
@@ -31,6 +32,7 @@ struct BenchDecodeOptions {
   std::size_t threads = 1;            // --threads for the weight matrix products
   std::size_t repeats = 3;            // --repeats
   std::uint64_t seed = 1;             // --seed
+  std::size_t kv_group = 32;          // --kv-group (section kv-bits)
 };
 
 // bench_decode's options and --help text.

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "h2o/app/cli.hpp"
+#include "h2o/cache/kv_quantiser.hpp"
 #include "h2o/policy/policy_factory.hpp"
 
 namespace h2o {
@@ -23,6 +24,7 @@ struct ComparePoliciesOptions {
   std::string text_path;              // --text
   std::string names_path;             // --names: the character names, for name recall
   std::size_t name_gap = 64;          // --name-gap: names last seen more than this many back
+  KvFormat kv_format;                 // --kv-bits, --kv-group: how every cache stores K and V
   PolicySettings scoring;  // --scoring, --h2o-score, --start-area (the factory sets the budget)
 };
 

@@ -13,6 +13,7 @@
 
 #include "h2o/app/cli.hpp"
 #include "h2o/app/default_files.hpp"
+#include "h2o/cache/kv_quantiser.hpp"
 #include "h2o/policy/cache_policy.hpp"
 #include "h2o/policy/policy_factory.hpp"
 
@@ -33,6 +34,7 @@ struct GenerateOptions {
   PolicySettings settings;              // --heavy, --recent, --sinks, --evict-seed, --scoring,
                                         // --h2o-score, --start-area
   bool compress_prompt = false;         // --compress-prompt
+  KvFormat kv_format;                   // --kv-bits, --kv-group
   std::unique_ptr<CachePolicy> policy;  // --cache, built from the settings (so they are checked)
 };
 

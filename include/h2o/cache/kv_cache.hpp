@@ -11,6 +11,23 @@
 //
 // Each slot also carries a score: a number the eviction policy keeps per token (H2O: accumulated
 // attention). It lives here, not in the policy, so that it moves with its key and value rows.
+//
+// Quantised storage (KvFormat bits 8, 4 or 2; kv_quantiser.hpp has the arithmetic), KIVI's layout
+// with eviction on top. Position group k = positions k * B .. (k + 1) * B - 1 (B = format.group):
+//   keys     per channel over a position group: every channel of a KV head has its own scale and
+//            zero per group (2 D floats a group), each token a row of D packed codes;
+//   values   per token over groups of min(B, D) channels (2 floats per channel group), and a row
+//            of D packed codes;
+//   residual the tokens of the newest position group stay float32 until the group fills: when the
+//            first token of the next group arrives (append), the group's surviving tokens are
+//            quantised together, keys and values. Before that, attention reads them exactly.
+// Eviction works on slots as before (the last live row moves into the freed slot, codes and all).
+// A token evicted from a quantised group only drops its row: its group keeps its scale and zero
+// (re-quantising the others would change numbers attention already used), and the group's floats
+// are freed with its last member. So with eviction, a group's floats are shared by fewer tokens:
+// live_kv_bytes() counts them, and that is part of what eviction costs a quantised cache.
+// Attention reads a quantised cache through attend_cached_group (below), which dequantises row by
+// row: the numbers the policy scores are the numbers attention used.
 #pragma once
 
 #include <cstddef>
@@ -18,14 +35,19 @@
 #include <vector>
 
 #include "h2o/base/tensor.hpp"
+#include "h2o/cache/kv_quantiser.hpp"
 
 namespace h2o {
 
 class LayerKVCache {
  public:
-  LayerKVCache(std::size_t n_kv_heads, std::size_t head_dim, std::size_t capacity);
+  // format: fp32 (default) or quantised; max_positions (0 = unknown) bounds how many key groups
+  // can be live at once (one per B positions), so fewer group floats are reserved.
+  LayerKVCache(std::size_t n_kv_heads, std::size_t head_dim, std::size_t capacity,
+               const KvFormat& format = {}, std::size_t max_positions = 0);
 
   // Writes the new token's rows into slot size() of every KV head and gives it score 0.
+  // Quantised: first quantises the residual tokens when `position` opens a new position group.
   //   keys (G * D,)  values (G * D,)  — head g's row starts at g * D.
   void append(const float* keys, const float* values, Position position);
 
@@ -38,31 +60,48 @@ class LayerKVCache {
   // slots. A refused call changes nothing. Allocates.
   void keep_per_head(const std::vector<std::vector<std::size_t>>& slots_per_head);
 
-  void clear() { size_ = 0; }
+  void clear();
 
   std::size_t size() const { return size_; }
   std::size_t capacity() const { return capacity_; }
   std::size_t n_kv_heads() const { return n_kv_heads_; }
   std::size_t head_dim() const { return head_dim_; }
 
+  const KvFormat& format() const { return format_; }
+
   // Numbers held by live key and value rows over all KV heads: 2 * G * size * D.
   std::size_t live_kv_numbers() const { return 2 * n_kv_heads_ * size_ * head_dim_; }
-  std::size_t live_kv_bytes() const { return live_kv_numbers() * sizeof(float); }
-  // Bytes reserved for keys and values (capacity, not live rows).
-  std::size_t reserved_kv_bytes() const {
-    return 2 * n_kv_heads_ * capacity_ * head_dim_ * sizeof(float);
-  }
+  // Bytes the live keys and values take, exactly: fp32, 4 bytes a number; quantised, the packed
+  // codes of the quantised rows, their values' scales and zeros, the scales and zeros of every key
+  // group with a live member, and the float32 rows of the residual tokens. (Positions and scores
+  // are the policy's bookkeeping, not KV: not counted, in either format.)
+  std::size_t live_kv_bytes() const;
+  // Bytes reserved for keys and values (capacity, not live rows), counted the same way.
+  std::size_t reserved_kv_bytes() const;
   // Bytes of EVERY array a cache of this shape allocates: per KV head and slot a key and a value
-  // row (2 D floats), a position (int64) and a score (float). Memory guards ask here before
-  // allocating: keys and values alone undercount (with D = 2 the rest adds 75%).
+  // row (2 D floats), a position (int64) and a score (float), and for a quantised format its
+  // codes, scales, zeros and bookkeeping. Memory guards ask here before allocating: keys and values
+  // alone undercount (with D = 2 the rest adds 75%).
   static std::uint64_t bytes_for(std::size_t n_kv_heads, std::size_t head_dim,
-                                 std::size_t capacity);
+                                 std::size_t capacity, const KvFormat& format = {},
+                                 std::size_t max_positions = 0);
   // The same number, counted from the arrays this cache holds.
   std::size_t reserved_bytes() const;
 
   // Head g's rows: keys(g) and values(g) point at (S, D) blocks whose first size() rows are live.
-  const float* keys(std::size_t g) const { return &keys_(g, 0, 0); }
-  const float* values(std::size_t g) const { return &values_(g, 0, 0); }
+  // fp32 format only (std::logic_error otherwise: use key_row / value_row).
+  const float* keys(std::size_t g) const;
+  const float* values(std::size_t g) const;
+  // The key or value row (D,) of head g's live slot as attention reads it, in any format: a
+  // float32 row is returned as it is; a quantised one is dequantised into `buffer` (D,), which is
+  // returned.
+  const float* key_row(std::size_t g, std::size_t slot, float* buffer) const;
+  const float* value_row(std::size_t g, std::size_t slot, float* buffer) const;
+  // The key (D,) of the newest slot (size() - 1) right after append: float32 in every format (a
+  // new token starts in the residual). std::logic_error when that slot is quantised.
+  const float* newest_key(std::size_t g) const;
+  // Live slots of head g whose rows are quantised (the rest are residual, float32).
+  std::size_t quantised_rows(std::size_t g) const;
   const Position* positions(std::size_t g) const { return &positions_(g, 0); }  // (S,)
   const float* scores(std::size_t g) const { return &scores_(g, 0); }           // (S,)
   float* scores(std::size_t g) { return &scores_(g, 0); }
@@ -77,6 +116,39 @@ class LayerKVCache {
   Tensor3 values_;                      // (G, S, D)
   xt::xtensor<Position, 2> positions_;  // (G, S)
   Matrix scores_;                       // (G, S)
+
+  // Quantised format only (kv_quantiser.hpp); NG = key group slots, R = residual rows (<= B),
+  // VG = value channel groups per row (D / min(B, D)), P = packed bytes of a row of D codes.
+  static constexpr std::int32_t kResidual = -1;
+  KvFormat format_;
+  std::size_t value_group_ = 0;  // channels per value group
+  std::size_t row_bytes_ = 0;    // P
+  std::int64_t open_group_ = -1;  // position group of the residual tokens (-1: none yet)
+  xt::xtensor<std::uint8_t, 3> key_codes_, value_codes_;  // (G, S, P)
+  Tensor3 value_scale_, value_zero_;                       // (G, S, VG)
+  xt::xtensor<std::int32_t, 2> group_of_;     // (G, S) key group slot of a quantised row, or kResidual
+  xt::xtensor<std::int32_t, 2> residual_of_;  // (G, S) residual row of a residual slot
+  Tensor3 residual_keys_, residual_values_;   // (G, R, D)
+  Tensor3 group_scale_, group_zero_;          // (G, NG, D) each key group's per-channel step
+  xt::xtensor<std::int32_t, 2> group_members_;  // (G, NG) live rows of each key group
+  // Free key group slots and residual rows of each head: a stack, the first free_*_count_ live.
+  xt::xtensor<std::int32_t, 2> free_groups_, free_residual_;  // (G, NG), (G, R)
+  std::vector<std::size_t> free_group_count_, free_residual_count_;  // (G,)
+
+  void release_slot(std::size_t g, std::size_t slot);  // its group member or residual row
+  void move_slot(std::size_t g, std::size_t from, std::size_t to);
+  void quantise_residual();  // every head's residual tokens into a new key group each
 };
+
+// Attention of the Q query heads that share KV head g over that head's live slots, whatever the
+// cache's format: fp32 calls attend_group_into on the rows as they are (the same bits as before);
+// a quantised cache dequantises each row into row_buffer (D,) as attention reaches it (the same
+// kernel steps, one row at a time), so the weights (what policies score) are those of the
+// dequantised keys.
+//   queries (Q, D)  weights_out: Q rows of size() weights, row j at + j * weights_stride
+//   outputs_out (Q, D)  row_buffer (D,)
+void attend_cached_group(const LayerKVCache& cache, std::size_t g, const float* queries,
+                         std::size_t n_queries, float* weights_out, std::size_t weights_stride,
+                         float* outputs_out, float* row_buffer);
 
 }  // namespace h2o

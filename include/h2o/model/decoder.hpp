@@ -61,15 +61,19 @@ class Decoder {
   // Bytes the constructor allocates for `capacity` slots per layer: every layer's cache arrays
   // (keys, values, positions, scores: LayerKVCache::bytes_for) and the attention weights of every
   // query head over the slots. This is what kMaxCacheBytes bounds, checked before allocating.
-  static std::uint64_t cache_memory_bytes(const ModelConfig& config, std::size_t capacity);
+  static std::uint64_t cache_memory_bytes(const ModelConfig& config, std::size_t capacity,
+                                          const KvFormat& format = {},
+                                          std::size_t max_positions = 0);
 
   // max_positions: how many tokens this decoder may process (0 = the model's seq_len).
+  // kv_format: how every layer cache stores keys and values (kv_cache.hpp; default float32).
   Decoder(std::shared_ptr<const DecoderWeights> weights, std::unique_ptr<CachePolicy> policy,
-          std::size_t max_positions = 0);
+          std::size_t max_positions = 0, const KvFormat& kv_format = {});
   // Weights that live elsewhere (a memory-mapped checkpoint): `owner` keeps them alive as long as
   // the decoder.
   Decoder(const WeightView& weights, std::shared_ptr<const void> owner,
-          std::unique_ptr<CachePolicy> policy, std::size_t max_positions = 0);
+          std::unique_ptr<CachePolicy> policy, std::size_t max_positions = 0,
+          const KvFormat& kv_format = {});
 
   // Processes `token` at position position() and returns the logits (V,) for the next token.
   // The reference stays valid until the next call. Throws on a bad token id or a full sequence.
@@ -104,7 +108,9 @@ class Decoder {
   const CachePolicy& policy() const { return *policy_; }
   const LayerKVCache& cache(std::size_t layer) const { return caches_.at(layer); }
 
-  // Live key/value bytes over all layers (float32), and slots reserved for them.
+  const KvFormat& kv_format() const { return kv_format_; }
+  // Live key/value bytes over all layers (LayerKVCache::live_kv_bytes: exact in every format),
+  // and the bytes reserved for them.
   std::size_t live_kv_bytes() const;
   std::size_t reserved_kv_bytes() const;
   // Tokens evicted so far from each KV head of a layer (all heads evict equally).
@@ -132,6 +138,7 @@ class Decoder {
   std::unique_ptr<CachePolicy> policy_;
   bool weights_unchecked_;  // until the first token's logits have checked them
   std::size_t max_positions_;
+  KvFormat kv_format_;
   Position position_ = 0;
   std::vector<LayerKVCache> caches_;  // (L,)
   bool record_attention_ = false;
@@ -146,6 +153,7 @@ class Decoder {
   Vector k_;         // (KV,)
   Vector v_;         // (KV,)
   Matrix att_;       // (H, S) attention weights of each query head
+  Matrix kv_rows_;   // (G, D) each KV head's row dequantised for attention (quantised caches)
   Vector hb_;        // (F,)
   Vector hb2_;       // (F,)
   Vector logits_;    // (V,)

@@ -1,0 +1,18 @@
+// kv_format_options.hpp: the command-line options that choose how KV caches store keys and values
+// (kv_quantiser.hpp's KvFormat), shared by generate, compare_policies and bench_decode:
+//   --kv-bits N    32 (float32, the default), 8, 4 or 2 (KIVI's layout, kv_cache.hpp)
+//   --kv-group B   tokens per key group = channels per value group (KIVI's group size, 32)
+#pragma once
+
+#include "h2o/app/cli.hpp"
+#include "h2o/cache/kv_quantiser.hpp"
+
+namespace h2o {
+
+// Adds the two options with KvFormat's defaults. Returns the parser.
+ArgParser& add_kv_format_options(ArgParser& args);
+
+// Reads them; a bad value is a UsageError naming the option.
+KvFormat read_kv_format_options(const ArgParser& args);
+
+}  // namespace h2o
