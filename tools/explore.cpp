@@ -130,7 +130,8 @@ int explore(int argc, char** argv) {
   const std::uint64_t page_bytes =
       h2o::explorer_page_bytes(page, config.n_layers, config.n_kv_heads, shapes);
   if (page_bytes > h2o::kMaxExploreBytes) {
-    throw std::runtime_error("the page would be about " + h2o::byte_size_text(page_bytes) +
+    throw std::runtime_error("the page would be about " +
+                             h2o::fixed(static_cast<double>(page_bytes) / (1 << 20), 1) + " MiB" +
                              " (at most " + h2o::byte_size_text(h2o::kMaxExploreBytes) +
                              "): choose a smaller --budget or a shorter text");
   }

@@ -59,6 +59,15 @@
   });
 
   // Token p's text in quotes; a later byte token of a character names the character it ends.
+  // The text of the word token p belongs to, for a token that is only a piece of it ("" else).
+  var wordOf = [];
+  for (var p0 = 0; p0 < N; ) {
+    var p1 = p0 + 1, whole = D.texts[p0];
+    while (p1 < N && D.word_starts.charAt(p1) !== "1") whole += D.texts[p1++];
+    for (var q = p0; q < p1; ++q) wordOf.push(p1 - p0 > 1 ? whole.trim() : "");
+    p0 = p1;
+  }
+
   function quote(p) {
     if (D.texts[p] !== "") return "\u201c" + D.texts[p].replace(/\n/g, "\u21b5") + "\u201d";
     var q = p;
@@ -102,7 +111,8 @@
       span.setAttribute("data-state", state);
       span.style.setProperty("--s", P.has_scores ? s.toFixed(3) : "0.6");
       span.style.setProperty("--a", a.toFixed(3));
-      span.title = "position " + p + " " + quote(p) + ": " + tip;
+      span.title = "position " + p + " " + quote(p) +
+        (wordOf[p] ? " in \u201c" + wordOf[p] + "\u201d" : "") + ": " + tip;
     }
     // Keep the word being read in sight, low in the box, so that most of what is above shows.
     var here = panel.spans[t], box = here.closest(".text");
