@@ -16,8 +16,8 @@ namespace {
 const std::vector<std::string> kPieces = {" P", "ri", "y", "a", " caf", " said", ",",
                                           " the", "\n", " \"", "Hello", " don", "'t", " "};
 constexpr int kP = 259, kRi = 260, kY = 261, kA = 262, kCaf = 263, kSaid = 264, kComma = 265,
-              kThe = 266, kNewline = 267, kQuote = 268, kHello = 269, kDon = 270, kApostropheT = 271,
-              kSpace = 272;
+              kThe = 266, kNewline = 267, kQuote = 268, kHello = 269, kDon = 270,
+              kApostropheT = 271, kSpace = 272;
 constexpr int byte(unsigned char b) { return Tokenizer::kFirstByteToken + b; }
 
 Tokenizer tokenizer() {

@@ -268,7 +268,8 @@ std::uint64_t explorer_page_bytes(const ExplorerPage& page, std::size_t layers,
                                   std::size_t kv_heads,
                                   const std::vector<ExplorerTraceShape>& shapes) {
   if (page.texts.size() < 2 || shapes.size() != page.policies.size()) {
-    throw std::invalid_argument("explorer_page_bytes needs 2 or more tokens and one shape a policy");
+    throw std::invalid_argument(
+        "explorer_page_bytes needs 2 or more tokens and one shape a policy");
   }
   // Average widths of the numbers the JSON holds, with their comma: %.4g of an attention weight
   // in (0, 1] ("0.1234"), of an accumulated score ("12.34"), a percentage ("95.9" in quotes).
@@ -284,12 +285,14 @@ std::uint64_t explorer_page_bytes(const ExplorerPage& page, std::size_t layers,
   for (const std::string& text : page.texts) bytes += json_string(text).size() + 1;
   for (std::size_t i = 0; i < shapes.size(); ++i) {
     const ExplorerPolicy& policy = page.policies[i];
-    const std::uint64_t m = std::min<std::uint64_t>(std::max<std::size_t>(shapes[i].max_kept, 1), n);
+    const std::uint64_t m =
+        std::min<std::uint64_t>(std::max<std::size_t>(shapes[i].max_kept, 1), n);
     bytes += json_string(policy.name).size() + json_string(policy.description).size() +
              json_string(policy.kept_label).size() + digits(policy.recent) + 100;
     bytes += steps * (1 + kPercent);  // agrees, agreement_so_far
-    // One KV head: the step each position left (steps m..S-1 each evict one; the others say -1), one attention row a step over the positions held before the
-    // eviction, min(t + 1, m + 1), and with scores one score row over the kept, min(t + 1, m).
+    // One KV head: the step each position left (steps m..S-1 each evict one; the others say -1),
+    // one attention row a step over the positions held before the eviction, min(t + 1, m + 1),
+    // and with scores one score row over the kept, min(t + 1, m).
     const std::uint64_t evictions = steps > m ? steps - m : 0;
     std::uint64_t head = 70 + 2 * (n - evictions) + (n - 1) + steps * (3 + kWeight);
     for (std::uint64_t t = m; t < steps; ++t) head += digits(t);

@@ -6,14 +6,15 @@
 // src/report/explorer/page.html, page.css and page.js, built into the library (cmake/
 // embed_file.cmake). The C++ run computes every number and writes them as JSON inside the page
 // (<script type="application/json">); the script only displays them:
-//   the text as words (a word's tokens side by side, text/token_text.hpp), each token coloured (and styled, for readers who cannot tell the colours apart)
-//   by its state at step t in the chosen policy's cache for the chosen layer and KV head: kept as a
-//   heavy hitter (or whatever the policy keeps besides its recent window), kept as recent, evicted
-//   (and at which step), not yet read; the policy's score as the shade of a kept word, the
-//   attention of step t as a bar under each word; two policies side by side; a chart of each
-//   policy's agreement with the full cache so far. A step slider, previous / next / play, the
-//   arrow keys, and a URL fragment (#step=120&layer=0&head=0&policy=h2o&compare=window) set what
-//   it shows.
+//   the text as words (a word's tokens side by side, decoded: text/token_text.hpp), each token
+//   coloured (and styled, for readers who cannot tell the colours apart) by its state at step t
+//   in the chosen policy's cache for the chosen layer and KV head: kept as a heavy hitter (or
+//   whatever the policy keeps besides its recent window: its kept_label, which the legend names),
+//   kept as recent, evicted (and at which step), not yet read; the policy's score as the shade of
+//   a kept word, the attention of step t as a bar under each word; two policies side by side; a
+//   chart of each policy's agreement with the full cache so far, its legend in each line's
+//   colour. A step slider, previous / next / play, the arrow keys, and a URL fragment
+//   (#step=120&layer=0&head=0&policy=h2o&compare=window) set what it shows.
 // Every token's <span> carries data-p (its position) and data-state (heavy, recent, evicted,
 // unread), so a test reading the page's DOM sees what a reader sees.
 //

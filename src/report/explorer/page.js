@@ -48,7 +48,10 @@
       span.className = "w unread";
       span.setAttribute("data-p", String(p));
       span.setAttribute("data-state", "unread");
-      if (piece !== "") span.textContent = rest === "" ? (lead.indexOf("\n") >= 0 ? "\u21b5" : "\u00b7") : rest;
+      // A token of only spaces or a newline shows a mark; the later byte tokens of a character
+      // show nothing (the page draws them as narrow boxes, class "part").
+      if (rest !== "") span.textContent = rest;
+      else if (lead !== "") span.textContent = lead.indexOf("\n") >= 0 ? "\u21b5" : "\u00b7";
       span.addEventListener("click", function () { view.step = Math.min(p, S - 1); show(); });
       word.appendChild(span);
       spans.push(span);
@@ -58,7 +61,6 @@
                   desc: section.querySelector(".desc"), counts: section.querySelector(".counts") });
   });
 
-  // Token p's text in quotes; a later byte token of a character names the character it ends.
   // The text of the word token p belongs to, for a token that is only a piece of it ("" else).
   var wordOf = [];
   for (var p0 = 0; p0 < N; ) {
@@ -68,6 +70,7 @@
     p0 = p1;
   }
 
+  // Token p's text in quotes; a later byte token of a character names the character it ends.
   function quote(p) {
     if (D.texts[p] !== "") return "\u201c" + D.texts[p].replace(/\n/g, "\u21b5") + "\u201d";
     var q = p;
