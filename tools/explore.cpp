@@ -54,16 +54,20 @@ struct Explored {
 };
 
 // What each token shows on the page (text/token_text.hpp: a word's pieces joined, characters made
-// of several byte tokens decoded), with BOS, which is no text, as "<s>"; and where words begin.
+// of several byte tokens decoded), and where words begin. A token that is no text shows its
+// piece: BOS as "<s>", the dummy space run.c drops after BOS as a space (when nothing merged with
+// it: a text that starts with a control character).
 void page_texts(const h2o::Tokenizer& tokenizer, const std::vector<int>& tokens,
                 h2o::ExplorerPage& page) {
   page.texts = h2o::token_texts(tokenizer, tokens, 0, tokens.size());
-  for (std::size_t p = 0; p < tokens.size(); ++p) {
-    if (tokens[p] == h2o::Tokenizer::kBos) page.texts[p] = "<s>";
-  }
   page.word_starts.assign(tokens.size(), false);
   for (const h2o::TokenSpan& word : h2o::token_words(tokenizer, tokens)) {
     page.word_starts[word.begin] = true;
+    if (page.texts[word.begin].empty()) {  // not the later bytes of a character: no text at all
+      const int token = tokens[word.begin];
+      page.texts[word.begin] =
+          token == h2o::Tokenizer::kBos ? "<s>" : h2o::printable(tokenizer.piece(token));
+    }
   }
 }
 
