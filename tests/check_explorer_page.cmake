@@ -147,6 +147,15 @@ endforeach()
 if(panel MATCHES "${controls}|<0x")
   message(FATAL_ERROR "words.html shows a raw control character or a byte token: ${panel}")
 endif()
+# The legend names what each shown policy keeps besides its recent window (the policy table's
+# kept labels), and the chart's legend is written in each line's colour.
+foreach(expected "<span id=\"keptLabel\">h2o: heavy hitter; window: none</span>"
+                 "style=\"fill:#b35806\">h2o: " "style=\"fill:#2166ac\">window: ")
+  string(FIND "${dom}" "${expected}" at)
+  if(at EQUAL -1)
+    message(FATAL_ERROR "words.html lacks ${expected}")
+  endif()
+endforeach()
 
 # A screenshot at a fixed step, for people to look at (docs/pictures/explorer.png is made so too).
 execute_process(COMMAND bash "${BROWSER}" --window-size=1400,1250 "--screenshot=${SCREENSHOT}"
