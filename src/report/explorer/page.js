@@ -194,8 +194,9 @@
     $("reading").append("Step " + view.step + ": the model reads ");
     var b = document.createElement("b");
     b.textContent = quote(view.step);
-    $("reading").append(b, " (position " + view.step + ") and predicts position " +
-      (view.step + 1) + ". Layer " + view.layer + ", KV head " + view.head + ".");
+    $("reading").append(b, " (position " + view.step + (wordOf[view.step] ? ", a piece of \u201c" +
+      wordOf[view.step] + "\u201d" : "") + ") and predicts position " + (view.step + 1) +
+      ". Layer " + view.layer + ", KV head " + view.head + ".");
     panels.forEach(paint);
     // The legend names what each shown policy keeps besides its recent window.
     $("keptLabel").textContent = panels.map(function (panel) {
