@@ -2,7 +2,7 @@
 # Configures and builds the project (Release) into ./build. Used by the two user-facing scripts.
 # Extra arguments go to CMake's configure step (run-tests.sh --sanitize passes its options so).
 # H2O_BUILD_TARGETS (space-separated) builds only those targets and what they need
-# (run-lessons.sh builds just the lessons so); unset, everything is built.
+# (run-lessons.sh builds just the lessons and the explorer so); unset, everything is built.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${H2O_BUILD_DIR:-$root/build}"

@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
-# The first of the README's two commands: installs what is missing, builds, and runs every lesson
-# in order. Lessons 10 and 11 also draw their pictures, into build/pictures/. Extra arguments go to
-# the lessons that read a real model (09, 10, 11), for example --model PATH --tokenizer PATH.
+# The first of the README's two commands: installs what is missing, builds the lessons and the
+# explorer (build/bin/explore, for the classroom demo), and runs every lesson in order. Lessons 10
+# and 11 also draw their pictures, into build/pictures/. Extra arguments go to the lessons that
+# read a real model (09, 10, 11), for example --model PATH --tokenizer PATH.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${H2O_BUILD_DIR:-$root/build}"
 lessons="$(sed -n 's/^ *h2o_lesson(\([0-9][0-9]_[a-z0-9_]*\)).*/\1/p' "$root/lessons/CMakeLists.txt")"
 "$root/scripts/install-deps.sh"
-# Only the lessons (and the library they link): the tools and tests are run-tests.sh's to build.
-H2O_BUILD_TARGETS=all_lessons "$root/scripts/build.sh"
+# Only the lessons and the explorer (and the library they link), so the classroom demo
+# (build/bin/explore) is ready too; the other tools and the tests are run-tests.sh's to build.
+H2O_BUILD_TARGETS=classroom "$root/scripts/build.sh"
 
 for lesson in $lessons; do
   printf '\n==================== lesson %s ====================\n\n' "$lesson"

@@ -5,7 +5,8 @@
 # decoder's caches), loads it in headless chromium at several URL fragments (steps, layers, KV
 # heads, either policy on the left), and checks every word's data-state in both panels against
 # those kept sets: kept words are exactly the kept positions, the words after the step are unread,
-# the others evicted; a window keeps no heavy hitters. Then saves a screenshot at a fixed step.
+# the others evicted; a window keeps no heavy hitters. Then checks that a word's pieces show as
+# one word, decoded, and saves a screenshot at a fixed step.
 # Prints "SKIPPED: ..." (CTest's skip) when chromium is not installed.
 cmake_policy(VERSION 3.18)  # if() compares quoted words as words (CMP0054)
 find_program(chromium NAMES chromium chromium-browser)
@@ -112,6 +113,48 @@ foreach(case IN LISTS cases)
     endif()
     math(EXPR checked "${checked} + 1")
   endforeach()
+endforeach()
+
+# Words, not pieces: a text with a name the vocabulary splits into pieces, accented letters it
+# spells as byte tokens and control characters. Each word's tokens sit together in one
+# <span class="word">, decoded ("Priya", "café" as written), and control characters show as \x01.
+string(ASCII 1 2 controls)
+file(WRITE "${WORK}/words.txt" "Priya met Zoë at the café. ${controls} Priya smiled.\n")
+execute_process(COMMAND "${EXPLORE}" --text "${WORK}/words.txt" --out "${WORK}/words.html"
+  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 300)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "explore exited ${rc} on words.txt\n${out}\n${err}")
+endif()
+execute_process(COMMAND bash "${BROWSER}" --dump-dom "file://${WORK}/words.html#step=20"
+  RESULT_VARIABLE rc OUTPUT_VARIABLE dom ERROR_VARIABLE err TIMEOUT 180)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "chromium could not load words.html (exit ${rc}):\n${err}")
+endif()
+string(FIND "${dom}" "id=\"textA\"" a_start)
+string(FIND "${dom}" "id=\"textB\"" b_start)
+math(EXPR a_length "${b_start} - ${a_start}")
+string(SUBSTRING "${dom}" ${a_start} ${a_length} panel)
+# Words as [text]: a word ends where its last token's </span> meets its own.
+string(REPLACE "</span></span>" "]" panel "${panel}")
+string(REPLACE "<span class=\"word\">" "[" panel "${panel}")
+string(REGEX REPLACE "<[^>]*>" "" panel "${panel}")
+foreach(word "[Priya]" "[Zoë]" "[café]" "[\\x01]" "[\\x02]" "[smiled]")
+  string(FIND "${panel}" "${word}" at)
+  if(at EQUAL -1)
+    message(FATAL_ERROR "words.html does not show the word ${word}: ${panel}")
+  endif()
+endforeach()
+if(panel MATCHES "${controls}|<0x")
+  message(FATAL_ERROR "words.html shows a raw control character or a byte token: ${panel}")
+endif()
+# The legend names what each shown policy keeps besides its recent window (the policy table's
+# kept labels), and the chart's legend is written in each line's colour.
+foreach(expected "<span id=\"keptLabel\">h2o: heavy hitter; window: none</span>"
+                 "style=\"fill:#b35806\">h2o: " "style=\"fill:#2166ac\">window: ")
+  string(FIND "${dom}" "${expected}" at)
+  if(at EQUAL -1)
+    message(FATAL_ERROR "words.html lacks ${expected}")
+  endif()
 endforeach()
 
 # A screenshot at a fixed step, for people to look at (docs/pictures/explorer.png is made so too).

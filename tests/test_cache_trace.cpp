@@ -61,7 +61,6 @@ TEST_CASE("a cache trace replays the decoder's kept positions at every step", "[
   REQUIRE(trace.steps == steps);
   REQUIRE(seen.size() == steps);
   REQUIRE(trace.heads.size() == c.n_layers);
-  std::uint64_t level_bytes = 0;
   for (std::size_t l = 0; l < c.n_layers; ++l) {
     REQUIRE(trace.heads[l].size() == c.n_kv_heads);
     for (std::size_t g = 0; g < c.n_kv_heads; ++g) {
@@ -81,11 +80,9 @@ TEST_CASE("a cache trace replays the decoder's kept positions at every step", "[
               kShadeLevels - 1);
         CHECK(head.attention_max[t] > 0.0f);
         CHECK(head.attention_max[t] <= 1.0f);
-        level_bytes += head.attention[t].size() + head.score[t].size();
       }
     }
   }
-  CHECK(level_bytes <= cache_trace_bytes(steps, c.n_layers, c.n_kv_heads, 8));
   // Agreement, step by step, with the reference's top-1 tokens.
   REQUIRE(trace.agrees.size() == steps);
   std::size_t agreed = 0;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "h2o/app/explore_options.hpp"
+#include "h2o/base/utf8.hpp"
 #include "h2o/policy/policy_factory.hpp"
 #include "h2o/report/explorer_page.hpp"
 #include "policy_test_support.hpp"
@@ -24,8 +25,6 @@ std::size_t count_of(const std::string& text, const std::string& what) {
   return n;
 }
 
-}  // namespace
-
 TEST_CASE("json strings are safe inside a script element", "[explorer_page]") {
   CHECK(json_string("cat") == "\"cat\"");
   CHECK(json_string("a\"b\\c\nd\te") == "\"a\\\"b\\\\c\\nd\\u0009e\"");
@@ -36,6 +35,7 @@ TEST_CASE("json strings are safe inside a script element", "[explorer_page]") {
   CHECK(json_string("\xe2\x82") == "\"\\ufffd\\ufffd\"");                // cut short
   CHECK(json_string("\xc0\xaf") == "\"\\ufffd\\ufffd\"");                // overlong '/'
   CHECK(json_string("\xed\xa0\x80") == "\"\\ufffd\\ufffd\\ufffd\"");     // a surrogate
+  CHECK(json_string("a\x01\x1b") == "\"a\\u0001\\u001b\"");
   CHECK(is_valid_utf8("caf\xc3\xa9 \xf0\x9f\x99\x82"));
   CHECK_FALSE(is_valid_utf8("\xc3"));
   CHECK_FALSE(is_valid_utf8("\xa9"));
@@ -43,25 +43,42 @@ TEST_CASE("json strings are safe inside a script element", "[explorer_page]") {
         "&lt;b class=&#39;x&#39;&gt;&quot;&amp;&quot;&lt;/b&gt;");
 }
 
-TEST_CASE("an explorer page holds its data and nothing from outside", "[explorer_page]") {
-  const auto weights = h2o_test::random_model(32, 3);
-  const std::vector<int> tokens = h2o_test::random_tokens(16, weights->config.vocab_size, 3);
-  Decoder full(weights, std::make_unique<FullCachePolicy>(), 32);
-  const TeacherForcedRun reference = read_with_teacher_forcing(full, tokens);
+// Traces of h2o and window (budget 6) on a random model reading n tokens, and their page.
+struct TestPage {
   std::vector<CacheTrace> traces;
-  for (const std::string name : {"h2o", "window"}) {
-    Decoder decoder(weights, make_policy(name, settings_for_budget(name, 6)), 32);
-    traces.push_back(trace_cache(decoder, tokens, &reference));
-  }
   ExplorerPage page;
+};
+
+TestPage test_page(std::size_t n, std::size_t budget) {
+  const auto weights = h2o_test::random_model(std::max<std::size_t>(n, 32), 3);
+  const std::vector<int> tokens = h2o_test::random_tokens(n, weights->config.vocab_size, 3);
+  Decoder full(weights, std::make_unique<FullCachePolicy>(), n);
+  const TeacherForcedRun reference = read_with_teacher_forcing(full, tokens);
+  TestPage out;
+  for (const std::string name : {"h2o", "window"}) {
+    Decoder decoder(weights, make_policy(name, settings_for_budget(name, budget)), n);
+    out.traces.push_back(trace_cache(decoder, tokens, &reference));
+  }
+  ExplorerPage& page = out.page;
   page.title = "Title <with> & markup";
   page.about = {"about 'this'"};
   page.command = "explore --text \"</script>\"";
-  for (std::size_t p = 0; p < tokens.size(); ++p) page.words.push_back(" w" + std::to_string(p));
-  page.words[3] = "</script><script>alert(1)</script>";
-  page.budget = 6;
-  page.policies = {{"h2o", "H2O", "heavy hitter", 3, &traces[0]},
-                   {"window", "window", "", 6, &traces[1]}};
+  for (std::size_t p = 0; p < tokens.size(); ++p) page.texts.push_back(" w" + std::to_string(p));
+  page.word_starts.assign(tokens.size(), true);
+  page.budget = budget;
+  page.policies = {{"h2o", "H2O", "heavy hitter", budget / 2, &out.traces[0]},
+                   {"window", "window", "", budget, &out.traces[1]}};
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("an explorer page holds its data and nothing from outside", "[explorer_page]") {
+  TestPage test = test_page(16, 6);
+  ExplorerPage& page = test.page;
+  const std::vector<CacheTrace>& traces = test.traces;
+  const std::vector<int> tokens(page.texts.size());
+  page.texts[3] = "</script><script>alert(1)</script>";
   const std::string html = explorer_page_html(page);
   // Exactly the page's own two script elements; the hostile word and command are inert.
   CHECK(count_of(html, "<script") == 2);
@@ -93,9 +110,47 @@ TEST_CASE("an explorer page holds its data and nothing from outside", "[explorer
   bad.policies = {page.policies[0], page.policies[1], page.policies[0]};
   CHECK_THROWS_AS(explorer_page_html(bad), std::invalid_argument);
   bad = page;
-  bad.words.pop_back();
+  bad.texts.pop_back();
+  bad.word_starts.pop_back();
   CHECK(h2o_test::error_of<std::exception>([&] { explorer_page_html(bad); }) ==
         "the trace of policy 'h2o' does not match the page's text or the other trace");
+  bad = page;
+  bad.word_starts.pop_back();
+  CHECK(h2o_test::error_of<std::exception>([&] { explorer_page_html(bad); }) ==
+        "an explorer page needs a word start for each of its 16 tokens, got 15");
+}
+
+TEST_CASE("an explorer page shows control characters of file names visibly", "[explorer_page]") {
+  TestPage test = test_page(16, 6);
+  ExplorerPage& page = test.page;
+  page.title = "story\x1b[31m\x01.txt";
+  page.about = {"reading a\x07" "b\x1b]0;x\x07.txt \xff"};
+  page.command = "explore --text 'a\x1b[2Jb.txt'";
+  const std::string html = explorer_page_html(page);
+  // No control character but newline anywhere in the page, and the names shown escaped.
+  std::size_t controls = 0;
+  for (char c : html) controls += (static_cast<unsigned char>(c) < 0x20 && c != '\n') ? 1 : 0;
+  CHECK(controls == 0);
+  CHECK(is_valid_utf8(html));
+  CHECK(html.find("<h1>story\\x1b[31m\\x01.txt</h1>") != std::string::npos);
+  CHECK(html.find("<p>reading a\\x07b\\x1b]0;x\\x07.txt \\xff</p>") != std::string::npos);
+  CHECK(html.find("<code>explore --text &#39;a\\x1b[2Jb.txt&#39;</code>") != std::string::npos);
+}
+
+TEST_CASE("the explorer's size estimate is close to the page it writes", "[explorer_page]") {
+  // Texts of several lengths and budgets, h2o (with scores) and window (without): the estimate
+  // made before the runs, against the page's real bytes.
+  for (const auto& [n, budget] : std::vector<std::pair<std::size_t, std::size_t>>{
+           {16, 6}, {40, 8}, {90, 30}, {200, 20}, {200, 150}}) {
+    TestPage test = test_page(n, budget);
+    const CacheTrace& trace = test.traces[0];
+    const std::uint64_t estimate =
+        explorer_page_bytes(test.page, trace.layers, trace.kv_heads,
+                            {{budget, true}, {budget, false}});
+    const double real = static_cast<double>(explorer_page_html(test.page).size());
+    INFO("n " << n << ", budget " << budget << ": estimate " << estimate << ", page " << real);
+    CHECK(std::abs(static_cast<double>(estimate) / real - 1.0) < 0.02);
+  }
 }
 
 TEST_CASE("the explorer's budget is a share or a number of tokens", "[explorer_page]") {

@@ -10,9 +10,10 @@
 //   bin/explore --out explorer.html                       h2o and window at 10% of the held-out story
 //   bin/explore --text my_story.txt --policies h2o,sinks --budget 64 --out /tmp/sinks.html
 //
-// Memory and page size: about one byte per kept position, step, layer and KV head and policy
-// (for the shipped model, 912 tokens at 10%: about 3 MB); the size is checked before the runs
-// against kMaxExploreBytes, and the text against kMaxExploreTokens (app/explore_options.hpp).
+// Page size (and, about, memory): two bytes per kept position, step, layer and KV head for a
+// policy with scores, one without (for the shipped model, 912 tokens at 10%: about 4 MB); the
+// page's size is estimated before the runs (explorer_page_bytes) and refused above
+// kMaxExploreBytes, the text above kMaxExploreTokens (app/explore_options.hpp).
 //
 // Dimension legend: N = tokens in the story (BOS included), S = N - 1 steps, L = layers,
 // G = KV heads.
@@ -39,6 +40,7 @@
 #include "h2o/model/decoder.hpp"
 #include "h2o/policy/policy_factory.hpp"
 #include "h2o/report/explorer_page.hpp"
+#include "h2o/text/token_text.hpp"
 #include "h2o/text/tokenizer.hpp"
 
 namespace {
@@ -51,20 +53,22 @@ struct Explored {
   h2o::CacheTrace trace;
 };
 
-// The text each token shows on the page: its bytes as run.c prints them after its predecessor;
-// BOS, which is no text, as "<s>"; a byte token that is only part of a character (the two
-// tokens of an "é" the vocabulary has no piece for) as its piece, "<0xC3>".
-std::vector<std::string> token_words(const h2o::Tokenizer& tokenizer,
-                                     const std::vector<int>& tokens) {
-  std::vector<std::string> words;
-  for (std::size_t p = 0; p < tokens.size(); ++p) {
-    const int token = tokens[p];
-    const std::string text = tokenizer.decode_piece(p ? tokens[p - 1] : -1, token);
-    words.push_back(token == h2o::Tokenizer::kBos ? "<s>"
-                    : h2o::is_valid_utf8(text)    ? text
-                                                  : tokenizer.piece(token));
+// What each token shows on the page (text/token_text.hpp: a word's pieces joined, characters made
+// of several byte tokens decoded), and where words begin. A token that is no text shows its
+// piece: BOS as "<s>", the dummy space run.c drops after BOS as a space (when nothing merged with
+// it: a text that starts with a control character).
+void page_texts(const h2o::Tokenizer& tokenizer, const std::vector<int>& tokens,
+                h2o::ExplorerPage& page) {
+  page.texts = h2o::token_texts(tokenizer, tokens, 0, tokens.size());
+  page.word_starts.assign(tokens.size(), false);
+  for (const h2o::TokenSpan& word : h2o::token_words(tokenizer, tokens)) {
+    page.word_starts[word.begin] = true;
+    if (page.texts[word.begin].empty()) {  // not the later bytes of a character: no text at all
+      const int token = tokens[word.begin];
+      page.texts[word.begin] =
+          token == h2o::Tokenizer::kBos ? "<s>" : h2o::printable(tokenizer.piece(token));
+    }
   }
-  return words;
 }
 
 // Positions evicted over the run from one cache (every layer and KV head evicts one token a step
@@ -96,9 +100,11 @@ int explore(int argc, char** argv) {
   const std::size_t n = tokens.size(), steps = n - 1;
   const std::size_t budget = options.budget.for_text(n);
 
-  // Step 3: the policies at the budget, and the size of what their traces will hold.
+  // Step 3: the policies at the budget, and the page they will fill: refused before the runs
+  // when it would be too big to write.
   std::vector<Explored> explored;
-  std::uint64_t trace_bytes = 0;
+  h2o::ExplorerPage page;
+  std::vector<h2o::ExplorerTraceShape> shapes;
   for (const std::string& name : options.policies) {
     Explored e;
     e.name = name;
@@ -109,12 +115,27 @@ int explore(int argc, char** argv) {
       throw std::runtime_error("policy '" + name + "' at a budget of " + std::to_string(budget) +
                                " tokens: " + error.what());
     }
-    trace_bytes += h2o::cache_trace_bytes(steps, config.n_layers, config.n_kv_heads,
-                                          std::min(e.policy->max_tokens(n), n));
+    const h2o::PolicyKind& kind = h2o::policy_kind(name);  // its recent window and kept label
+    page.policies.push_back({name, e.policy->describe(), kind.kept_label,
+                             kind.recent_window(e.settings, n), nullptr});
+    shapes.push_back({std::min(e.policy->max_tokens(n), n), kind.uses_attention()});
     explored.push_back(std::move(e));
   }
-  if (trace_bytes > h2o::kMaxExploreBytes) {
-    throw std::runtime_error("the page would hold about " + h2o::byte_size_text(trace_bytes) +
+  page.title = "H2O explorer: which tokens stay in the KV cache";
+  const std::string model_name = std::filesystem::path(files.model).filename().string();
+  const std::string text_name = std::filesystem::path(args.text("text")).filename().string();
+  page.about = {model_name + " (" + config.describe() + ") reading " + text_name + ": " +
+                    std::to_string(n) + " tokens (BOS included), " + std::to_string(steps) +
+                    " steps",
+                "budget: " + options.budget.describe(n)};
+  page.command = h2o::command_line(argc, argv);
+  page_texts(tokenizer, tokens, page);
+  page.budget = budget;
+  const std::uint64_t page_bytes =
+      h2o::explorer_page_bytes(page, config.n_layers, config.n_kv_heads, shapes);
+  if (page_bytes > h2o::kMaxExploreBytes) {
+    throw std::runtime_error("the page would be about " +
+                             h2o::fixed(static_cast<double>(page_bytes) / (1 << 20), 1) + " MiB" +
                              " (at most " + h2o::byte_size_text(h2o::kMaxExploreBytes) +
                              "): choose a smaller --budget or a shorter text");
   }
@@ -123,7 +144,8 @@ int explore(int argc, char** argv) {
   h2o::Decoder full_decoder(weights, h2o::make_policy("full"), n);
   const h2o::TeacherForcedRun full = h2o::read_with_teacher_forcing(full_decoder, tokens);
   std::ostringstream kept;  // --kept: "h2o layer 0 head 0 step 12: 0 1 5 ...", from the caches
-  for (Explored& e : explored) {
+  for (std::size_t i = 0; i < explored.size(); ++i) {
+    Explored& e = explored[i];
     h2o::Decoder decoder(weights, std::move(e.policy), n);
     std::function<void(std::size_t)> note_kept;
     if (!options.kept_path.empty()) {
@@ -138,31 +160,15 @@ int explore(int argc, char** argv) {
       };
     }
     e.trace = h2o::trace_cache(decoder, tokens, &full, note_kept);
+    page.policies[i].trace = &e.trace;
   }
 
   // Step 5: the page.
-  h2o::ExplorerPage page;
-  page.title = "H2O explorer: which tokens stay in the KV cache";
-  const std::string model_name = std::filesystem::path(files.model).filename().string();
-  const std::string text_name = std::filesystem::path(args.text("text")).filename().string();
-  page.about = {model_name + " (" + config.describe() + ") reading " + text_name + ": " +
-                    std::to_string(n) + " tokens (BOS included), " + std::to_string(steps) +
-                    " steps",
-                "budget: " + options.budget.describe(n)};
   std::string agreement_line = "agreement with the full cache over all steps (teacher forcing):";
   for (const Explored& e : explored) {
     agreement_line += " " + e.name + " " + h2o::fixed(100.0 * e.trace.reading.agreement(), 1) + "%";
   }
   page.about.push_back(agreement_line);
-  page.command = h2o::command_line(argc, argv);
-  page.words = token_words(tokenizer, tokens);
-  page.budget = budget;
-  for (const Explored& e : explored) {
-    const h2o::PolicyKind& kind = h2o::policy_kind(e.name);  // its recent window and kept label
-    std::string description = h2o::make_policy(e.name, e.settings)->describe();
-    page.policies.push_back(
-        {e.name, description, kind.kept_label, kind.recent_window(e.settings, n), &e.trace});
-  }
   const std::string html = h2o::explorer_page_html(page);
   h2o::write_output_file(options.out_path, "the page", html);
   if (!options.kept_path.empty()) {
@@ -170,9 +176,11 @@ int explore(int argc, char** argv) {
   }
 
   // Step 6: what was written, in words.
-  std::cout << "explore: " << model_name << " reading " << text_name << ", " << n
+  std::cout << "explore: " << h2o::printable(model_name) << " reading " << h2o::printable(text_name)
+            << ", " << n
             << " tokens; budget " << options.budget.describe(n) << "\n  "
-            << h2o::reading_summary(text_name, 1, story.stories_in_file, story.paragraphs, n,
+            << h2o::reading_summary(h2o::printable(text_name), 1, story.stories_in_file,
+                                    story.paragraphs, n,
                                     std::nullopt)
             << "\n";
   for (const Explored& e : explored) {

@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+#include "h2o/base/utf8.hpp"
+
 namespace h2o {
 
 std::string fixed(double value, int decimals) {
@@ -82,33 +84,12 @@ std::string pad_left(const std::string& text, std::size_t width) {
 std::string rule(std::size_t width, char ch) { return std::string(width, ch); }
 
 namespace {
-// Length of the valid UTF-8 sequence starting at text[i] (2 to 4), or 0 when there is none.
-std::size_t utf8_length(const std::string& text, std::size_t i) {
-  const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(text[k]); };
-  const unsigned char lead = byte(i);
-  std::size_t length = 0;
-  unsigned char low = 0x80, high = 0xBF;  // allowed range of the second byte
-  if (lead >= 0xC2 && lead <= 0xDF) {
-    length = 2;
-  } else if (lead >= 0xE0 && lead <= 0xEF) {
-    length = 3;
-    if (lead == 0xE0) low = 0xA0;   // no overlong forms
-    if (lead == 0xED) high = 0x9F;  // no UTF-16 surrogates
-  } else if (lead >= 0xF0 && lead <= 0xF4) {
-    length = 4;
-    if (lead == 0xF0) low = 0x90;
-    if (lead == 0xF4) high = 0x8F;  // nothing above U+10FFFF
-  } else {
-    return 0;
-  }
-  if (i + length > text.size()) return 0;
-  if (byte(i + 1) < low || byte(i + 1) > high) return 0;
-  for (std::size_t k = 2; k < length; ++k) {
-    if (byte(i + k) < 0x80 || byte(i + k) > 0xBF) return 0;
-  }
-  // C1 control characters (U+0080..U+009F) move the cursor on some terminals: escape them too.
-  if (lead == 0xC2 && byte(i + 1) <= 0x9F) return 0;
-  return length;
+// Length of the valid UTF-8 sequence starting at text[i] (2 to 4), or 0 when there is none or it
+// is a C1 control character (U+0080..U+009F), which moves the cursor on some terminals.
+std::size_t printable_sequence(const std::string& text, std::size_t i) {
+  char32_t cp = 0;
+  const std::size_t length = utf8_sequence(text, i, &cp);
+  return cp >= 0x80 && cp <= 0x9F ? 0 : length;
 }
 }  // namespace
 
@@ -124,7 +105,8 @@ std::string printable(const std::string& text, std::size_t max_bytes) {
       out += "\\r";
     } else if (ch == '\t' || (ch >= 0x20 && ch < 0x7F)) {
       out += static_cast<char>(ch);
-    } else if (const std::size_t length = ch >= 0x80 ? utf8_length(text, i) : 0; length > 0) {
+    } else if (const std::size_t length = ch >= 0x80 ? printable_sequence(text, i) : 0;
+               length > 0) {
       out.append(text, i, length);
       i += length;
       continue;

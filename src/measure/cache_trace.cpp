@@ -8,17 +8,6 @@
 
 namespace h2o {
 
-std::uint64_t cache_trace_bytes(std::size_t steps, std::size_t layers, std::size_t kv_heads,
-                                std::size_t max_kept) {
-  // Per step and head: one attention level per position before eviction (at most max_kept + 1),
-  // one score level per kept position, two maxima and the two vectors' own bookkeeping.
-  const std::uint64_t per_step =
-      2ull * max_kept + 1 + 2 * sizeof(float) + 2 * sizeof(std::vector<std::uint8_t>);
-  const std::uint64_t per_head = static_cast<std::uint64_t>(steps) * per_step +
-                                 static_cast<std::uint64_t>(steps + 1) * sizeof(std::int32_t);
-  return per_head * layers * kv_heads;
-}
-
 std::uint8_t shade_level(float value, float max) {
   if (!(max > 0.0f) || !(value > 0.0f)) return 0;
   const float level = std::round(static_cast<float>(kShadeLevels - 1) * value / max);

@@ -15,7 +15,8 @@
 //   score[t]       the policy's per-slot score after step t (H2O: accumulated attention) over the
 //                  kept set of step t, in position order, as levels relative to score_max[t].
 // Levels, not floats, keep a 1,000-token story's trace (and the page) a few MB: one byte per
-// position and step instead of four (cache_trace_bytes gives the size before anything is kept).
+// position and step instead of four (about the page's own size, which the explorer estimates
+// before tracing: report/explorer_page.hpp's explorer_page_bytes).
 //
 // Dimension legend: N = tokens of the text (BOS first), S = N - 1 steps, L = layers, G = KV heads,
 // K_t = positions a cache holds after step t, H = query heads.
@@ -53,10 +54,6 @@ struct CacheTrace {
   std::vector<bool> agrees;
 };
 
-// Bytes a trace of `steps` steps takes at most when no cache holds more than max_kept positions
-// after a step: what the caller checks against its limit before tracing.
-std::uint64_t cache_trace_bytes(std::size_t steps, std::size_t layers, std::size_t kv_heads,
-                                std::size_t max_kept);
 
 // The level of `value` in a row whose largest value is `max`: round((levels - 1) * value / max),
 // clamped to 0..kShadeLevels-1; 0 when max <= 0.

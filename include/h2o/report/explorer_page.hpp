@@ -2,23 +2,27 @@
 // model read a text (measure/cache_trace.hpp), step by step, for a classroom or a reader.
 //
 // The page holds everything: inline CSS and JavaScript, no network, no external script, style or
-// font, so it opens from disk in any browser. The C++ run computes every number and writes them as
-// JSON inside the page (<script type="application/json">); the script only displays them:
-//   the text as words, each coloured (and styled, for readers who cannot tell the colours apart)
-//   by its state at step t in the chosen policy's cache for the chosen layer and KV head: kept as a
-//   heavy hitter (or whatever the policy keeps besides its recent window), kept as recent, evicted
-//   (and at which step), not yet read; the policy's score as the shade of a kept word, the
-//   attention of step t as a bar under each word; two policies side by side; a chart of each
-//   policy's agreement with the full cache so far. A step slider, previous / next / play, the
-//   arrow keys, and a URL fragment (#step=120&layer=0&head=0&policy=h2o&compare=window) set what
-//   it shows.
-// Every word's <span> carries data-p (its position) and data-state (heavy, recent, evicted,
+// font, so it opens from disk in any browser. Its frame, style sheet and script are real files,
+// src/report/explorer/page.html, page.css and page.js, built into the library (cmake/
+// embed_file.cmake). The C++ run computes every number and writes them as JSON inside the page
+// (<script type="application/json">); the script only displays them:
+//   the text as words (a word's tokens side by side, decoded: text/token_text.hpp), each token
+//   coloured (and styled, for readers who cannot tell the colours apart) by its state at step t
+//   in the chosen policy's cache for the chosen layer and KV head: kept as a heavy hitter (or
+//   whatever the policy keeps besides its recent window: its kept_label, which the legend names),
+//   kept as recent, evicted (and at which step), not yet read; the policy's score as the shade of
+//   a kept word, the attention of step t as a bar under each word; two policies side by side; a
+//   chart of each policy's agreement with the full cache so far, its legend in each line's
+//   colour. A step slider, previous / next / play, the arrow keys, and a URL fragment
+//   (#step=120&layer=0&head=0&policy=h2o&compare=window) set what it shows.
+// Every token's <span> carries data-p (its position) and data-state (heavy, recent, evicted,
 // unread), so a test reading the page's DOM sees what a reader sees.
 //
 // Dimension legend: N = tokens of the text, S = N - 1 steps, L = layers, G = KV heads.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -40,22 +44,41 @@ struct ExplorerPage {
   std::string title;                  // one line
   std::vector<std::string> about;     // lines under the title: model, text, budget
   std::string command;                // the command that wrote the page (shown at the bottom)
-  std::vector<std::string> words;     // (N,) each token's text as the page shows it
+  // (N,) what each token shows: its share of the text (token_texts(); "" for the later byte tokens
+  // of one character, which the page shows as a narrow box), BOS as "<s>".
+  std::vector<std::string> texts;
+  std::vector<bool> word_starts;      // (N,) true where a word begins (token_words())
   std::size_t budget = 0;             // tokens per layer and KV head
   std::vector<ExplorerPolicy> policies;  // 1 or 2, shown side by side
 };
 
-// The page, as HTML text. Throws std::invalid_argument when the policies' traces do not match the
-// words (N) or each other, or there are not 1 or 2 policies.
+// The page, as HTML text. The title, about lines and command are shown as printable() text
+// (base/format.hpp: control characters and bytes that are not UTF-8 as \xHH), so a file name
+// cannot hide in or upset the page. Throws std::invalid_argument when the policies' traces do not
+// match the texts (N) or each other, or there are not 1 or 2 policies.
 std::string explorer_page_html(const ExplorerPage& page);
+
+// What the page's size depends on for one policy, known before its run: the most positions its
+// cache keeps (the cache holds min(t + 1, max_kept) after step t and one more before the step's
+// eviction), and whether it keeps scores (policies that read attention do).
+struct ExplorerTraceShape {
+  std::size_t max_kept = 0;
+  bool has_scores = false;
+};
+
+// The bytes explorer_page_html will write for `page` once its policies (whose traces may still be
+// missing) have run on a model of `layers` x `kv_heads` caches with these shapes (one per policy):
+// exact for the text, levels and evictions, with an average width for the numbers
+// (tests/test_explorer_page.cpp checks it against real pages). For refusing a page too big to
+// write before computing it.
+std::uint64_t explorer_page_bytes(const ExplorerPage& page, std::size_t layers,
+                                  std::size_t kv_heads,
+                                  const std::vector<ExplorerTraceShape>& shapes);
 
 // `text` as a JSON string literal (quotes included) that is also safe inside an HTML <script>
 // element: <, > and & are written as \u escapes (so "</script>" cannot end the element), so are
 // U+2028 and U+2029; bytes that are not valid UTF-8 become U+FFFD.
 std::string json_string(const std::string& text);
-
-// True when `text` is valid UTF-8 (no overlong forms, surrogates or code points past U+10FFFF).
-bool is_valid_utf8(const std::string& text);
 
 // `text` with &, <, >, " and ' as HTML character references.
 std::string html_escape(const std::string& text);
