@@ -8,13 +8,13 @@
 // smallest budget each policy needs, and whether H2O beats the window by more than noise (a 95%
 // interval, measure/verdict.hpp). Then the variants of H2O's score (summed or averaged, a protected
 // start area; TOVA per KV head), the numbers, and prompt-time against token-by-token eviction
-// (the paper's code cuts a whole prompt once; the decoder here can also evict from the first token).
+// (the paper's code cuts a whole prompt once; the decoder here can also evict from the first
+// token).
 // --csv PATH writes the sweep's numbers; --pictures DIR draws one chart per measure.
 // A text the model does not know (bits_per_byte.hpp) gets one warning and the numbers, no verdict.
 //
 // Dimension legend: N = tokens of the text, P = policies, B = budgets.
 #include <algorithm>
-#include <cmath>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -30,8 +30,9 @@
 #include "h2o/cache/budget.hpp"
 #include "h2o/measure/bits_per_byte.hpp"
 #include "h2o/measure/policy_sweep.hpp"
+#include "h2o/measure/prompt_time.hpp"
 #include "h2o/model/checkpoint.hpp"
-#include "h2o/report/svg.hpp"
+#include "h2o/report/sweep_report.hpp"
 #include "h2o/report/table.hpp"
 
 using h2o::fixed;
@@ -48,53 +49,6 @@ std::size_t first_good_budget(const std::vector<h2o::SweepRun>& by_budget, doubl
   return needs;
 }
 
-// Step 6's judge: a run's predictions from `first` on, against the full cache's.
-struct Continuation {
-  double agreement = 0, perplexity = 0;
-  std::size_t names_right = 0, names = 0;
-};
-Continuation continuation(const h2o::TeacherForcedRun& run, const h2o::TeacherForcedRun& full,
-                          const std::vector<int>& tokens,
-                          const std::vector<h2o::NameMention>& long_gap, std::size_t first) {
-  Continuation c;
-  double nll = 0;
-  for (std::size_t t = first; t < run.steps(); ++t) {
-    c.agreement += run.top1[t] == full.top1[t];
-    nll += run.token_nll[t];
-  }
-  c.agreement /= static_cast<double>(run.steps() - first);
-  c.perplexity = std::exp(nll / static_cast<double>(run.steps() - first));
-  for (const h2o::NameMention& mention : long_gap) {
-    if (mention.first - 1 < first) continue;  // its first token is still in the prompt
-    ++c.names;
-    c.names_right += h2o::name_predicted(mention, tokens, run.top1);
-  }
-  return c;
-}
-
-// One chart per measure that has one, all written or none (base/output_file.hpp).
-void write_charts(const std::string& dir, const std::string& command, const h2o::PolicySweep& sweep,
-                  const std::string& about) {
-  std::vector<h2o::FileToWrite> files;
-  for (const h2o::SweepMeasure& measure : h2o::sweep_measures()) {
-    if (measure.chart_file.empty()) continue;
-    h2o::LineChart chart;
-    chart.text = {measure.chart_title, {about}, command};
-    chart.x_label = "cache budget (% of the text's tokens)";
-    chart.y_label = measure.y_label;
-    chart.log_x = true;
-    for (const std::vector<h2o::SweepRun>& by_budget : sweep.runs) {
-      h2o::Series series{by_budget.front().label, {}, {}, false, true};
-      for (const h2o::SweepRun& run : by_budget) {
-        series.x.push_back(run.budget.percent);
-        series.y.push_back((run.*measure.value)());
-      }
-      chart.series.push_back(series);
-    }
-    files.push_back({dir + "/" + measure.chart_file, "the chart", h2o::line_chart_svg(chart)});
-  }
-  h2o::write_output_files(files);
-}
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -125,14 +79,16 @@ int main(int argc, char** argv) {
   // Step 1: the model, the story (the first of the file, whole) and its long-gap names.
   const h2o::ModelFiles files = h2o::model_files_from_options(args);
   auto weights = std::make_shared<const h2o::DecoderWeights>(h2o::load_checkpoint(files.model));
-  const h2o::Tokenizer tokenizer = h2o::Tokenizer::load(files.tokenizer, weights->config.vocab_size);
+  const h2o::Tokenizer tokenizer =
+      h2o::Tokenizer::load(files.tokenizer, weights->config.vocab_size);
   const h2o::StoryTokens story = h2o::read_story(args, tokenizer, 16, weights->config.seq_len);
   const h2o::SweepText text = h2o::sweep_text(
-      tokenizer, {story.tokens}, h2o::names_as_tokens(tokenizer, h2o::read_names(args.text("names"))),
-      min_gap);
+      tokenizer, {story.tokens},
+      h2o::names_as_tokens(tokenizer, h2o::read_names(args.text("names"))), min_gap);
   const std::vector<int>& tokens = story.tokens;
   const std::size_t n = tokens.size();
-  const std::vector<h2o::NameMention> long_gap = h2o::long_gap_mentions(tokens, text.names, min_gap);
+  const std::vector<h2o::NameMention> long_gap =
+      h2o::long_gap_mentions(tokens, text.names, min_gap);
   const std::size_t counted = long_gap.size();
   const std::string file_name = std::filesystem::path(args.text("text")).filename().string();
   std::cout << h2o::reading_summary(file_name, 1, story.stories_in_file, story.paragraphs, n,
@@ -155,8 +111,9 @@ int main(int argc, char** argv) {
   variants[2] = {"tova-per-head", "tova", {}};
   variants[2].settings.scoring = h2o::ScoringMode::PerHead;
   for (const h2o::SweepPolicy& variant : variants) {
-    auto after = std::find_if(contenders.rbegin(), contenders.rend(),
-                              [&](const h2o::SweepPolicy& c) { return c.policy == variant.policy; });
+    auto after =
+        std::find_if(contenders.rbegin(), contenders.rend(),
+                     [&](const h2o::SweepPolicy& c) { return c.policy == variant.policy; });
     if (after != contenders.rend()) contenders.insert(after.base(), variant);
   }
   h2o::SweepOptions with_kl;
@@ -194,7 +151,8 @@ int main(int argc, char** argv) {
         std::cout << std::string(needs < percents.size() ? 2 : 0, ' ')
                   << "  why: whatever it evicts, later tokens needed; at "
                   << percents[evicting.back()] << "% still "
-                  << fixed(100 * (by_budget[evicting.back()].perplexity() / full.perplexity() - 1), 1)
+                  << fixed(100 * (by_budget[evicting.back()].perplexity() / full.perplexity() - 1),
+                           1)
                   << "% over";
       }
       std::cout << "\n";
@@ -217,11 +175,11 @@ int main(int argc, char** argv) {
     }
     const bool enough = h2o_needs < percents.size() && percents[h2o_needs] <= 20;
     const bool beats_window =
-        enough && h2o::verdict_of(h2o::difference(*sweep.find("h2o", h2o_needs),
-                                                  *sweep.find("window", h2o_needs))) ==
-                      h2o::Verdict::Better;
+        enough &&
+        h2o::verdict_of(h2o::difference(*sweep.find("h2o", h2o_needs),
+                                        *sweep.find("window", h2o_needs))) == h2o::Verdict::Better;
     std::cout << "  "
-              << (!enough       ? "The claim does not hold here: this model needs more cache."
+              << (!enough        ? "The claim does not hold here: this model needs more cache."
                   : beats_window ? "The claim holds on this model and text."
                                  : "The claim does not hold here: at " + percent_text(h2o_needs) +
                                        " H2O does not beat the window beyond noise.")
@@ -235,7 +193,8 @@ int main(int argc, char** argv) {
       std::vector<h2o::Verdict> verdicts;
       std::size_t more_names = 0, fewer_names = 0;
       for (std::size_t b : evicting) {
-        const h2o::SweepRun &mine = *sweep.find(variant.label, b), &paper = *sweep.find(variant.policy, b);
+        const h2o::SweepRun &mine = *sweep.find(variant.label, b),
+                            &paper = *sweep.find(variant.policy, b);
         verdicts.push_back(h2o::verdict_of(h2o::difference(mine, paper)));
         more_names += mine.names_correct > paper.names_correct;
         fewer_names += mine.names_correct < paper.names_correct;
@@ -255,7 +214,8 @@ int main(int argc, char** argv) {
       const auto worse = std::count(verdicts.begin(), verdicts.end(), h2o::Verdict::Worse);
       if (variant.settings.scoring == h2o::ScoringMode::PerHead && worse > better) {
         std::cout << indent << "=> a KV head scored alone keeps only what its own queries look at "
-                  << "now;\n" << indent << "   the other heads' next queries find it gone\n";
+                  << "now;\n"
+                  << indent << "   the other heads' next queries find it gone\n";
       }
       if (variant.settings.h2o_score == h2o::H2OScore::NormalisedSum && !verdicts.empty()) {
         std::cout << indent << "=> the paper's \"averaging did worse\" "
@@ -265,110 +225,68 @@ int main(int argc, char** argv) {
   }
 
   // Step 5: the numbers behind the verdicts, one table per measure (the others: --csv).
-  std::vector<std::string> titles = {"policy"};
-  for (int percent : percents) titles.push_back(std::to_string(percent) + "%");
   std::cout << "\nStep 5: the numbers (KL and top-1 agreement: --csv)\n";
   for (const h2o::SweepMeasure& measure : h2o::sweep_measures()) {
-    if (!measure.in_tables || (measure.needs_names && counted == 0)) continue;
-    const std::string unit = measure.scale == 100 ? "%" : "";
-    h2o::Table table(titles);
-    for (const std::vector<h2o::SweepRun>& by_budget : sweep.runs) {
-      std::vector<std::string> row = {by_budget.front().label};
-      for (const h2o::SweepRun& run : by_budget) {
-        row.push_back(fixed(measure.scale * (run.*measure.value)(), measure.decimals));
-      }
-      table.add(row);
+    if (measure.in_tables && (counted > 0 || !measure.needs_names)) {
+      std::cout << "\n" << h2o::sweep_table(sweep, measure);
     }
-    std::cout << "\n  " << measure.name << (unit.empty() ? "" : ", " + unit) << " (full "
-              << fixed(measure.scale * (full.*measure.value)(), measure.decimals) << unit
-              << (measure.needs_names ? "; " + std::to_string(counted) + " names, one is " +
-                                            fixed(100.0 / static_cast<double>(counted), 1) + " points"
-                                      : "")
-              << ")\n";
-    table.print(std::cout);
   }
 
-  // Step 6: prompt-time or token by token? The first P tokens are a prompt; a policy either
-  // evicts from the first token on (as above) or reads the prompt with the full cache and cuts it
-  // once (Decoder::read_prompt_compressed). Judged on the predictions from the prompt's last token.
-  const std::size_t budget = h2o::tokens_for_percent(n, prompt_percent);
-  h2o::Table prompt_table({"P", "policy", "top-1 agreement %", "perplexity", "long-gap names right"});
-  std::vector<h2o::SweepRun> per_step;  // one per policy, for every prompt length
-  for (const h2o::SweepPolicy& policy : h2o::evicting_policies()) {
-    per_step.push_back(h2o::read_stories(weights, text, policy, {prompt_percent, 0}, nullptr));
-  }
-  std::size_t pairs = 0, once_wins = 0, step_wins = 0;
+  // Step 6: prompt-time or token by token? (measure/prompt_time.hpp) Each cell: evicting token by
+  // token | reading the prompt with the full cache and cutting it once; judged on the text after.
+  const h2o::PromptTimeComparison prompt_time =
+      h2o::compare_prompt_time(weights, text, full, prompt_percent, prompt_percents);
+  auto names_right = [](const h2o::Continuation& a, const h2o::Continuation& b) {
+    return a.names == 0 ? std::string("-")
+                        : std::to_string(a.names_right) +
+                              (&a == &b ? "" : " | " + std::to_string(b.names_right)) + " of " +
+                              std::to_string(a.names);
+  };
+  h2o::Table prompt_table(
+      {"P", "policy", "top-1 agreement %", "perplexity", "long-gap names right"});
   std::string short_continuations;  // prompts that leave too little text to judge
-  for (int percent : prompt_percents) {
-    const std::size_t P = std::min(h2o::tokens_for_percent(n, percent), n - 2);
-    if (n - P < kMinContinuation) {
-      short_continuations += "  Note: a prompt of " + std::to_string(P) + " tokens (" +
-                             std::to_string(percent) + "%) leaves only " + std::to_string(n - P) +
+  for (const h2o::PromptTimePrompt& prompt : prompt_time.prompts) {
+    if (n - prompt.tokens < kMinContinuation) {
+      short_continuations += "  Note: a prompt of " + std::to_string(prompt.tokens) + " tokens (" +
+                             std::to_string(prompt.percent) + "%) leaves only " +
+                             std::to_string(n - prompt.tokens) +
                              " predictions to judge; its row says little.\n";
     }
-    const h2o::TeacherForcedRun& reference = full.readings[0];
-    const Continuation all = continuation(reference, reference, tokens, long_gap, P - 1);
-    prompt_table.row(std::to_string(P), full.policy, "100.0", fixed(all.perplexity, 3),
-                     all.names == 0 ? "-" : std::to_string(all.names_right) + " of " +
-                                                std::to_string(all.names));
-    h2o::SweepOptions cut_once;
-    cut_once.compressed_prompt = P;
-    for (const h2o::SweepRun& run : per_step) {
-      const Continuation step = continuation(run.readings[0], reference, tokens, long_gap, P - 1);
-      const Continuation once = continuation(
-          h2o::read_stories(weights, text, {run.label, run.policy, {}}, {prompt_percent, 0},
-                            nullptr, cut_once).readings[0],
-          reference, tokens, long_gap, P - 1);
-      ++pairs;
-      once_wins += once.agreement > step.agreement;
-      step_wins += once.agreement < step.agreement;
-      prompt_table.row("", run.label, fixed(100 * step.agreement, 1) + " | " + fixed(100 * once.agreement, 1),
-                       fixed(step.perplexity, 3) + " | " + fixed(once.perplexity, 3),
-                       step.names == 0 ? "-" : std::to_string(step.names_right) + " | " +
-                                                   std::to_string(once.names_right) + " of " +
-                                                   std::to_string(step.names));
+    prompt_table.row(std::to_string(prompt.tokens), full.policy, "100.0",
+                     fixed(prompt.full.perplexity, 3), names_right(prompt.full, prompt.full));
+    for (const h2o::PromptTimeRow& row : prompt.rows) {
+      const h2o::Continuation &step = row.token_by_token, &once = row.cut_once;
+      prompt_table.row(
+          "", row.policy, fixed(100 * step.agreement, 1) + " | " + fixed(100 * once.agreement, 1),
+          fixed(step.perplexity, 3) + " | " + fixed(once.perplexity, 3), names_right(step, once));
     }
   }
   std::cout << "\nStep 6: prompt-time or token by token? At a budget of " << prompt_percent
-            << "% = " << budget << " tokens";
+            << "% = " << prompt_time.budget << " tokens";
   if (no_verdict) {
     std::cout << ".\n        Judged on the text after a prompt of P tokens; each cell: evicting "
               << "token by token | cutting\n        the prompt once\n";
   } else {
     std::cout << ", cutting the prompt\n        once agrees more with the full cache in "
-              << once_wins << " of " << pairs << " (prompt, policy) pairs, evicting\n        "
-              << "token by token in " << step_wins << " (the rest tie). Judged on the text after "
-              << "a prompt of P tokens;\n        each cell: evicting token by token | cutting the "
-              << "prompt once\n";
+              << prompt_time.cut_once_agrees_more << " of " << prompt_time.pairs
+              << " (prompt, policy) pairs, evicting\n        token by token in "
+              << prompt_time.token_by_token_agrees_more << " (the rest tie). Judged on the text "
+              << "after a prompt of P tokens;\n        each cell: evicting token by token | "
+              << "cutting the prompt once\n";
   }
-  prompt_table.print(std::cout);
-  std::cout << short_continuations;
+  std::cout << prompt_table.text() << short_continuations;
 
-  // The files: the sweep's numbers as CSV, and one chart per measure.
+  // The files: the sweep's numbers as CSV, and one chart per measure, all or none.
   if (csv_file) {
-    std::vector<std::string> columns = {"policy", "budget_percent", "budget_tokens"};
-    for (const h2o::SweepMeasure& measure : h2o::sweep_measures()) columns.push_back(measure.csv_column);
-    columns.push_back("name_gap");
-    h2o::Table csv(columns);
-    for (const std::vector<h2o::SweepRun>& by_budget : sweep.runs) {
-      for (const h2o::SweepRun& run : by_budget) {
-        std::vector<std::string> row = {run.label, std::to_string(run.budget.percent),
-                                        std::to_string(run.tokens)};
-        for (const h2o::SweepMeasure& measure : h2o::sweep_measures()) {
-          row.push_back(fixed((run.*measure.value)(), 6));
-        }
-        row.push_back(std::to_string(min_gap));
-        csv.add(row);
-      }
-    }
-    csv_file->stream() << csv.csv();
+    csv_file->stream() << h2o::sweep_csv(sweep, min_gap);
     csv_file->commit();
     std::cout << "\nEvery number written to " << args.text("csv") << "\n";
   }
   if (!args.text("pictures").empty()) {
-    write_charts(args.text("pictures"), h2o::command_line(argc, argv), sweep,
-                 std::filesystem::path(files.model).stem().string() + " reading " +
-                     std::to_string(n) + " tokens of " + file_name);
+    h2o::write_output_files(
+        h2o::sweep_charts(sweep, args.text("pictures"), h2o::command_line(argc, argv),
+                          std::filesystem::path(files.model).stem().string() + " reading " +
+                              std::to_string(n) + " tokens of " + file_name));
     std::cout << "Charts written to " << args.text("pictures") << "\n";
   }
   return 0;

@@ -157,7 +157,8 @@ void write_output_file(const std::string& path, const std::string& what,
 
 void write_output_files(const std::vector<FileToWrite>& files) {
   std::vector<std::unique_ptr<OutputFile>> outs;  // every path checked before any byte is written
-  for (const FileToWrite& file : files) outs.push_back(std::make_unique<OutputFile>(file.path, file.what));
+  for (const FileToWrite& file : files)
+    outs.push_back(std::make_unique<OutputFile>(file.path, file.what));
   for (std::size_t i = 0; i < files.size(); ++i) {
     outs[i]->stream().write(files[i].content.data(),
                             static_cast<std::streamsize>(files[i].content.size()));

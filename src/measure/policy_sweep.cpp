@@ -12,7 +12,8 @@ namespace h2o {
 SweepText sweep_text(const Tokenizer& tokenizer, std::vector<std::vector<int>> stories,
                      NameTokens names, std::size_t name_gap) {
   SweepText text;
-  for (const std::vector<int>& story : stories) text.bytes.push_back(predicted_bytes(tokenizer, story));
+  for (const std::vector<int>& story : stories)
+    text.bytes.push_back(predicted_bytes(tokenizer, story));
   text.stories = std::move(stories);
   text.names = std::move(names);
   text.name_gap = name_gap;
@@ -35,9 +36,7 @@ double SweepRun::perplexity() const {
   return steps == 0 ? 0.0 : std::exp(nll / static_cast<double>(steps));
 }
 double SweepRun::bits_per_byte() const { return h2o::bits_per_byte(nll, bytes); }
-double SweepRun::mean_kl() const {
-  return steps == 0 ? 0.0 : kl_sum / static_cast<double>(steps);
-}
+double SweepRun::mean_kl() const { return steps == 0 ? 0.0 : kl_sum / static_cast<double>(steps); }
 double SweepRun::agreement() const {
   return steps == 0 ? 0.0 : static_cast<double>(agreements) / static_cast<double>(steps);
 }
@@ -63,8 +62,8 @@ SweepRun read_stories(std::shared_ptr<const DecoderWeights> weights, const Sweep
     const std::size_t tokens_kept = budget.of(tokens.size());
     std::unique_ptr<CachePolicy> cache_policy;
     try {
-      cache_policy =
-          make_policy(policy.policy, settings_for_budget(policy.policy, tokens_kept, policy.settings));
+      cache_policy = make_policy(policy.policy,
+                                 settings_for_budget(policy.policy, tokens_kept, policy.settings));
     } catch (const std::invalid_argument& e) {
       run.refused = e.what();  // e.g. a policy that needs more tokens than this budget gives
       run.readings.clear();
@@ -162,10 +161,9 @@ std::string verdict_against(const SweepRun& a, const SweepRun& b, const std::str
 
 const std::vector<SweepMeasure>& sweep_measures() {
   static const std::vector<SweepMeasure> measures = {
-      {"perplexity", "perplexity", true, "budget_perplexity.svg",
-       "Perplexity against cache budget", "perplexity", 1.0, 3, false, &SweepRun::perplexity},
-      {"bits per byte", "bits_per_byte", true, "", "", "", 1.0, 3, false,
-       &SweepRun::bits_per_byte},
+      {"perplexity", "perplexity", true, "budget_perplexity.svg", "Perplexity against cache budget",
+       "perplexity", 1.0, 3, false, &SweepRun::perplexity},
+      {"bits per byte", "bits_per_byte", true, "", "", "", 1.0, 3, false, &SweepRun::bits_per_byte},
       {"KL", "kl_nats", false, "budget_kl.svg", "Divergence from the full cache against budget",
        "KL(full || policy), nats per token", 1.0, 6, false, &SweepRun::mean_kl},
       {"top-1 agreement", "top1_agreement", false, "budget_agreement.svg",

@@ -84,9 +84,12 @@ Verdict verdict_of(const PerplexityDifference& difference) {
 
 std::string verdict_word(Verdict verdict) {
   switch (verdict) {
-    case Verdict::Better: return "better";
-    case Verdict::Worse: return "worse";
-    case Verdict::WithinNoise: break;
+    case Verdict::Better:
+      return "better";
+    case Verdict::Worse:
+      return "worse";
+    case Verdict::WithinNoise:
+      break;
   }
   return "no difference within noise";
 }

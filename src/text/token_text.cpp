@@ -12,7 +12,8 @@ std::string piece_at(const Tokenizer& tokenizer, const std::vector<int>& tokens,
 // A byte that belongs inside a word: an ASCII letter or digit, or any byte of a UTF-8 letter.
 bool word_byte(char ch) {
   const auto byte = static_cast<unsigned char>(ch);
-  return byte >= 0x80 || (byte >= '0' && byte <= '9') || ((byte | 0x20) >= 'a' && (byte | 0x20) <= 'z');
+  return byte >= 0x80 || (byte >= '0' && byte <= '9') ||
+         ((byte | 0x20) >= 'a' && (byte | 0x20) <= 'z');
 }
 // Does token p carry on the word of token p - 1 (both word bytes where they meet)?
 bool continues_word(const Tokenizer& tokenizer, const std::vector<int>& tokens, std::size_t p) {

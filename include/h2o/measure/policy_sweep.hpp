@@ -70,10 +70,10 @@ struct SweepRun {
   std::size_t steps = 0, agreements = 0, name_events = 0, names_correct = 0, bytes = 0;
   double nll = 0.0, kl_sum = 0.0;  // sums over all predictions, in nats
   // The first story after its last step:
-  std::size_t tokens = 0;          // its budget, tokens per layer and KV head (0: full cache)
-  std::size_t kept = 0;            // tokens layer 0 holds per KV head
-  std::size_t evicted = 0;         // tokens layer 0 evicted per KV head
-  std::size_t live_kv_bytes = 0;   // keys + values of all layers
+  std::size_t tokens = 0;         // its budget, tokens per layer and KV head (0: full cache)
+  std::size_t kept = 0;           // tokens layer 0 holds per KV head
+  std::size_t evicted = 0;        // tokens layer 0 evicted per KV head
+  std::size_t live_kv_bytes = 0;  // keys + values of all layers
   std::vector<std::vector<Position>> kept_at_end;  // (L,) x (kept,) KV head 0, ascending
 
   double perplexity() const;
@@ -107,8 +107,8 @@ SweepRun read_full_cache(std::shared_ptr<const DecoderWeights> weights, const Sw
                          const SweepOptions& options = {});
 
 struct PolicySweep {
-  SweepRun full;                          // the reference
-  std::vector<int> percents;              // (B,) ascending
+  SweepRun full;                            // the reference
+  std::vector<int> percents;                // (B,) ascending
   std::vector<std::vector<SweepRun>> runs;  // (P, B)
   // The run with this label at budget index b; nullptr when the sweep has no such label.
   const SweepRun* find(const std::string& label, std::size_t b) const;

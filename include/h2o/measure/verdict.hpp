@@ -47,10 +47,10 @@ std::vector<PairedUnit> paired_units(const std::vector<std::vector<double>>& nll
 std::string units_name(const std::vector<std::vector<double>>& nll_a, std::size_t units);
 
 struct PerplexityDifference {
-  double change = 0.0;     // perplexity_A / perplexity_B - 1 over all units (0 without any)
-  double low = 0.0;        // the 95% interval of change (both = change without an interval)
+  double change = 0.0;  // perplexity_A / perplexity_B - 1 over all units (0 without any)
+  double low = 0.0;     // the 95% interval of change (both = change without an interval)
   double high = 0.0;
-  std::size_t units = 0;   // units drawn (U)
+  std::size_t units = 0;  // units drawn (U)
   std::size_t predictions = 0;
   bool has_interval() const { return units >= kMinUnits; }
 };
