@@ -74,7 +74,7 @@ CacheTrace trace_cache(Decoder& decoder, const std::vector<int>& tokens,
 
   decoder.set_record_attention(true);
   std::vector<float> row, scores;  // (T,) one head's attention / scores, slot order
-  std::vector<Position> sorted;    // (K_t,) the kept positions, in order
+  std::vector<Position> sorted;     // (K_t,) the kept positions, in order
   TeacherForcingOptions options;
   options.reference = reference;
   options.after_step = [&](std::size_t t) {

@@ -4,8 +4,8 @@
 #include <cmath>
 #include <stdexcept>
 #include <string>
-
 #include "h2o/base/xtensor.hpp"
+
 #include "h2o/text/sampler.hpp"
 
 namespace h2o {
