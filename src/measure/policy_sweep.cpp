@@ -183,10 +183,10 @@ double context_gain(std::shared_ptr<const DecoderWeights> weights, const SweepTe
 }
 
 std::string context_gain_sentence(double gain, std::size_t window) {
-  return "context gain " + fixed(gain, 3) + ": a window of the last " + std::to_string(window) +
-         " tokens reads this text at " + fixed(gain, 3) +
-         "x the full cache's perplexity\n  (1.000 = the model uses nothing further back in its "
-         "cache; the higher, the more a cache\n  that forgets old tokens can lose)";
+  return "How much the model uses its cache: context gain " + fixed(gain, 3) +
+         ", the perplexity with only the last " + std::to_string(window) +
+         " tokens over the full cache's (1.000: it uses nothing further back; the higher, the more "
+         "a cache that forgets can lose).";
 }
 
 }  // namespace h2o

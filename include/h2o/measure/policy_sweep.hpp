@@ -150,9 +150,8 @@ constexpr std::size_t kContextGainWindow = 64;
 // reference run of the same text): how much the model uses its cache beyond that window.
 double context_gain(std::shared_ptr<const DecoderWeights> weights, const SweepText& text,
                     const SweepRun& full, std::size_t window = kContextGainWindow);
-// "context gain 1.03: a 64-token window reads this text with 3.0% higher perplexity than the
-// full cache: the model uses little of what lies further back" (or "... uses what lies further
-// back"): the sentence the programs print.
+// The sentence the programs print about it, one line to wrap: "How much the model uses its cache:
+// context gain 1.110, the perplexity with only the last 64 tokens over the full cache's (...)."
 std::string context_gain_sentence(double gain, std::size_t window = kContextGainWindow);
 
 }  // namespace h2o
