@@ -37,19 +37,7 @@
 
 using h2o::fixed;
 
-namespace {
-constexpr std::size_t kMinContinuation = 16;  // fewer predictions after a prompt say little
-constexpr std::size_t kStartArea = 4;         // first positions "h2o+start" protects (of heavy)
-
-// The index of the smallest budget from which on every perplexity stays within `limit` (a lucky
-// dip below it at a small budget does not count); the number of budgets when there is none.
-std::size_t first_good_budget(const std::vector<h2o::SweepRun>& by_budget, double limit) {
-  std::size_t needs = by_budget.size();
-  for (std::size_t b = by_budget.size(); b-- > 0 && by_budget[b].perplexity() <= limit;) needs = b;
-  return needs;
-}
-
-}  // namespace
+namespace {}  // namespace
 
 int main(int argc, char** argv) {
   h2o::report_uncaught_errors(argv[0]);  // any error: one line on stderr, no abort
@@ -102,20 +90,9 @@ int main(int argc, char** argv) {
   // Step 2: the sweep. Every evicting policy of the factory, each with its paper's scoring, and
   // the variants right after their policy: H2O's sums per step in the cache (OpenVINO's
   // normalised sum) and with the first positions protected, and TOVA scoring each KV head alone.
-  std::vector<h2o::SweepPolicy> contenders = h2o::evicting_policies();
-  std::vector<h2o::SweepPolicy> variants(3);
-  variants[0] = {"h2o-norm", "h2o", {}};
-  variants[0].settings.h2o_score = h2o::H2OScore::NormalisedSum;
-  variants[1] = {"h2o+start" + std::to_string(kStartArea), "h2o", {}};
-  variants[1].settings.start_area = kStartArea;
-  variants[2] = {"tova-per-head", "tova", {}};
-  variants[2].settings.scoring = h2o::ScoringMode::PerHead;
-  for (const h2o::SweepPolicy& variant : variants) {
-    auto after =
-        std::find_if(contenders.rbegin(), contenders.rend(),
-                     [&](const h2o::SweepPolicy& c) { return c.policy == variant.policy; });
-    if (after != contenders.rend()) contenders.insert(after.base(), variant);
-  }
+  const std::vector<h2o::SweepPolicy> variants = h2o::score_variants();
+  const std::vector<h2o::SweepPolicy> contenders =
+      h2o::with_variants(h2o::evicting_policies(), variants);
   h2o::SweepOptions with_kl;
   with_kl.kl = true;  // the full cache keeps its distributions, so every run measures KL
   const h2o::PolicySweep sweep = h2o::sweep_policies(weights, text, contenders, percents, with_kl);
@@ -144,7 +121,7 @@ int main(int argc, char** argv) {
               << " tokens) from which on perplexity stays within 5%\n        of the full cache's\n";
     const double limit = 1.05 * full.perplexity();
     for (const std::vector<h2o::SweepRun>& by_budget : sweep.runs) {
-      const std::size_t needs = first_good_budget(by_budget, limit);
+      const std::size_t needs = h2o::first_good_budget(by_budget, limit);
       std::cout << "  " << h2o::pad_right(by_budget.front().label, 14) << percent_text(needs);
       // Every budget that evicts anything was too small: say by how much.
       if ((needs == percents.size() || percents[needs] >= 100) && !evicting.empty()) {
@@ -157,8 +134,8 @@ int main(int argc, char** argv) {
       }
       std::cout << "\n";
     }
-    const std::size_t h2o_needs = first_good_budget(sweep.of("h2o"), limit);
-    const std::size_t window_needs = first_good_budget(sweep.of("window"), limit);
+    const std::size_t h2o_needs = h2o::first_good_budget(sweep.of("h2o"), limit);
+    const std::size_t window_needs = h2o::first_good_budget(sweep.of("window"), limit);
     auto needs_text = [&](std::size_t b) {
       return b < percents.size() ? percent_text(b)
                                  : "more than " + std::to_string(percents.back()) + "%";
@@ -190,34 +167,21 @@ int main(int argc, char** argv) {
     std::cout << "\nStep 4: which score, which protected tokens? (each variant against its paper's "
                  "policy)\n";
     for (const h2o::SweepPolicy& variant : variants) {
-      std::vector<h2o::Verdict> verdicts;
-      std::size_t more_names = 0, fewer_names = 0;
-      for (std::size_t b : evicting) {
-        const h2o::SweepRun &mine = *sweep.find(variant.label, b),
-                            &paper = *sweep.find(variant.policy, b);
-        verdicts.push_back(h2o::verdict_of(h2o::difference(mine, paper)));
-        more_names += mine.names_correct > paper.names_correct;
-        fewer_names += mine.names_correct < paper.names_correct;
-      }
+      const h2o::BudgetComparison against_paper =
+          h2o::compare_over_budgets(sweep.of(variant.label), sweep.of(variant.policy), evicting);
+      const std::size_t better = against_paper.count(h2o::Verdict::Better);
+      const std::size_t worse = against_paper.count(h2o::Verdict::Worse);
       const std::string indent(16, ' ');
-      std::string line = "  " + h2o::pad_right(variant.label, 14) +
-                         (verdicts.empty() ? "(no budget below 100% to compare)"
-                                           : "perplexity " + h2o::verdict_tally(verdicts));
-      if (counted > 0 && !verdicts.empty()) {
-        line += more_names + fewer_names == 0
-                    ? "; name recall the same at every budget"
-                    : "; name recall higher at " + std::to_string(more_names) + ", lower at " +
-                          std::to_string(fewer_names);
-      }
-      std::cout << h2o::wrap_words(line, 100, indent) << "\n";
-      const auto better = std::count(verdicts.begin(), verdicts.end(), h2o::Verdict::Better);
-      const auto worse = std::count(verdicts.begin(), verdicts.end(), h2o::Verdict::Worse);
+      std::cout << h2o::wrap_words("  " + h2o::pad_right(variant.label, 14) +
+                                       h2o::budget_comparison_sentence(against_paper, counted > 0),
+                                   100, indent)
+                << "\n";
       if (variant.settings.scoring == h2o::ScoringMode::PerHead && worse > better) {
         std::cout << indent << "=> a KV head scored alone keeps only what its own queries look at "
                   << "now;\n"
                   << indent << "   the other heads' next queries find it gone\n";
       }
-      if (variant.settings.h2o_score == h2o::H2OScore::NormalisedSum && !verdicts.empty()) {
+      if (variant.settings.h2o_score == h2o::H2OScore::NormalisedSum && !evicting.empty()) {
         std::cout << indent << "=> the paper's \"averaging did worse\" "
                   << (worse > better ? "holds here" : "does not hold here") << " (perplexity)\n";
       }
@@ -236,45 +200,8 @@ int main(int argc, char** argv) {
   // token | reading the prompt with the full cache and cutting it once; judged on the text after.
   const h2o::PromptTimeComparison prompt_time =
       h2o::compare_prompt_time(weights, text, full, prompt_percent, prompt_percents);
-  auto names_right = [](const h2o::Continuation& a, const h2o::Continuation& b) {
-    return a.names == 0 ? std::string("-")
-                        : std::to_string(a.names_right) +
-                              (&a == &b ? "" : " | " + std::to_string(b.names_right)) + " of " +
-                              std::to_string(a.names);
-  };
-  h2o::Table prompt_table(
-      {"P", "policy", "top-1 agreement %", "perplexity", "long-gap names right"});
-  std::string short_continuations;  // prompts that leave too little text to judge
-  for (const h2o::PromptTimePrompt& prompt : prompt_time.prompts) {
-    if (n - prompt.tokens < kMinContinuation) {
-      short_continuations += "  Note: a prompt of " + std::to_string(prompt.tokens) + " tokens (" +
-                             std::to_string(prompt.percent) + "%) leaves only " +
-                             std::to_string(n - prompt.tokens) +
-                             " predictions to judge; its row says little.\n";
-    }
-    prompt_table.row(std::to_string(prompt.tokens), full.policy, "100.0",
-                     fixed(prompt.full.perplexity, 3), names_right(prompt.full, prompt.full));
-    for (const h2o::PromptTimeRow& row : prompt.rows) {
-      const h2o::Continuation &step = row.token_by_token, &once = row.cut_once;
-      prompt_table.row(
-          "", row.policy, fixed(100 * step.agreement, 1) + " | " + fixed(100 * once.agreement, 1),
-          fixed(step.perplexity, 3) + " | " + fixed(once.perplexity, 3), names_right(step, once));
-    }
-  }
-  std::cout << "\nStep 6: prompt-time or token by token? At a budget of " << prompt_percent
-            << "% = " << prompt_time.budget << " tokens";
-  if (no_verdict) {
-    std::cout << ".\n        Judged on the text after a prompt of P tokens; each cell: evicting "
-              << "token by token | cutting\n        the prompt once\n";
-  } else {
-    std::cout << ", cutting the prompt\n        once agrees more with the full cache in "
-              << prompt_time.cut_once_agrees_more << " of " << prompt_time.pairs
-              << " (prompt, policy) pairs, evicting\n        token by token in "
-              << prompt_time.token_by_token_agrees_more << " (the rest tie). Judged on the text "
-              << "after a prompt of P tokens;\n        each cell: evicting token by token | "
-              << "cutting the prompt once\n";
-  }
-  std::cout << prompt_table.text() << short_continuations;
+  std::cout << "\nStep 6: prompt-time or token by token? "
+            << h2o::prompt_time_report(prompt_time, n, !no_verdict);
 
   // The files: the sweep's numbers as CSV, and one chart per measure, all or none.
   if (csv_file) {

@@ -152,4 +152,20 @@ TEST_CASE("the three verdict words, and a tally without zero counts", "[verdict]
   CHECK(verdict_tally({Verdict::WithinNoise, Verdict::Better, Verdict::WithinNoise}) ==
         "better at 1, no difference within noise at 2 of 3 budgets");
   CHECK(verdict_tally({Verdict::Worse}) == "worse at 1 of 1 budget");
+  BudgetComparison comparison{{Verdict::Better, Verdict::WithinNoise}, 0, 0};
+  CHECK(comparison.count(Verdict::WithinNoise) == 1);
+  CHECK(budget_comparison_sentence(comparison, true) ==
+        "perplexity better at 1, no difference within noise at 1 of 2 budgets; name recall the "
+        "same at every budget");  // never "higher at 0, lower at 0"
+  CHECK(budget_comparison_sentence(comparison, false) ==
+        "perplexity better at 1, no difference within noise at 1 of 2 budgets");
+  comparison.fewer_names = 1;
+  CHECK(budget_comparison_sentence(comparison, true) ==
+        "perplexity better at 1, no difference within noise at 1 of 2 budgets; name recall lower "
+        "at 1");
+  comparison.more_names = 2;
+  CHECK(budget_comparison_sentence(comparison, true) ==
+        "perplexity better at 1, no difference within noise at 1 of 2 budgets; name recall higher "
+        "at 2, lower at 1");
+  CHECK(budget_comparison_sentence({}, true) == "(no budget below 100% to compare)");
 }

@@ -1,5 +1,6 @@
 #include "h2o/measure/policy_sweep.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
@@ -24,6 +25,27 @@ std::vector<SweepPolicy> evicting_policies(const PolicySettings& base) {
   std::vector<SweepPolicy> policies;
   for (const PolicyKind& kind : policy_kinds()) {
     if (kind.evicts) policies.push_back({kind.name, kind.name, base});
+  }
+  return policies;
+}
+
+std::vector<SweepPolicy> score_variants() {
+  std::vector<SweepPolicy> variants = {{"h2o-norm", "h2o", {}},
+                                       {"h2o+start" + std::to_string(kStartArea), "h2o", {}},
+                                       {"tova-per-head", "tova", {}}};
+  variants[0].settings.h2o_score = H2OScore::NormalisedSum;
+  variants[1].settings.start_area = kStartArea;
+  variants[2].settings.scoring = ScoringMode::PerHead;
+  return variants;
+}
+
+std::vector<SweepPolicy> with_variants(std::vector<SweepPolicy> policies,
+                                       const std::vector<SweepPolicy>& variants) {
+  for (const SweepPolicy& variant : variants) {
+    const auto after = std::find_if(policies.rbegin(), policies.rend(), [&](const SweepPolicy& p) {
+      return p.policy == variant.policy;
+    });
+    if (after != policies.rend()) policies.insert(after.base(), variant);
   }
   return policies;
 }
@@ -157,6 +179,24 @@ std::string difference_units(const SweepRun& a, const PerplexityDifference& diff
 std::string verdict_against(const SweepRun& a, const SweepRun& b, const std::string& b_name) {
   const PerplexityDifference d = difference(a, b);
   return verdict_sentence(b_name, d, difference_units(a, d));
+}
+
+std::size_t first_good_budget(const std::vector<SweepRun>& by_budget, double limit) {
+  std::size_t needs = by_budget.size();
+  for (std::size_t b = by_budget.size(); b-- > 0 && by_budget[b].perplexity() <= limit;) needs = b;
+  return needs;
+}
+
+BudgetComparison compare_over_budgets(const std::vector<SweepRun>& a,
+                                      const std::vector<SweepRun>& b,
+                                      const std::vector<std::size_t>& budgets) {
+  BudgetComparison comparison;
+  for (std::size_t i : budgets) {
+    comparison.verdicts.push_back(verdict_of(difference(a.at(i), b.at(i))));
+    comparison.more_names += a[i].names_correct > b[i].names_correct ? 1 : 0;
+    comparison.fewer_names += a[i].names_correct < b[i].names_correct ? 1 : 0;
+  }
+  return comparison;
 }
 
 const std::vector<SweepMeasure>& sweep_measures() {

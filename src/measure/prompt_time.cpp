@@ -37,6 +37,7 @@ PromptTimeComparison compare_prompt_time(std::shared_ptr<const DecoderWeights> w
   const std::vector<NameMention> long_gap = long_gap_mentions(tokens, text.names, text.name_gap);
   const TeacherForcedRun& reference = full.readings.at(0);
   PromptTimeComparison result;
+  result.budget_percent = budget_percent;
   result.budget = tokens_for_percent(n, budget_percent);
   std::vector<SweepRun> per_step;  // one per policy: one token-by-token run serves every prompt
   for (const SweepPolicy& policy : evicting_policies()) {

@@ -132,4 +132,24 @@ std::string verdict_tally(const std::vector<Verdict>& verdicts) {
          (verdicts.size() == 1 ? " budget" : " budgets");
 }
 
+std::size_t BudgetComparison::count(Verdict verdict) const {
+  return static_cast<std::size_t>(std::count(verdicts.begin(), verdicts.end(), verdict));
+}
+
+std::string budget_comparison_sentence(const BudgetComparison& comparison, bool names_counted) {
+  if (comparison.verdicts.empty()) return "(no budget below 100% to compare)";
+  std::string sentence = "perplexity " + verdict_tally(comparison.verdicts);
+  if (!names_counted) return sentence;
+  if (comparison.more_names + comparison.fewer_names == 0) {
+    return sentence + "; name recall the same at every budget";
+  }
+  std::string names;  // zero counts left out
+  if (comparison.more_names > 0) names = "higher at " + std::to_string(comparison.more_names);
+  if (comparison.fewer_names > 0) {
+    names += (names.empty() ? "" : ", ") + std::string("lower at ") +
+             std::to_string(comparison.fewer_names);
+  }
+  return sentence + "; name recall " + names;
+}
+
 }  // namespace h2o

@@ -70,4 +70,46 @@ std::vector<FileToWrite> sweep_charts(const PolicySweep& sweep, const std::strin
   return files;
 }
 
+std::string prompt_time_report(const PromptTimeComparison& comparison, std::size_t n,
+                               bool with_verdict) {
+  std::string text = "At a budget of " + std::to_string(comparison.budget_percent) +
+                     "% = " + std::to_string(comparison.budget) + " tokens";
+  if (with_verdict) {
+    text += ", cutting the prompt\n        once agrees more with the full cache in " +
+            std::to_string(comparison.cut_once_agrees_more) + " of " +
+            std::to_string(comparison.pairs) + " (prompt, policy) pairs, evicting\n        " +
+            "token by token in " + std::to_string(comparison.token_by_token_agrees_more) +
+            " (the rest tie). Judged on the text after a prompt of P tokens;\n        each cell: "
+            "evicting token by token | cutting the prompt once\n";
+  } else {
+    text +=
+        ".\n        Judged on the text after a prompt of P tokens; each cell: evicting token "
+        "by token | cutting\n        the prompt once\n";
+  }
+  auto names_right = [](const Continuation& a, const Continuation* b) {
+    if (a.names == 0) return std::string("-");
+    return std::to_string(a.names_right) +
+           (b == nullptr ? "" : " | " + std::to_string(b->names_right)) + " of " +
+           std::to_string(a.names);
+  };
+  Table table({"P", "policy", "top-1 agreement %", "perplexity", "long-gap names right"});
+  std::string notes;  // prompts that leave too little text to judge
+  for (const PromptTimePrompt& prompt : comparison.prompts) {
+    if (n - prompt.tokens < kMinContinuation) {
+      notes += "  Note: a prompt of " + std::to_string(prompt.tokens) + " tokens (" +
+               std::to_string(prompt.percent) + "%) leaves only " +
+               std::to_string(n - prompt.tokens) + " predictions to judge; its row says little.\n";
+    }
+    table.row(std::to_string(prompt.tokens), reference_policy().name, "100.0",
+              fixed(prompt.full.perplexity, 3), names_right(prompt.full, nullptr));
+    for (const PromptTimeRow& row : prompt.rows) {
+      const Continuation &step = row.token_by_token, &once = row.cut_once;
+      table.row(
+          "", row.policy, fixed(100 * step.agreement, 1) + " | " + fixed(100 * once.agreement, 1),
+          fixed(step.perplexity, 3) + " | " + fixed(once.perplexity, 3), names_right(step, &once));
+    }
+  }
+  return text + table.text() + notes;
+}
+
 }  // namespace h2o

@@ -51,6 +51,15 @@ struct SweepPolicy {
 // Every policy of the factory that evicts, in its order, each with `base` settings.
 std::vector<SweepPolicy> evicting_policies(const PolicySettings& base = {});
 
+// The variants lesson 11 weighs against their papers' policies: H2O's sums normalised by the
+// steps each token spent in the cache (OpenVINO GenAI), H2O with the first kStartArea positions
+// protected, and TOVA scoring each KV head on its own; `policy` names the paper's policy.
+constexpr std::size_t kStartArea = 4;
+std::vector<SweepPolicy> score_variants();
+// `policies` with each variant inserted right after the last policy of its kind.
+std::vector<SweepPolicy> with_variants(std::vector<SweepPolicy> policies,
+                                       const std::vector<SweepPolicy>& variants);
+
 // How many tokens a run keeps per layer and KV head in a story of n tokens: `percent` of n, or a
 // fixed number of `tokens`; neither (both 0): the full cache.
 struct SweepBudget {
@@ -128,6 +137,15 @@ std::string difference_units(const SweepRun& a, const PerplexityDifference& diff
 // verdict_sentence of A against B, e.g. "perplexity -2.6% against the window (95% interval ...):
 // better".
 std::string verdict_against(const SweepRun& a, const SweepRun& b, const std::string& b_name);
+
+// The index of the smallest budget from which on every run's perplexity stays within `limit` (a
+// lucky dip below it at a small budget does not count); by_budget.size() when there is none.
+std::size_t first_good_budget(const std::vector<SweepRun>& by_budget, double limit);
+
+// A's runs against B's (P, B) at the budget indices `budgets`: verdicts and name counts.
+BudgetComparison compare_over_budgets(const std::vector<SweepRun>& a,
+                                      const std::vector<SweepRun>& b,
+                                      const std::vector<std::size_t>& budgets);
 
 // The measures, listed once: how a table, a CSV column and a chart name each, and its value.
 struct SweepMeasure {

@@ -39,6 +39,7 @@ struct PromptTimePrompt {
   std::vector<PromptTimeRow> rows;  // one per evicting policy of the factory
 };
 struct PromptTimeComparison {
+  int budget_percent = 0;  // of the story's tokens
   std::size_t budget = 0;  // tokens per layer and KV head
   std::vector<PromptTimePrompt> prompts;
   std::size_t pairs = 0, cut_once_agrees_more = 0, token_by_token_agrees_more = 0;

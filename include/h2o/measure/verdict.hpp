@@ -84,4 +84,18 @@ std::string names_against(std::size_t correct_a, std::size_t correct_b, std::siz
 //   "better at 2, no difference within noise at 4 of 6 budgets"; "" for no verdicts.
 std::string verdict_tally(const std::vector<Verdict>& verdicts);
 
+// One policy against another budget by budget: the verdict at each, and at how many budgets
+// the first recalled more (fewer) long-gap names.
+struct BudgetComparison {
+  std::vector<Verdict> verdicts;
+  std::size_t more_names = 0, fewer_names = 0;
+  std::size_t count(Verdict verdict) const;
+};
+// "perplexity better at 1, no difference within noise at 5 of 6 budgets; name recall higher at
+// 2, lower at 1" (a count of 0 left out) - "name recall the same at every budget" when both are 0,
+// nothing
+// on names when `names_counted` is false (no name events); "(no budget below 100% to compare)"
+// without verdicts.
+std::string budget_comparison_sentence(const BudgetComparison& comparison, bool names_counted);
+
 }  // namespace h2o

@@ -11,6 +11,7 @@
 
 #include "h2o/base/output_file.hpp"
 #include "h2o/measure/policy_sweep.hpp"
+#include "h2o/measure/prompt_time.hpp"
 
 namespace h2o {
 
@@ -27,5 +28,15 @@ std::string sweep_csv(const PolicySweep& sweep, std::size_t name_gap);
 // policy. The files for write_output_files (all or none), in `dir`; `about` is the subtitle.
 std::vector<FileToWrite> sweep_charts(const PolicySweep& sweep, const std::string& dir,
                                       const std::string& command, const std::string& about);
+
+// A continuation shorter than this (in predictions) is too short to judge a policy by.
+constexpr std::size_t kMinContinuation = 16;
+
+// The prompt-time comparison of a story of n tokens: "At a budget of 10% = 91 tokens", with
+// `with_verdict` how often each way agrees more with the full cache, then a table: per prompt
+// length P the full cache, then each policy with "token by token | cut once" in every cell; then a
+// note for each prompt that leaves fewer than kMinContinuation predictions.
+std::string prompt_time_report(const PromptTimeComparison& comparison, std::size_t n,
+                               bool with_verdict);
 
 }  // namespace h2o
