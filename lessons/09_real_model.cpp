@@ -127,8 +127,9 @@ int main(int argc, char** argv) {
   } else {
     h2o::Table verdicts({"tokens kept", "perplexity H2O", "window", "names H2O", "window",
                          "H2O against the window"});
-    auto names_of = [&](const h2o::SweepRun& r) {
-      return std::to_string(r.names_correct) + " of " + std::to_string(counted);
+    auto names_of = [&](const h2o::SweepRun& r) {  // "-" where there is no name to count
+      return counted == 0 ? "-"
+                          : std::to_string(r.names_correct) + " of " + std::to_string(counted);
     };
     std::string sentences;
     for (std::size_t b = 0; b < percents.size(); ++b) {
