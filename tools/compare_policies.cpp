@@ -4,9 +4,11 @@
 // and then with every other policy at several budgets, and shows what each policy does:
 //   a TABLE   perplexity and bits per byte (measure/bits_per_byte.hpp), change versus the full
 //             cache, how often the most likely next token is the full cache's, name recall, the KV
-//             bytes held at the end; the best policy at each budget is marked - unless the full
+//             bytes held at the end; the best policy at each budget is marked, and H2O against
+//             the window is stated as a perplexity difference with a 95% interval (bootstrap over
+//             the stories, or over blocks of one story: measure/verdict.hpp) - unless the full
 //             cache itself does not know the text (bits_per_byte.hpp's rule): then one warning
-//             and no verdict;
+//             and no verdict; and the context gain (how much the model uses its cache at all);
 //   a PICTURE (--svg PATH) one panel per policy at one budget: x = decoding step, y = original
 //             position, a cell is filled while that position is still in the cache of layer 0,
 //             KV head 0. A recent window is a diagonal band, H2O's heavy hitters are horizontal
@@ -17,8 +19,8 @@
 // without any change. Budgets are percentages of the text's length, turned into a token count per
 // layer and KV head; the factory says how each policy spends it (settings_for_budget: heavy =
 // recent = half, as in lesson 09), and every policy's own description is printed beside the
-// numbers. The measuring (teacher forcing) and the picture come from the library (measure/,
-// report/), shared with the lessons.
+// numbers. The runs (measure/policy_sweep.hpp, teacher forcing) and the picture come from the
+// library (measure/, report/), shared with the lessons.
 //
 //   bin/compare_policies                                  stories260K on data/story.txt, 10/20/50%
 //   bin/compare_policies --budgets 5,10 --policies full,h2o --svg /tmp/policies.svg
