@@ -149,6 +149,10 @@ TEST_CASE("the three verdict words, and a tally without zero counts", "[verdict]
   CHECK(verdict_of(d) == Verdict::Worse);
   d.low = 0.0;  // an interval that touches 0 holds 0
   CHECK(verdict_of(d) == Verdict::WithinNoise);
+  d.low = -0.0001;  // the sign shows where the value rounds to 0.0
+  CHECK(verdict_sentence("the window", d, "12 stories") ==
+        "perplexity +5.0% against the window (95% interval -0.0% to +8.0%, 12 stories): no "
+        "difference within noise");
   CHECK(verdict_tally({Verdict::WithinNoise, Verdict::Better, Verdict::WithinNoise}) ==
         "better at 1, no difference within noise at 2 of 3 budgets");
   CHECK(verdict_tally({Verdict::Worse}) == "worse at 1 of 1 budget");

@@ -96,8 +96,9 @@ std::string verdict_word(Verdict verdict) {
 
 namespace {
 std::string signed_percent(double change) {
-  const std::string text = fixed(100.0 * change, 1);
-  return (text[0] == '-' ? "" : "+") + text + "%";
+  // The sign is the value's own, also where it rounds to 0.0: an interval from -0.0% to +0.1%
+  // holds 0, one from +0.0% to +0.1% does not, as the verdict after it says.
+  return (change < 0 ? "-" : "+") + fixed(100.0 * std::fabs(change), 1) + "%";
 }
 }  // namespace
 
