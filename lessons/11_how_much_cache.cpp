@@ -18,7 +18,6 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -58,10 +57,11 @@ int main(int argc, char** argv) {
   const auto min_gap = static_cast<std::size_t>(args.integer("name-gap", 1, 100000));
   const std::vector<int> prompt_percents = h2o::parse_percent_list("prompts", args.text("prompts"));
   const auto prompt_percent = static_cast<int>(args.integer("prompt-budget", 1, 100));
-  // The output files are checked before the work; each appears only once complete.
-  std::optional<h2o::OutputFile> csv_file;
-  if (!args.text("csv").empty()) csv_file.emplace(args.text("csv"), "the CSV file");
-  if (!args.text("pictures").empty()) h2o::make_output_folder(args.text("pictures"), "--pictures");
+  // The output paths are checked before the work; the files are written only at the end, all
+  // or none (base/output_file.hpp), so a run that fails leaves nothing half-written behind.
+  const std::string csv_path = args.text("csv"), pictures = args.text("pictures");
+  if (!csv_path.empty()) h2o::check_output_path(csv_path, "the CSV file");
+  if (!pictures.empty()) h2o::make_output_folder(pictures, "--pictures");
   std::cout << "Lesson 11: how much cache do we need? (beyond the blog)\n\n";
 
   // Step 1: the model, the story (the first of the file, whole) and its long-gap names.
@@ -204,17 +204,19 @@ int main(int argc, char** argv) {
             << h2o::prompt_time_report(prompt_time, n, !no_verdict);
 
   // The files: the sweep's numbers as CSV, and one chart per measure, all or none.
-  if (csv_file) {
-    csv_file->stream() << h2o::sweep_csv(sweep, min_gap);
-    csv_file->commit();
-    std::cout << "\nEvery number written to " << args.text("csv") << "\n";
+  std::vector<h2o::FileToWrite> outputs;
+  if (!csv_path.empty())
+    outputs.push_back({csv_path, "the CSV file", h2o::sweep_csv(sweep, min_gap)});
+  if (!pictures.empty()) {
+    for (h2o::FileToWrite& chart :
+         h2o::sweep_charts(sweep, pictures, h2o::command_line(argc, argv),
+                           std::filesystem::path(files.model).stem().string() + " reading " +
+                               std::to_string(n) + " tokens of " + file_name)) {
+      outputs.push_back(std::move(chart));
+    }
   }
-  if (!args.text("pictures").empty()) {
-    h2o::write_output_files(
-        h2o::sweep_charts(sweep, args.text("pictures"), h2o::command_line(argc, argv),
-                          std::filesystem::path(files.model).stem().string() + " reading " +
-                              std::to_string(n) + " tokens of " + file_name));
-    std::cout << "Charts written to " << args.text("pictures") << "\n";
-  }
+  h2o::write_output_files(outputs);
+  if (!csv_path.empty()) std::cout << "\nEvery number written to " << csv_path << "\n";
+  if (!pictures.empty()) std::cout << "Charts written to " << pictures << "\n";
   return 0;
 }
