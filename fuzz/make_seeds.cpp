@@ -148,6 +148,8 @@ void options_seeds(const fs::path& folder) {
       {"--cache", "random", "--evict-seed", "5", "--scoring", "shared", "--top-p=0.5"},
       {"--cache", "tova", "--heavy", "0", "--recent", "0"},
       {"--cache", "h2o", "--h2o-score", "normalised-sum", "--start-area", "4", "--compress-prompt"},
+      {"--cache", "snapkv", "--snapkv-pool", "max", "--snapkv-kernel", "7", "--compress-prompt"},
+      {"--snapkv-pool", "median", "--snapkv-kernel", "4"},
       {"--budgets", "5,10", "--policies", "h2o,window,sinks"},
       {"--svg", "/tmp/policies.svg", "--picture-budget", "20", "--text", "story.txt"},
       {"--policies=all", "--budgets", "1,2,3,5,10,20,50,100"},

@@ -28,9 +28,15 @@ using h2o::fixed;
 using h2o::format_list;
 
 namespace {
-// A table of the addition, one row per token: old score + attention = new score (below main).
+// A table of the addition, one row per token: old score + attention = new score.
 void print_addition(const std::vector<std::string>& tokens, const std::vector<float>& old_scores,
-                    const std::vector<float>& attention, const std::vector<float>& new_scores);
+                    const std::vector<float>& attention, const std::vector<float>& new_scores) {
+  h2o::Table table({"token", "old score", "+ attention", "= new score"});
+  for (std::size_t i = 0; i < tokens.size(); ++i) {
+    table.add({tokens[i], fixed(old_scores[i]), fixed(attention[i]), fixed(new_scores[i])});
+  }
+  table.print(std::cout);
+}
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -95,14 +101,3 @@ int main(int argc, char** argv) {
             << format_list(h2o::take(tokens, plan.kept)) << "\n";
   return 0;
 }
-
-namespace {
-void print_addition(const std::vector<std::string>& tokens, const std::vector<float>& old_scores,
-                    const std::vector<float>& attention, const std::vector<float>& new_scores) {
-  h2o::Table table({"token", "old score", "+ attention", "= new score"});
-  for (std::size_t i = 0; i < tokens.size(); ++i) {
-    table.add({tokens[i], fixed(old_scores[i]), fixed(attention[i]), fixed(new_scores[i])});
-  }
-  table.print(std::cout);
-}
-}  // namespace

@@ -29,8 +29,35 @@ using h2o::Row;
 using h2o::take;
 
 namespace {
-void print_cache(const h2o::ToyKVCache& cache);  // small helpers, defined below main
-std::size_t rows_with_a_wrong_value(const h2o::ToyKVCache& cache);
+// The made-up keys and values have the token's position as their whole part: floor(1.70) = 1
+// means "this row belongs to position 1".
+h2o::Position owner(const Row& row) { return static_cast<h2o::Position>(std::floor(row.at(0))); }
+
+// How many rows hold a key or a value of another position than the row's own.
+std::size_t rows_with_a_wrong_value(const h2o::ToyKVCache& cache) {
+  std::size_t wrong = 0;
+  for (std::size_t r = 0; r < cache.size(); ++r) {
+    if (owner(cache.key_cache[r]) != cache.positions[r] ||
+        owner(cache.value_cache[r]) != cache.positions[r]) {
+      ++wrong;
+    }
+  }
+  return wrong;
+}
+
+void print_cache(const h2o::ToyKVCache& cache) {
+  h2o::Table table({"row", "position", "token", "key", "value", "score", ""});
+  for (std::size_t r = 0; r < cache.size(); ++r) {
+    const h2o::Position owner_of_value = owner(cache.value_cache[r]);
+    table.add({std::to_string(r), std::to_string(cache.positions[r]), cache.tokens[r],
+               format_list(cache.key_cache[r]), format_list(cache.value_cache[r]),
+               h2o::fixed(cache.h2o_scores[r]),
+               owner_of_value == cache.positions[r]
+                   ? ""
+                   : "<- the value of position " + std::to_string(owner_of_value)});
+  }
+  table.print(std::cout);
+}
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -118,34 +145,3 @@ int main(int argc, char** argv) {
             << " KV numbers\n";
   return 0;
 }
-
-namespace {
-// The made-up keys and values have the token's position as their whole part: floor(1.70) = 1
-// means "this row belongs to position 1".
-h2o::Position owner(const Row& row) { return static_cast<h2o::Position>(std::floor(row.at(0))); }
-
-std::size_t rows_with_a_wrong_value(const h2o::ToyKVCache& cache) {
-  std::size_t wrong = 0;
-  for (std::size_t r = 0; r < cache.size(); ++r) {
-    if (owner(cache.key_cache[r]) != cache.positions[r] ||
-        owner(cache.value_cache[r]) != cache.positions[r]) {
-      ++wrong;
-    }
-  }
-  return wrong;
-}
-
-void print_cache(const h2o::ToyKVCache& cache) {
-  h2o::Table table({"row", "position", "token", "key", "value", "score", ""});
-  for (std::size_t r = 0; r < cache.size(); ++r) {
-    const h2o::Position owner_of_value = owner(cache.value_cache[r]);
-    table.add({std::to_string(r), std::to_string(cache.positions[r]), cache.tokens[r],
-               format_list(cache.key_cache[r]), format_list(cache.value_cache[r]),
-               h2o::fixed(cache.h2o_scores[r]),
-               owner_of_value == cache.positions[r]
-                   ? ""
-                   : "<- the value of position " + std::to_string(owner_of_value)});
-  }
-  table.print(std::cout);
-}
-}  // namespace

@@ -28,7 +28,12 @@ using h2o::format_list;
 using h2o::format_rows;
 
 namespace {
-std::string same_as(const h2o::Vector& other, const h2o::Vector& numbers);  // below main
+// "the same numbers as xt::linalg::dot" when another way of computing gives these numbers (to
+// float rounding).
+std::string same_as(const h2o::Vector& other, const h2o::Vector& numbers) {
+  return xt::allclose(other, numbers, 1e-5, 1e-6) ? "the same numbers as xt::linalg::dot"
+                                                  : "NOT the same numbers as xt::linalg::dot";
+}
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -86,12 +91,3 @@ int main(int argc, char** argv) {
             << same_as(library.output, output) << "\n";
   return 0;
 }
-
-namespace {
-// "the same numbers as xt::linalg::dot" when another way of computing gives these numbers (to
-// float rounding).
-std::string same_as(const h2o::Vector& other, const h2o::Vector& numbers) {
-  return xt::allclose(other, numbers, 1e-5, 1e-6) ? "the same numbers as xt::linalg::dot"
-                                                  : "NOT the same numbers as xt::linalg::dot";
-}
-}  // namespace

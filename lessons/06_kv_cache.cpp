@@ -21,7 +21,12 @@
 #include "h2o/base/rows.hpp"
 
 namespace {
-h2o::Matrix random_matrix(h2o::Rng& rng, std::size_t rows, std::size_t cols);  // below main
+// A (rows, cols) matrix of seeded random numbers in [-1, 1).
+h2o::Matrix random_matrix(h2o::Rng& rng, std::size_t rows, std::size_t cols) {
+  h2o::Matrix m = h2o::Matrix::from_shape({rows, cols});
+  for (auto& x : m) x = rng.uniform(-1.0f, 1.0f);
+  return m;
+}
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -90,12 +95,3 @@ int main(int argc, char** argv) {
             << "lesson) bounds them.\n";
   return 0;
 }
-
-namespace {
-// A (rows, cols) matrix of seeded random numbers in [-1, 1).
-h2o::Matrix random_matrix(h2o::Rng& rng, std::size_t rows, std::size_t cols) {
-  h2o::Matrix m = h2o::Matrix::from_shape({rows, cols});
-  for (auto& x : m) x = rng.uniform(-1.0f, 1.0f);
-  return m;
-}
-}  // namespace

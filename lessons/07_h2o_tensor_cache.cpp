@@ -22,7 +22,6 @@
 #include <vector>
 #include "h2o/base/xtensor.hpp"
 
-#include "h2o/app/cli.hpp"
 #include "h2o/app/step_option.hpp"
 #include "h2o/attention/attention.hpp"
 #include "h2o/base/format.hpp"
@@ -47,119 +46,178 @@ struct HeadCache {
   h2o::Vector h2o_scores = h2o::Vector::from_shape({0});             // (T,)
   std::vector<h2o::Position> positions;                              // (T,)
 };
-// Small helpers, defined below main.
+
+// Step 1's made-up vectors: head h's queries point roughly along direction h, and the key of
+// position favourite[h] points the same way in head h, so head h keeps looking back at it.
 std::vector<TokenVectors> make_tokens(std::size_t n, std::uint64_t seed,
-                                      const std::vector<h2o::Position>& favourite);
-std::string positions_and_scores(const HeadCache& cache);
-}  // namespace
+                                      const std::vector<h2o::Position>& favourite) {
+  h2o::Rng rng(seed);
+  std::vector<TokenVectors> tokens;
+  for (std::size_t t = 0; t < n; ++t) {
+    TokenVectors tv{xt::zeros<float>({kHeads, kHeadDim}), xt::zeros<float>({kHeads, kHeadDim}),
+                    xt::zeros<float>({kHeads, kHeadDim})};
+    for (std::size_t h = 0; h < kHeads; ++h) {
+      for (std::size_t d = 0; d < kHeadDim; ++d) {
+        tv.queries(h, d) = (d == h ? 2.0f : 0.0f) + 0.3f * rng.normal();
+        tv.keys(h, d) = 0.5f * rng.normal();
+        tv.values(h, d) = rng.normal();
+      }
+      if (static_cast<h2o::Position>(t) == favourite[h]) tv.keys(h, h) += 2.5f;
+    }
+    tokens.push_back(tv);
+  }
+  return tokens;
+}
 
-int main(int argc, char** argv) {
-  h2o::report_uncaught_errors(argv[0]);  // any error: one line on stderr, no abort
-  h2o::ArgParser args(
-      "07_h2o_tensor_cache",
-      "Lesson 07: H2O over real K/V rows: one head, then 3 heads with per-head and\n"
-      "shared scoring (blog learn_06_h2o_tensor_cache.py).");
-  args.add_option("tokens", "N", "12", "how many tokens arrive (1..40)")
-      .add_option("seed", "N", "7", "seed for the made-up vectors");
-  h2o::add_step_flag(args);  // --step: wait for Enter after each token and draw the caches
-  if (!h2o::add_budget_options(args, 2, 2, "slots per head").parse(argc, argv)) return 0;
-  h2o::StepView step = h2o::step_view(args);
-  const auto n_tokens = static_cast<std::size_t>(args.integer("tokens", 1, 40));
-  const h2o::CacheBudget budget = h2o::budget_from_options(args);
-  const auto seed = static_cast<std::uint64_t>(args.integer("seed", 0, 1'000'000'000));
-  std::cout << "Lesson 07: H2O over real K and V tensors (blog: learn_06_h2o_tensor_cache.py)\n\n";
+// The blog's tensor cache, every line written out: appending a token ...
+void append_token(HeadCache& cache, const h2o::Vector& new_key, const h2o::Vector& new_value,
+                  h2o::Position position) {
+  // key_cache = torch.cat([key_cache, new_key], dim=0)
+  cache.key_cache = h2o::append_row(cache.key_cache, new_key);
+  // value_cache = torch.cat([value_cache, new_value], dim=0)
+  cache.value_cache = h2o::append_row(cache.value_cache, new_value);
+  cache.h2o_scores = h2o::append(cache.h2o_scores, 0.0f);  // a new token starts with score 0
+  cache.positions.push_back(position);
+}
 
-  // Step 1: made-up vectors. Head h's queries point roughly along direction h, and the key of
-  // position favourite[h] points the same way in head h, so head h keeps looking back at it.
-  const std::vector<h2o::Position> favourite = {1, 3, 5};
-  const std::vector<TokenVectors> tokens = make_tokens(n_tokens, seed, favourite);
-  std::cout << "Step 1: " << n_tokens << " tokens; each has a query, key and value of " << kHeadDim
-            << " numbers in each of " << kHeads << " heads.\n        Heads 0, 1, 2 keep looking "
-            << "back at their favourite old tokens: positions " << format_list(favourite)
-            << ".\n        Budget " << budget.describe() << " per head.\n";
+// ... and, over budget, keeping recent + heavy (lesson 01) and dropping the other rows of K, V and
+// scores together (lesson 03).
+void evict_over_budget(HeadCache& cache, const h2o::CacheBudget& budget) {
+  if (cache.positions.size() <= budget.total()) return;
+  const std::vector<std::size_t> keep_indices =
+      h2o::plan_keep(cache.positions, cache.h2o_scores, budget).kept;
+  // key_cache = key_cache[keep_indices]
+  cache.key_cache = h2o::take(cache.key_cache, keep_indices);
+  // value_cache = value_cache[keep_indices]
+  cache.value_cache = h2o::take(cache.value_cache, keep_indices);
+  // h2o_scores = h2o_scores[keep_indices]
+  cache.h2o_scores = h2o::take(cache.h2o_scores, keep_indices);
+  cache.positions = h2o::take(cache.positions, keep_indices);
+}
 
-  // Step 2: the blog's tensor cache for head 0 alone, every line written out. Appending a token
-  // and evicting rows are the two lines steps 3-5 call for every head.
-  const auto append_token = [](HeadCache& cache, const h2o::Vector& new_key,
-                               const h2o::Vector& new_value, h2o::Position position) {
-    // key_cache = torch.cat([key_cache, new_key], dim=0)
-    cache.key_cache = h2o::append_row(cache.key_cache, new_key);
-    // value_cache = torch.cat([value_cache, new_value], dim=0)
-    cache.value_cache = h2o::append_row(cache.value_cache, new_value);
-    cache.h2o_scores = h2o::append(cache.h2o_scores, 0.0f);  // a new token starts with score 0
-    cache.positions.push_back(position);
-  };
-  const auto evict_over_budget = [&budget](HeadCache& cache) {
-    if (cache.positions.size() <= budget.total()) return;
-    const std::vector<std::size_t> keep_indices =
-        h2o::plan_keep(cache.positions, cache.h2o_scores, budget).kept;
-    // key_cache = key_cache[keep_indices]
-    cache.key_cache = h2o::take(cache.key_cache, keep_indices);
-    // value_cache = value_cache[keep_indices]
-    cache.value_cache = h2o::take(cache.value_cache, keep_indices);
-    // h2o_scores = h2o_scores[keep_indices]
-    cache.h2o_scores = h2o::take(cache.h2o_scores, keep_indices);
-    cache.positions = h2o::take(cache.positions, keep_indices);
-  };
+// Step 2's loop: head 0 alone, the four steps for every token. Returns the cache after each token
+// (the lesson prints them, and a classroom steps through them with --step).
+std::vector<HeadCache> run_head_0(const std::vector<TokenVectors>& tokens,
+                                  const h2o::CacheBudget& budget) {
+  std::vector<HeadCache> after_each_token;
   HeadCache head_0;
-  std::cout
-      << "\nStep 2: head 0 alone: append K and V rows, attend, add to h2o_scores, evict rows\n"
-      << "  pos  key_cache  kept positions     h2o_scores\n";
-  for (std::size_t t = 0; t < n_tokens; ++t) {
+  for (std::size_t t = 0; t < tokens.size(); ++t) {
     const h2o::Vector query = xt::row(tokens[t].queries, 0);  // (D,)
     append_token(head_0, xt::row(tokens[t].keys, 0), xt::row(tokens[t].values, 0),
                  static_cast<h2o::Position>(t));
     const h2o::AttentionResult attention = h2o::attend(query, head_0.key_cache, head_0.value_cache);
     // h2o_scores = h2o_scores + attention.squeeze(0)
     head_0.h2o_scores = head_0.h2o_scores + attention.weights;
-    evict_over_budget(head_0);
+    evict_over_budget(head_0, budget);
+    after_each_token.push_back(head_0);
+  }
+  return after_each_token;
+}
+
+// Step 3's loop: every head's cache. Scored per head, each head adds its own attention; shared,
+// every head adds the mean over heads, so every head holds the same tokens in the same rows.
+// Returns all heads' caches after each token: (tokens, H).
+enum class Scoring { PerHead, Shared };
+std::vector<std::vector<HeadCache>> run_heads(const std::vector<TokenVectors>& tokens,
+                                              const h2o::CacheBudget& budget, Scoring scoring) {
+  std::vector<std::vector<HeadCache>> after_each_token;
+  std::vector<HeadCache> caches(kHeads);
+  for (std::size_t t = 0; t < tokens.size(); ++t) {
+    std::vector<h2o::Vector> attention(kHeads);  // (H, T): head h over its own rows
+    for (std::size_t h = 0; h < kHeads; ++h) {
+      append_token(caches[h], xt::row(tokens[t].keys, h), xt::row(tokens[t].values, h),
+                   static_cast<h2o::Position>(t));
+      attention[h] =
+          h2o::attend(xt::row(tokens[t].queries, h), caches[h].key_cache, caches[h].value_cache)
+              .weights;
+    }
+    h2o::Vector mean = attention[0] / static_cast<float>(kHeads);  // (T,) the mean over heads
+    for (std::size_t h = 1; h < kHeads; ++h) mean += attention[h] / static_cast<float>(kHeads);
+    for (std::size_t h = 0; h < kHeads; ++h) {
+      caches[h].h2o_scores =
+          caches[h].h2o_scores + (scoring == Scoring::Shared ? mean : attention[h]);
+      evict_over_budget(caches[h], budget);
+    }
+    after_each_token.push_back(caches);
+  }
+  return after_each_token;
+}
+
+// "positions [0, 1, 10, 11]   scores [2.28, 7.20, 0.29, 0.04]": the rows are in position order.
+std::string positions_and_scores(const HeadCache& cache) {
+  return "positions " + h2o::pad_right(format_list(cache.positions), 16) + " scores " +
+         format_list(cache.h2o_scores);
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+  // Options (see --help): --tokens, --seed, the budget --heavy and --recent, and --step (for a
+  // classroom: wait for Enter after each token and draw the caches).
+  h2o::TokenLessonOptions options = h2o::start_token_lesson(
+      argc, argv,
+      "Lesson 07: H2O over real K/V rows: one head, then 3 heads with per-head and\n"
+      "shared scoring (blog learn_06_h2o_tensor_cache.py).",
+      h2o::TokensOption{12, 40, "how many tokens arrive"},
+      h2o::SeedOption{7, "seed for the made-up vectors"},
+      h2o::BudgetOption{2, 2, "slots per head"});
+  const h2o::CacheBudget budget = options.budget;
+  std::cout << "Lesson 07: H2O over real K and V tensors (blog: learn_06_h2o_tensor_cache.py)\n\n";
+
+  // Step 1: made-up vectors (make_tokens above main): head h keeps looking back at position
+  // favourite[h].
+  const std::vector<h2o::Position> favourite = {1, 3, 5};
+  const std::vector<TokenVectors> tokens = make_tokens(options.tokens, options.seed, favourite);
+  std::cout << "Step 1: " << options.tokens << " tokens; each has a query, key and value of "
+            << kHeadDim << " numbers in each of " << kHeads << " heads.\n        Heads 0, 1, 2 "
+            << "keep looking back at their favourite old tokens: positions "
+            << format_list(favourite) << ".\n        Budget " << budget.describe()
+            << " per head.\n";
+
+  // Step 2: the blog's tensor cache for head 0 alone (run_head_0 above main: append K and V rows,
+  // attend, add to h2o_scores, evict rows). Appending a token and evicting rows are the two
+  // helpers steps 3-5 call for every head.
+  const std::vector<HeadCache> head_0_steps = run_head_0(tokens, budget);
+  std::cout
+      << "\nStep 2: head 0 alone: append K and V rows, attend, add to h2o_scores, evict rows\n"
+      << "  pos  key_cache  kept positions     h2o_scores\n";
+  for (std::size_t t = 0; t < head_0_steps.size(); ++t) {
+    const HeadCache& head_0 = head_0_steps[t];
     const std::string shape = "(" + std::to_string(head_0.key_cache.shape()[0]) + ", " +
                               std::to_string(head_0.key_cache.shape()[1]) + ")";
     std::cout << h2o::pad_left(std::to_string(t), 5) << "  " << h2o::pad_right(shape, 9) << "  "
               << h2o::pad_right(format_list(head_0.positions), 17) << "  "
               << format_list(head_0.h2o_scores) << "\n";
-    step.show("head 0 alone, token " + std::to_string(t), head_0.positions, head_0.h2o_scores,
-              budget);
+    options.step.show("head 0 alone, token " + std::to_string(t),
+                      {h2o::cache_row("cache", head_0.positions, head_0.h2o_scores)}, budget);
   }
+  const HeadCache& head_0 = head_0_steps.back();
 
   // Step 3: all heads, two sets of caches, one per head each: one scored per head, one scored
-  // with the mean over heads. In the shared set every head holds the same tokens in the same rows.
-  std::vector<HeadCache> per_head(kHeads), shared(kHeads);
+  // with the mean over heads (run_heads above main).
+  const std::vector<std::vector<HeadCache>> per_head_steps =
+      run_heads(tokens, budget, Scoring::PerHead);
+  const std::vector<std::vector<HeadCache>> shared_steps =
+      run_heads(tokens, budget, Scoring::Shared);
   std::cout << "\nStep 3: " << kHeads << " heads; per token: append K and V rows in every head, "
             << "attend, add to the scores, evict\n\n  pos  per-head: kept positions of head 0, "
             << "head 1, head 2       | shared: all heads\n";
-  for (std::size_t t = 0; t < n_tokens; ++t) {
-    for (std::vector<HeadCache>* caches : {&per_head, &shared}) {
-      std::vector<h2o::Vector> attention(kHeads);  // (H, T): head h over its own rows
-      for (std::size_t h = 0; h < kHeads; ++h) {
-        HeadCache& cache = (*caches)[h];
-        append_token(cache, xt::row(tokens[t].keys, h), xt::row(tokens[t].values, h),
-                     static_cast<h2o::Position>(t));
-        attention[h] =
-            h2o::attend(xt::row(tokens[t].queries, h), cache.key_cache, cache.value_cache).weights;
-      }
-      h2o::Vector mean = attention[0] / static_cast<float>(kHeads);  // (T,) the mean over heads
-      for (std::size_t h = 1; h < kHeads; ++h) mean += attention[h] / static_cast<float>(kHeads);
-      for (std::size_t h = 0; h < kHeads; ++h) {
-        HeadCache& cache = (*caches)[h];
-        // per-head: head h adds its own attention; shared: every head adds the mean over heads.
-        cache.h2o_scores = cache.h2o_scores + (caches == &shared ? mean : attention[h]);
-        evict_over_budget(cache);
-      }
-    }
+  for (std::size_t t = 0; t < per_head_steps.size(); ++t) {
     std::string per_head_kept;
-    for (const HeadCache& cache : per_head) {
-      per_head_kept += h2o::pad_right(format_list(cache.positions), 18);
-    }
-    std::cout << h2o::pad_left(std::to_string(t), 5) << "  " << h2o::pad_right(per_head_kept, 56)
-              << "| " << format_list(shared[0].positions) << "\n";
+    std::vector<h2o::CacheRow> frame;
     for (std::size_t h = 0; h < kHeads; ++h) {
-      step.row("per-head " + std::to_string(h), per_head[h].positions, per_head[h].h2o_scores,
-               budget);
+      const HeadCache& cache = per_head_steps[t][h];
+      per_head_kept += h2o::pad_right(format_list(cache.positions), 18);
+      frame.push_back(
+          h2o::cache_row("per-head " + std::to_string(h), cache.positions, cache.h2o_scores));
     }
-    step.row("shared", shared[0].positions, shared[0].h2o_scores, budget);
-    step.pause("3 heads, token " + std::to_string(t));
+    const HeadCache& shared_0 = shared_steps[t][0];
+    std::cout << h2o::pad_left(std::to_string(t), 5) << "  " << h2o::pad_right(per_head_kept, 56)
+              << "| " << format_list(shared_0.positions) << "\n";
+    frame.push_back(h2o::cache_row("shared", shared_0.positions, shared_0.h2o_scores));
+    options.step.show("3 heads, token " + std::to_string(t), frame, budget);
   }
+  const std::vector<HeadCache>& per_head = per_head_steps.back();
+  const std::vector<HeadCache>& shared = shared_steps.back();
 
   // Step 4: the scores behind the last decisions.
   std::cout << "\nStep 4: accumulated scores at the end\n";
@@ -188,31 +246,3 @@ int main(int argc, char** argv) {
               : " as well: this budget is large enough for every favourite.\n");
   return 0;
 }
-
-namespace {
-std::vector<TokenVectors> make_tokens(std::size_t n, std::uint64_t seed,
-                                      const std::vector<h2o::Position>& favourite) {
-  h2o::Rng rng(seed);
-  std::vector<TokenVectors> tokens;
-  for (std::size_t t = 0; t < n; ++t) {
-    TokenVectors tv{xt::zeros<float>({kHeads, kHeadDim}), xt::zeros<float>({kHeads, kHeadDim}),
-                    xt::zeros<float>({kHeads, kHeadDim})};
-    for (std::size_t h = 0; h < kHeads; ++h) {
-      for (std::size_t d = 0; d < kHeadDim; ++d) {
-        tv.queries(h, d) = (d == h ? 2.0f : 0.0f) + 0.3f * rng.normal();
-        tv.keys(h, d) = 0.5f * rng.normal();
-        tv.values(h, d) = rng.normal();
-      }
-      if (static_cast<h2o::Position>(t) == favourite[h]) tv.keys(h, h) += 2.5f;
-    }
-    tokens.push_back(tv);
-  }
-  return tokens;
-}
-
-// "positions [0, 1, 10, 11]   scores [2.28, 7.20, 0.29, 0.04]": the rows are in position order.
-std::string positions_and_scores(const HeadCache& cache) {
-  return "positions " + h2o::pad_right(format_list(cache.positions), 16) + " scores " +
-         format_list(cache.h2o_scores);
-}
-}  // namespace

@@ -1,7 +1,8 @@
 // Lesson 10: attention is sparse, and heavy hitters exist - why H2O is allowed to forget.
 //
-// Beyond the blog. The H2O paper rests on three observations about trained models; this lesson
-// measures each on a real model reading a long story with the FULL cache:
+// Beyond the blog. The H2O paper rests on three observations about trained models, and notes a
+// fourth that works against it; this lesson measures each on a real model reading a long story
+// with the FULL cache:
 //   1. sparsity: most attention weights are tiny. The paper counts weights below 1% of their row's
 //      largest and finds over 95% in almost every layer.
 //   2. heavy hitters: summing each token's attention over all later steps (its H2O score), a few
@@ -9,19 +10,19 @@
 //      log-log plot).
 //   3. stability: the tokens that lead at step t still lead at step 2t, so the attention a token
 //      has collected so far predicts the attention it will get - which is what H2O bets on.
+//   4. age bias: a score sums every step since the token came, so the oldest tokens lead because
+//      they are old: score against position, and the heavy-hitter slots the oldest tenth takes.
 // The new idea written out here is reading those numbers off the attention; the collector of the
 // raw counts (h2o::AttentionStatistics), the decoder and the pictures come from the library.
 // With --pictures DIR it also draws one head's attention and the rank/score plot of every layer.
-// The answer is printed first (Step 6 works it out from the measures); the steps follow.
+// The answer is printed first (Step 7 works it out from the measures); the steps follow.
 //
 // Dimension legend: L = layers, H = query heads, T = tokens of the text.
 #include <algorithm>
-#include <cmath>
 #include <filesystem>
 #include <iostream>
 #include <memory>
 #include <sstream>
-#include <stdexcept>
 #include <string>
 #include <vector>
 #include "h2o/base/xtensor.hpp"
@@ -34,6 +35,7 @@
 #include "h2o/measure/attention_stats.hpp"
 #include "h2o/model/checkpoint.hpp"
 #include "h2o/model/decoder.hpp"
+#include "h2o/report/attention_pictures.hpp"
 #include "h2o/report/svg.hpp"
 #include "h2o/report/table.hpp"
 #include "h2o/text/token_text.hpp"
@@ -56,7 +58,7 @@ int main(int argc, char** argv) {
   if (!args.parse(argc, argv)) return 0;
   const std::string pictures = args.text("pictures");
   if (!pictures.empty()) h2o::make_output_folder(pictures, "--pictures");  // before the work
-  std::ostringstream steps;  // Steps 1-5, printed after the answer
+  std::ostringstream steps;  // Steps 1-6, printed after the answer
 
   // Step 1: the model reads the text with the full cache, its attention recorded at every step.
   const h2o::ModelFiles files = h2o::model_files_from_options(args);
@@ -66,11 +68,11 @@ int main(int argc, char** argv) {
   const h2o::StoryTokens story = h2o::read_story(args, tokenizer, 16, config.seq_len);
   const std::vector<int>& tokens = story.tokens;  // the first story of the file, whole
   const std::size_t n = tokens.size(), L = config.n_layers, H = config.n_heads;
+  const std::string text_name = std::filesystem::path(args.text("text")).filename().string();
   // Stability compares step t with step 2t, at t = n/8, n/4 and n/2 (0-based step indices).
   const std::vector<std::size_t> early = {n / 8 - 1, n / 4 - 1, n / 2 - 1};
-  std::vector<std::size_t> snapshot_steps = early;
-  for (std::size_t t : early) snapshot_steps.push_back(2 * t + 1);
-  h2o::AttentionStatistics stats(L, H, n, snapshot_steps);
+  h2o::AttentionStatistics stats(L, H, n, {early[0], early[1], early[2], 2 * early[0] + 1,
+                                           2 * early[1] + 1, 2 * early[2] + 1});
   h2o::Decoder decoder(weights, std::make_unique<h2o::FullCachePolicy>(), n);
   decoder.set_record_attention(true);
   const std::size_t shown = std::min<std::size_t>(n, 192);  // the heatmap: the first steps
@@ -82,21 +84,10 @@ int main(int argc, char** argv) {
       for (std::size_t k = 0; k <= t; ++k) first_rows[l](t, k) = decoder.attention(l).weights(0, k);
     }
   }
-  // A model whose attention overflows (scores beyond float range) gives NaN weights: no
-  // percentage or verdict below would mean anything, so say so and stop.
-  for (std::size_t l = 0; l < L; ++l) {
-    const std::vector<double>& scores = stats.accumulated(l);
-    if (!std::isfinite(stats.sparsity(l)) ||
-        !std::all_of(scores.begin(), scores.end(), [](double v) { return std::isfinite(v); })) {
-      throw std::runtime_error("the attention of layer " + std::to_string(l) +
-                               " is not a number (its scores overflow): this model cannot be "
-                               "measured");
-    }
-  }
+  stats.require_finite();  // overflowing scores (NaN weights): one error, no meaningless numbers
   steps << "Step 1: " << std::filesystem::path(files.model).filename().string() << " ("
-        << config.describe() << ")\n        reads " << n << " tokens of "
-        << std::filesystem::path(args.text("text")).filename().string() << " with the full "
-        << "cache:\n        " << L << " layers x " << H << " heads x " << n
+        << config.describe() << ")\n        reads " << n << " tokens of " << text_name
+        << " with the full cache:\n        " << L << " layers x " << H << " heads x " << n
         << " steps of attention.\n";
 
   // Step 2: sparsity, and Step 3: concentration, layer by layer. A token's accumulated attention
@@ -129,14 +120,13 @@ int main(int argc, char** argv) {
       {"layer", "t=" + std::to_string(early[0] + 1) + " -> " + std::to_string(2 * early[0] + 2),
        "t=" + std::to_string(early[1] + 1) + " -> " + std::to_string(2 * early[1] + 2),
        "t=" + std::to_string(early[2] + 1) + " -> " + std::to_string(2 * early[2] + 2)});
-  std::size_t kept = 0, compared = 0;
+  std::size_t kept = 0;
   for (std::size_t l = 0; l < L; ++l) {
     std::vector<std::string> cells = {std::to_string(l)};
     for (std::size_t t : early) {
       const std::size_t still =
           h2o::top_k_kept(stats.snapshot(l, t), stats.snapshot(l, 2 * t + 1), k);
       kept += still;
-      compared += k;
       cells.push_back(std::to_string(still) + " of " + std::to_string(k));
     }
     stable.add(cells);
@@ -157,14 +147,38 @@ int main(int argc, char** argv) {
   steps << "\nStep 5: the heaviest hitters of layer " << most_concentrated << " (token[position]"
         << "=accumulated attention; '_' is a space)\n " << names << "\n";
 
-  // Step 6: what the numbers say, in words chosen from them.
-  const double stability = static_cast<double>(kept) / static_cast<double>(compared);
+  // Step 6: the age bias. A token at position p has been looked at by n - p steps, so the oldest
+  // collect score for longer: the mean score per tenth of the text, the same per step (OpenVINO's
+  // normalised sum), and in which tenth the heavy hitters of a 10% budget sit, over all layers.
+  const std::size_t tenths = 10;
+  const h2o::AgeProfile age = stats.mean_age_profile(tenths, 0.10);
+  h2o::Table aged({"positions", "mean score", "per step", "heavy hitters by score", "by per step"});
+  for (std::size_t j = 0; j < tenths; ++j) {
+    aged.row(std::to_string((j * n + tenths - 1) / tenths) + "-" +
+                 std::to_string(((j + 1) * n + tenths - 1) / tenths - 1),
+             fixed(age.mean_score[j], 2), fixed(age.mean_per_step[j], 4),
+             percent(age.top_share_by_sum[j]), percent(age.top_share_by_per_step[j]));
+  }
+  steps << "\nStep 6: the age bias. The text in tenths, oldest first: the mean accumulated attention "
+        << "of\n        their tokens (over the " << L << " layers), the same divided by the steps "
+        << "that looked at each\n        token, and where the heavy hitters of a 10% budget (the "
+        << "top 10% of tokens) sit\n";
+  aged.print(steps);
+  const std::string age_words =
+      "the oldest 10% of tokens take " + percent(age.top_share_by_sum[0]) +
+      " of the heavy-hitter slots (10% if age did not\n  matter); ranked by score per step "
+      "(normalised sum) they take " + percent(age.top_share_by_per_step[0]) + ", the newest 10% " +
+      percent(age.top_share_by_per_step[tenths - 1]);
+  steps << "  " << age_words << "\n";
+
+  // Step 7: what the numbers say, in words chosen from them.
+  const double stability = static_cast<double>(kept) / static_cast<double>(L * early.size() * k);
   double mean_slope = 0.0, mean_r2 = 0.0;
   for (const h2o::PowerLawFit& fit : fits) mean_slope += fit.slope / L, mean_r2 += fit.r2 / L;
   std::cout << "Lesson 10: attention is sparse and heavy hitters exist (beyond the blog)\n\n"
-            << h2o::reading_summary(std::filesystem::path(args.text("text")).filename().string(), 1,
-                                    story.stories_in_file, story.paragraphs, n, std::nullopt)
-            << "\n\nThe answer (details in steps 1-5 below)\n  sparsity: "
+            << h2o::reading_summary(text_name, 1, story.stories_in_file, story.paragraphs, n,
+                                    std::nullopt)
+            << "\n\nThe answer (details in steps 1-6 below)\n  sparsity: "
             << percent(stats.sparsity())
             << (stats.sparsity() >= 0.95 ? " - as sparse as the paper's models"
                                          : " - sparse, though less than the paper's 95%")
@@ -175,41 +189,21 @@ int main(int argc, char** argv) {
             << "\n  stability: " << percent(stability) << " of the leaders at t still lead at 2t"
             << (stability >= 0.5 ? ":\n  past attention is a fair guess of future attention.\n"
                                  : ":\n  leaders change; past attention is a weak guess here.\n")
-            << "\n"
+            << "  age bias: " << age_words << "\n\n"
             << steps.str();
 
-  // Step 7: the pictures (report/svg.hpp).
+  // Step 8: the pictures (report/attention_pictures.hpp).
   if (!pictures.empty()) {
     const std::string command = h2o::command_line(argc, argv);
-    h2o::Heatmap map;
-    map.text = {
-        "Attention of one head: query step x key position",
-        {std::filesystem::path(files.model).stem().string() + ", layer " +
-             std::to_string(most_concentrated) + ", head 0, the first " + std::to_string(shown) +
-             " tokens of " + std::filesystem::path(args.text("text")).filename().string(),
-         "vertical lines are heavy hitters: tokens that every later query looks at"},
-        command};
-    map.x_label = "key position (token index)";
-    map.y_label = "query step (token index)";
-    map.value_label = "attention weight";
-    map.values = first_rows[most_concentrated];
-    h2o::save_svg(pictures + "/attention_heatmap.svg", h2o::heatmap_svg(map));
-    h2o::LineChart chart;
-    chart.text = {"Accumulated attention against rank, every layer",
-                  {std::filesystem::path(files.model).stem().string() + " reading " +
-                   std::to_string(n) + " tokens; a straight line is a power law"},
-                  command};
-    chart.x_label = "rank of the token (1 = most attention)";
-    chart.y_label = "accumulated attention (sum of weights)";
-    chart.log_x = chart.log_y = true;
-    for (std::size_t l = 0; l < L; ++l) {
-      std::vector<double> sorted = stats.accumulated(l);
-      std::sort(sorted.rbegin(), sorted.rend());
-      std::vector<double> ranks(sorted.size());
-      for (std::size_t r = 0; r < ranks.size(); ++r) ranks[r] = static_cast<double>(r + 1);
-      chart.series.push_back({"layer " + std::to_string(l), ranks, sorted, false, false});
-    }
-    h2o::save_svg(pictures + "/rank_score.svg", h2o::line_chart_svg(chart));
+    const std::string model = std::filesystem::path(files.model).stem().string();
+    const std::string head = model + ", layer " + std::to_string(most_concentrated) +
+                             ", head 0, the first " + std::to_string(shown) + " tokens of " +
+                             text_name;
+    h2o::save_svg(pictures + "/attention_heatmap.svg",
+                  h2o::attention_heatmap_svg(first_rows[most_concentrated], head, command));
+    h2o::save_svg(pictures + "/rank_score.svg",
+                  h2o::rank_score_svg(stats.accumulated(),
+                                      model + " reading " + std::to_string(n) + " tokens", command));
     std::cout << "\nPictures written to " << pictures
               << ": attention_heatmap.svg, rank_score.svg\n";
   }

@@ -18,6 +18,7 @@
 #include "h2o/policy/cache_policy.hpp"
 #include "h2o/policy/h2o_policy.hpp"
 #include "h2o/policy/head_scores.hpp"
+#include "h2o/policy/policy_factory.hpp"
 
 namespace h2o_test {
 
@@ -39,6 +40,16 @@ inline std::vector<int> random_tokens(std::size_t n, std::size_t vocab, std::uin
   std::vector<int> tokens(n);
   for (int& t : tokens) t = static_cast<int>(rng.below(static_cast<std::uint32_t>(vocab)));
   return tokens;
+}
+
+// Every policy of the factory that evicts (all but the full cache): the property tests run them
+// all, so a new policy is tested the moment its row exists.
+inline std::vector<std::string> evicting_policy_names() {
+  std::vector<std::string> names;
+  for (const h2o::PolicyKind& kind : h2o::policy_kinds()) {
+    if (kind.evicts) names.push_back(kind.name);
+  }
+  return names;
 }
 
 // One step's attention rows, written by hand: H rows of `stride` numbers.
@@ -85,6 +96,39 @@ inline void require_bounded_caches(const h2o::Decoder& decoder, std::size_t step
           c.n_layers * 2 * c.n_kv_heads * expected_size * c.head_dim() * sizeof(float));
 }
 
+// The replay tests' loop: the decoder reads `tokens` with its attention recorded, and after each
+// step check(step, layer, g, record, cache) runs for every layer and KV head g, with the step's
+// recorded attention (over the slots before eviction) and the layer's cache after the step.
+template <class Check>
+void replay_each_head(h2o::Decoder& decoder, const std::vector<int>& tokens, Check check) {
+  decoder.set_record_attention(true);
+  const h2o::ModelConfig& c = decoder.config();
+  for (std::size_t i = 0; i < tokens.size(); ++i) {
+    decoder.forward(tokens[i]);
+    for (std::size_t l = 0; l < c.n_layers; ++l) {
+      for (std::size_t g = 0; g < c.n_kv_heads; ++g) {
+        check(i, l, g, decoder.attention(l), decoder.cache(l));
+      }
+    }
+  }
+}
+
+// A policy's score update for KV head g, replayed from the decoder's recorded attention (the
+// tests' oracle): every query head that scores g - its own group per-head, all H heads shared -
+// adds its row to `scores`, one addition per slot, in head order: the same float operations as
+// add_step_attention, so the result must equal the cache's scores exactly.
+//   record.weights (H, T) over the slots of record.positions[g]; scores (T,), updated in place.
+inline void add_recorded_attention(std::vector<float>& scores, const h2o::AttentionRecord& record,
+                                   std::size_t g, h2o::ScoringMode mode) {
+  const std::size_t n_heads = record.weights.shape()[0];
+  const std::size_t group = n_heads / record.positions.size();  // query heads per KV head
+  const std::size_t first = mode == h2o::ScoringMode::PerHead ? g * group : 0;
+  const std::size_t count = mode == h2o::ScoringMode::PerHead ? group : n_heads;
+  for (std::size_t h = first; h < first + count; ++h) {
+    for (std::size_t s = 0; s < scores.size(); ++s) scores[s] += record.weights(h, s);
+  }
+}
+
 // The blog's append-then-filter H2O, as a reference for H2OPolicy: the same scores, then
 // plan_keep's full rule (not slot_to_evict's one-victim shortcut) chooses the kept slots of every
 // KV head, and LayerKVCache::keep_per_head re-packs them in position order. It allocates every
@@ -93,12 +137,9 @@ inline void require_bounded_caches(const h2o::Decoder& decoder, std::size_t step
 class FilterRowsH2OPolicy final : public h2o::CachePolicy {
  public:
   FilterRowsH2OPolicy(h2o::CacheBudget budget, h2o::ScoringMode mode)
-      : budget_(budget), mode_(mode) {}
+      : CachePolicy(budget.total()), budget_(budget), mode_(mode) {}
   std::string name() const override { return "h2o-filter-rows"; }
   std::string describe() const override { return "H2O (filter rows), " + budget_.describe(); }
-  std::size_t max_tokens(std::size_t max_positions) const override {
-    return std::min(budget_.total(), max_positions);
-  }
   void observe(LayerKVCache& cache, const StepAttention& attention) override {
     h2o::add_step_attention(cache, attention, mode_);
   }

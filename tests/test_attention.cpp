@@ -219,8 +219,8 @@ TEST_CASE("attention refuses mismatched shapes", "[attention]") {
   CHECK_THROWS_WITH(attend(query, keys4, values_short), h2o_catch::Contains("5 keys but 4 values"));
   CHECK_NOTHROW(attend(query, keys4, values4));
   CHECK_NOTHROW(attention_output(weights5, values4));
-  // The plain-list versions too: a cache whose values were forgotten while its weights shrank.
-  const std::vector<std::vector<float>> five_rows(5, std::vector<float>{0.5f, 0.5f});
-  CHECK_THROWS_WITH(attention_output(std::vector<float>{0.25f, 0.25f, 0.25f, 0.25f}, five_rows),
+  // A cache whose values were forgotten while its weights shrank.
+  const Vector weights4 = xt::zeros<float>({4});  // (4,)
+  CHECK_THROWS_WITH(attention_output(weights4, values4),
                     "attention has 4 weights but there are 5 value rows");
 }

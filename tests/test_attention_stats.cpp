@@ -1,12 +1,15 @@
-// test_attention_stats.cpp: the definitions of sparsity, top shares, the power-law fit and
-// stability (attention_stats.hpp) on hand-made numbers, and the collector on a real decoder run.
+// test_attention_stats.cpp: the definitions of sparsity, top shares, the power-law fit,
+// stability and the age profile (attention_stats.hpp) on hand-made numbers, and the collector on
+// a real decoder run.
 #include "h2o_catch.hpp"
 #include <cmath>
 #include <memory>
+#include <stdexcept>
 #include <vector>
 
 #include "h2o/measure/attention_stats.hpp"
 #include "policy_test_support.hpp"
+#include "test_support.hpp"
 
 using namespace h2o;
 
@@ -53,6 +56,44 @@ TEST_CASE("stability counts the leaders that still lead", "[attention_stats]") {
   CHECK(top_k_positions({1, 2}, 5).size() == 2);
 }
 
+TEST_CASE("the age profile: scores along the text and where the heavy hitters sit",
+          "[attention_stats]") {
+  // T = 6 in 3 parts {0, 1} {2, 3} {4, 5}; position p was looked at by 6 - p steps.
+  //   scores    6  5  2    3  1    2
+  //   per step  1  1  0.5  1  0.5  2
+  const AgeProfile profile = age_profile({6, 5, 2, 3, 1, 2}, 3, 0.5);
+  CHECK(profile.mean_score == std::vector<double>{5.5, 2.5, 1.5});
+  CHECK(profile.mean_per_step == std::vector<double>{1.0, 0.75, 1.25});
+  // The top ceil(0.5 * 6) = 3: by sum 0, 1, 3; by sum per step 5, then the tie at 1 gives the
+  // earlier positions 0 and 1.
+  CHECK(profile.top_share_by_sum == std::vector<double>{2.0 / 3, 1.0 / 3, 0.0});
+  CHECK(profile.top_share_by_per_step == std::vector<double>{2.0 / 3, 0.0, 1.0 / 3});
+
+  // Attention spread evenly (1 / (t + 1) to each of the t + 1 tokens at step t) prefers no token,
+  // yet every heavy hitter is among the oldest tenth: the age bias, by sum and even per step
+  // (early steps shared their attention among fewer tokens).
+  const std::size_t n = 200;
+  std::vector<double> even(n, 0.0);
+  for (std::size_t t = 0; t < n; ++t) {
+    for (std::size_t p = 0; p <= t; ++p) even[p] += 1.0 / static_cast<double>(t + 1);
+  }
+  const AgeProfile aged = age_profile(even, 10, 0.1);
+  CHECK(aged.top_share_by_sum.front() == Approx(1.0));
+  CHECK(aged.top_share_by_per_step.front() == Approx(1.0));
+  for (std::size_t j = 1; j < 10; ++j) CHECK(aged.mean_score[j] < aged.mean_score[j - 1]);
+  // Every part: T / parts positions here, and the shares add up to 1.
+  double total = 0.0;
+  for (double share : age_profile(even, 7, 0.3).top_share_by_sum) total += share;
+  CHECK(total == Approx(1.0));
+
+  CHECK(h2o_test::error_of<std::invalid_argument>([] { age_profile({1, 2}, 3, 0.1); }) ==
+        "age_profile: 3 parts of 2 scores, top fraction 0.100000 (needs 1 to the number of scores, "
+        "and a fraction in (0, 1])");
+  CHECK_THROWS_AS(age_profile({1, 2}, 0, 0.1), std::invalid_argument);
+  CHECK_THROWS_AS(age_profile({1, 2}, 2, 0.0), std::invalid_argument);
+  CHECK_THROWS_AS(age_profile({1, 2}, 2, 1.5), std::invalid_argument);
+}
+
 TEST_CASE("the collector adds up a full cache's attention like shared h2o scores",
           "[attention_stats]") {
   const auto weights = h2o_test::random_model(48, 3);
@@ -81,6 +122,21 @@ TEST_CASE("the collector adds up a full cache's attention like shared h2o scores
     CHECK(at_ten == Approx(10.0).epsilon(1e-5));
   }
   CHECK_THROWS_AS(stats.snapshot(0, 5), std::out_of_range);
+  CHECK_NOTHROW(stats.require_finite());
+  // The age profile over layers: each entry the mean of the layers' own.
+  const AgeProfile mean = stats.mean_age_profile(4, 0.25);
+  for (std::size_t j = 0; j < 4; ++j) {
+    double score = 0.0, share = 0.0, share_per_step = 0.0;
+    for (std::size_t l = 0; l < c.n_layers; ++l) {
+      const AgeProfile layer = age_profile(stats.accumulated(l), 4, 0.25);
+      score += layer.mean_score[j] / c.n_layers;
+      share += layer.top_share_by_sum[j] / c.n_layers;
+      share_per_step += layer.top_share_by_per_step[j] / c.n_layers;
+    }
+    CHECK(mean.mean_score[j] == Approx(score));
+    CHECK(mean.top_share_by_sum[j] == Approx(share));
+    CHECK(mean.top_share_by_per_step[j] == Approx(share_per_step));
+  }
 
   // Without recording (or with an evicting cache) the collector refuses the step.
   Decoder silent(weights, std::make_unique<FullCachePolicy>(), 48);

@@ -24,13 +24,7 @@
 #include "policy_test_support.hpp"
 
 using namespace h2o;
-using h2o_test::CraftedAttention;
-using h2o_test::EvictionStyle;
-using h2o_test::h2o_policy_in_style;
-using h2o_test::random_model;
-using h2o_test::random_tokens;
-using h2o_test::require_bounded_caches;
-using h2o_test::score_of;
+using namespace h2o_test;  // policy_test_support.hpp
 
 namespace {
 
@@ -321,45 +315,34 @@ TEST_CASE("h2o decisions in a decoder follow plan_keep step by step", "[h2o_poli
   const std::size_t steps = 250;
   const auto weights = random_model(steps, 21);
   const ModelConfig& c = weights->config;
-  const std::size_t H = c.n_heads, G = c.n_kv_heads, group = c.heads_per_kv_head();
+  const std::size_t G = c.n_kv_heads;
   Decoder decoder(weights, h2o_policy(budget.heavy, budget.recent, mode, style));
-  decoder.set_record_attention(true);
   const std::vector<int> tokens = random_tokens(steps, c.vocab_size, 22);
   std::vector<std::vector<std::map<Position, float>>> scores(
       c.n_layers, std::vector<std::map<Position, float>>(G));  // (L, G): position -> score
 
-  for (std::size_t i = 0; i < steps; ++i) {
-    decoder.forward(tokens[i]);
-    for (std::size_t l = 0; l < c.n_layers; ++l) {
-      const AttentionRecord& record = decoder.attention(l);
-      const LayerKVCache& cache = decoder.cache(l);
-      for (std::size_t g = 0; g < G; ++g) {
-        const std::vector<Position>& slots = record.positions[g];  // (T,) before eviction
-        auto& head_scores = scores[l][g];
-        head_scores[static_cast<Position>(i)] = 0.0f;
-        REQUIRE(head_scores.size() == slots.size());
-        const std::size_t first = mode == ScoringMode::PerHead ? g * group : 0;
-        const std::size_t count = mode == ScoringMode::PerHead ? group : H;
-        for (std::size_t h = first; h < first + count; ++h) {
-          for (std::size_t s = 0; s < slots.size(); ++s) {
-            head_scores.at(slots[s]) += record.weights(h, s);
-          }
-        }
-        std::vector<float> slot_scores(slots.size());
-        for (std::size_t s = 0; s < slots.size(); ++s) slot_scores[s] = head_scores.at(slots[s]);
-        const KeepPlan plan = plan_keep(slots, slot_scores, budget);
-        std::vector<Position> expected;
-        for (std::size_t s : plan.kept) expected.push_back(slots[s]);
-        for (std::size_t s : plan.evicted) head_scores.erase(slots[s]);
+  const auto check_step = [&](std::size_t i, std::size_t l, std::size_t g,
+                              const AttentionRecord& record, const LayerKVCache& cache) {
+    const std::vector<Position>& slots = record.positions[g];  // (T,) before eviction
+    auto& head_scores = scores[l][g];
+    head_scores[static_cast<Position>(i)] = 0.0f;
+    REQUIRE(head_scores.size() == slots.size());
+    std::vector<float> slot_scores(slots.size());
+    for (std::size_t s = 0; s < slots.size(); ++s) slot_scores[s] = head_scores.at(slots[s]);
+    add_recorded_attention(slot_scores, record, g, mode);
+    for (std::size_t s = 0; s < slots.size(); ++s) head_scores.at(slots[s]) = slot_scores[s];
+    const KeepPlan plan = plan_keep(slots, slot_scores, budget);
+    std::vector<Position> expected;
+    for (std::size_t s : plan.kept) expected.push_back(slots[s]);
+    for (std::size_t s : plan.evicted) head_scores.erase(slots[s]);
 
-        INFO("step " << i << ", layer " << l << ", KV head " << g);
-        REQUIRE(cache.sorted_positions(g) == expected);
-        for (std::size_t s = 0; s < cache.size(); ++s) {
-          REQUIRE(cache.scores(g)[s] == head_scores.at(cache.positions(g)[s]));
-        }
-      }
+    INFO("step " << i << ", layer " << l << ", KV head " << g);
+    REQUIRE(cache.sorted_positions(g) == expected);
+    for (std::size_t s = 0; s < cache.size(); ++s) {
+      REQUIRE(cache.scores(g)[s] == head_scores.at(cache.positions(g)[s]));
     }
-  }
+  };
+  replay_each_head(decoder, tokens, check_step);
 }
 
 TEST_CASE("h2o eviction styles give the same logits", "[h2o_policy]") {

@@ -35,11 +35,7 @@
 
 using namespace h2o;
 using h2o_catch::Contains;
-using h2o_test::CraftedAttention;
-using h2o_test::random_model;
-using h2o_test::random_tokens;
-using h2o_test::require_bounded_caches;
-using h2o_test::score_of;
+using namespace h2o_test;  // policy_test_support.hpp
 
 namespace {
 
@@ -47,16 +43,6 @@ namespace {
 // Random decoders
 
 // (random_model and random_tokens come from policy_test_support.hpp)
-
-// Every policy of the factory that evicts (all but the full cache): the property tests run them
-// all, so a new policy is tested the moment its row exists.
-std::vector<std::string> evicting_policy_names() {
-  std::vector<std::string> names;
-  for (const PolicyKind& kind : policy_kinds()) {
-    if (kind.evicts) names.push_back(kind.name);
-  }
-  return names;
-}
 
 PolicySettings settings_of(std::size_t heavy, std::size_t recent, std::size_t sinks = 4,
                            std::uint64_t seed = 1, ScoringMode scoring = ScoringMode::PerHead) {
@@ -341,50 +327,38 @@ TEST_CASE("tova decisions in a decoder follow the recorded attention step by ste
   const std::size_t budget = 10, steps = 250;
   const auto weights = random_model(steps, 81);
   const ModelConfig& c = weights->config;
-  const std::size_t H = c.n_heads, G = c.n_kv_heads, group = c.heads_per_kv_head();
   Decoder decoder(weights, std::make_unique<TovaPolicy>(CacheBudget{0, budget}, mode));
-  decoder.set_record_attention(true);
   const std::vector<int> tokens = random_tokens(steps, c.vocab_size, 82);
   bool newest_ever_evicted = false, heads_ever_differ = false;
 
-  for (std::size_t i = 0; i < steps; ++i) {
-    decoder.forward(tokens[i]);
-    for (std::size_t l = 0; l < c.n_layers; ++l) {
-      const AttentionRecord& record = decoder.attention(l);
-      const LayerKVCache& cache = decoder.cache(l);
-      for (std::size_t g = 0; g < G; ++g) {
-        const std::vector<Position>& slots = record.positions[g];  // (T,) before eviction
-        const std::size_t first = mode == ScoringMode::PerHead ? g * group : 0;
-        const std::size_t count = mode == ScoringMode::PerHead ? group : H;
-        std::vector<float> mean(slots.size(), 0.0f);  // (T,) the sum; it ranks as the mean
-        for (std::size_t h = first; h < first + count; ++h) {
-          for (std::size_t s = 0; s < slots.size(); ++s) {
-            mean[s] += record.weights(h, s);
-          }
+  const auto check_step = [&](std::size_t i, std::size_t l, std::size_t g,
+                              const AttentionRecord& record, const LayerKVCache& cache) {
+    const std::vector<Position>& slots = record.positions[g];  // (T,) before eviction
+    // (T,) the sum over the query heads that score KV head g; it ranks as the mean
+    std::vector<float> mean(slots.size(), 0.0f);
+    add_recorded_attention(mean, record, g, mode);
+    std::vector<Position> expected = slots;
+    if (slots.size() > budget) {
+      std::size_t victim = 0;
+      for (std::size_t s = 1; s < slots.size(); ++s) {
+        if (mean[s] < mean[victim] || (mean[s] == mean[victim] && slots[s] > slots[victim])) {
+          victim = s;
         }
-        std::vector<Position> expected = slots;
-        if (slots.size() > budget) {
-          std::size_t victim = 0;
-          for (std::size_t s = 1; s < slots.size(); ++s) {
-            if (mean[s] < mean[victim] || (mean[s] == mean[victim] && slots[s] > slots[victim])) {
-              victim = s;
-            }
-          }
-          if (slots[victim] == static_cast<Position>(i)) newest_ever_evicted = true;
-          expected.erase(expected.begin() + static_cast<std::ptrdiff_t>(victim));
-        }
-        std::sort(expected.begin(), expected.end());
-
-        INFO("step " << i << ", layer " << l << ", KV head " << g);
-        REQUIRE(cache.sorted_positions(g) == expected);
-        for (std::size_t s = 0; s < cache.size(); ++s) {
-          const auto at = std::find(slots.begin(), slots.end(), cache.positions(g)[s]);
-          REQUIRE(cache.scores(g)[s] == mean[static_cast<std::size_t>(at - slots.begin())]);
-        }
-        if (cache.sorted_positions(g) != cache.sorted_positions(0)) heads_ever_differ = true;
       }
+      if (slots[victim] == static_cast<Position>(i)) newest_ever_evicted = true;
+      expected.erase(expected.begin() + static_cast<std::ptrdiff_t>(victim));
     }
-  }
+    std::sort(expected.begin(), expected.end());
+
+    INFO("step " << i << ", layer " << l << ", KV head " << g);
+    REQUIRE(cache.sorted_positions(g) == expected);
+    for (std::size_t s = 0; s < cache.size(); ++s) {
+      const auto at = std::find(slots.begin(), slots.end(), cache.positions(g)[s]);
+      REQUIRE(cache.scores(g)[s] == mean[static_cast<std::size_t>(at - slots.begin())]);
+    }
+    if (cache.sorted_positions(g) != cache.sorted_positions(0)) heads_ever_differ = true;
+  };
+  replay_each_head(decoder, tokens, check_step);
   CHECK(newest_ever_evicted);  // TOVA protects nothing, not even the token just added
   CHECK(heads_ever_differ == (mode == ScoringMode::PerHead));
 }

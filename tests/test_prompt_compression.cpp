@@ -277,6 +277,86 @@ TEST_CASE("snapkv cuts a prompt by its window's pooled votes", "[prompt-compress
   CHECK(h2o_test::score_of(cache, 0, 9) == 0.5f);
 }
 
+namespace {
+
+// The cut of a 12-token prompt, one KV head with one query head, window 2 (positions 10 and 11),
+// heavy 2, under `pooling`. Every query looks at itself; the window's queries also vote for the
+// older positions 0..9, query 10 for a cluster of three and query 11 for one token alone:
+//   votes   0  .25 .25 .25 0  0  0  0  .5 0
+// Earlier queries (not in the window) look at position 0 only: their attention does not count.
+std::vector<Position> snapkv_cut(SnapKVPooling pooling) {
+  const std::size_t n = 12;
+  SnapKVPolicy policy(CacheBudget{2, 2}, ScoringMode::PerHead, pooling);
+  LayerKVCache cache(1, 2, n);
+  const std::vector<float> zeros(2, 0.0f);
+  for (std::size_t p = 0; p < n; ++p) {
+    cache.append(zeros.data(), zeros.data(), static_cast<Position>(p));
+    std::vector<float> row(n, 0.0f);
+    if (p == 10) {
+      row[1] = row[2] = row[3] = row[10] = 0.25f;
+    } else if (p == 11) {
+      row[8] = row[11] = 0.5f;
+    } else {
+      row[0] = 0.5f;
+      row[p] += 0.5f;
+    }
+    policy.observe(cache, StepAttention{row.data(), 1, n});
+  }
+  policy.compress(cache, 4);
+  return cache.sorted_positions(0);
+}
+
+}  // namespace
+
+TEST_CASE("snapkv pools the votes by average or by maximum over an odd kernel",
+          "[prompt-compression]") {
+  // Average over 5 (written as the sum of the 5 votes, zero beyond positions 0 and 9):
+  //   pooled  .5 .75 .75 .75 .5 .25 .5 .5 .5 .5
+  // the cluster wins: the tie at .75 keeps the oldest two, positions 1 and 2.
+  CHECK(snapkv_cut({SnapKVPool::Average, 5}) == std::vector<Position>{1, 2, 10, 11});
+  // Max over 7 (the largest vote within 3 places, nothing beyond the ends):
+  //   pooled  .25 .25 .25 .25 .25 .5 .5 .5 .5 .5
+  // the lone strong vote's neighbourhood wins: of the tie at .5 the oldest two, 5 and 6.
+  CHECK(snapkv_cut({SnapKVPool::Max, 7}) == std::vector<Position>{5, 6, 10, 11});
+  // Max over 3:  .25 .25 .25 .25 .25 0 0 .5 .5 .5  ->  7 and 8.
+  CHECK(snapkv_cut({SnapKVPool::Max, 3}) == std::vector<Position>{7, 8, 10, 11});
+  // A kernel of 1 pools nothing, by either rule: 8 (.5), then 1 (the oldest .25).
+  CHECK(snapkv_cut({SnapKVPool::Average, 1}) == std::vector<Position>{1, 8, 10, 11});
+  CHECK(snapkv_cut({SnapKVPool::Max, 1}) == std::vector<Position>{1, 8, 10, 11});
+  // The default is the paper code's: average over 5.
+  CHECK(SnapKVPolicy(CacheBudget{2, 2}).pooling().pool == SnapKVPool::Average);
+  CHECK(SnapKVPolicy(CacheBudget{2, 2}).pooling().kernel == 5);
+  CHECK(snapkv_cut({}) == snapkv_cut({SnapKVPool::Average, 5}));
+  CHECK(SnapKVPolicy(CacheBudget{59, 32}, ScoringMode::PerHead, {SnapKVPool::Max, 7}).describe() ==
+        "SnapKV, heavy 59 + recent 32 = 91 tokens, window 32, max pooling over 7 positions, "
+        "per-head scores; decoding as H2O");
+}
+
+TEST_CASE("snapkv refuses a pooling kernel that is even, zero or too wide",
+          "[prompt-compression]") {
+  for (std::size_t kernel : {std::size_t{0}, std::size_t{4}, kMaxPoolKernel + 2}) {
+    INFO("kernel " << kernel);
+    const std::string message =
+        "SnapKV: the pooling kernel must be an odd number of positions from 1 to 1048575 "
+        "(centred on the token), got " + std::to_string(kernel);
+    CHECK(h2o_test::error_of<std::invalid_argument>([&] { check_pool_kernel(kernel); }) ==
+          message);
+    CHECK(h2o_test::error_of<std::invalid_argument>([&] {
+            SnapKVPolicy(CacheBudget{4, 4}, ScoringMode::PerHead, {SnapKVPool::Max, kernel});
+          }) == message);
+    PolicySettings settings = settings_for_budget("snapkv", 20);
+    settings.snapkv_pooling.kernel = kernel;
+    CHECK(h2o_test::error_of<std::invalid_argument>([&] { make_policy("snapkv", settings); }) ==
+          message);
+  }
+  CHECK_NOTHROW(check_pool_kernel(1));
+  CHECK_NOTHROW(check_pool_kernel(kMaxPoolKernel));
+  CHECK(h2o_test::error_of<std::invalid_argument>([] { parse_snapkv_pool("median"); }) ==
+        "unknown SnapKV pooling 'median' (expected avg or max)");
+  CHECK(parse_snapkv_pool(to_string(SnapKVPool::Max)) == SnapKVPool::Max);
+  CHECK(parse_snapkv_pool(to_string(SnapKVPool::Average)) == SnapKVPool::Average);
+}
+
 TEST_CASE("snapkv without a recorded prompt refuses to cut", "[prompt-compression]") {
   CHECK(h2o_test::error_of<std::invalid_argument>([] {
           SnapKVPolicy(CacheBudget{4, 0});
@@ -295,8 +375,13 @@ TEST_CASE("snapkv decodes token by token exactly as h2o", "[prompt-compression]"
   const auto weights = h2o_test::random_model(160, 73);
   const std::vector<int> tokens = h2o_test::random_tokens(150, weights->config.vocab_size, 74);
   const ScoringMode mode = GENERATE(ScoringMode::PerHead, ScoringMode::Shared);
+  // Every pooling: the default, the paper's benchmark configuration, and none.
+  const SnapKVPooling pooling = GENERATE(SnapKVPooling{}, SnapKVPooling{SnapKVPool::Max, 7},
+                                         SnapKVPooling{SnapKVPool::Max, 1});
+  INFO(pooling.describe());
   PolicySettings settings = settings_for_budget("snapkv", 20);
   settings.scoring = mode;
+  settings.snapkv_pooling = pooling;
   Decoder snapkv(weights, make_policy("snapkv", settings), 160);
   Decoder h2o(weights, make_policy("h2o", settings), 160);
   for (int token : tokens) REQUIRE(same_numbers(snapkv.forward(token), h2o.forward(token)));

@@ -104,7 +104,7 @@ TEST_CASE("the shipped model reads the hand-written stories it never saw (plain 
       std::make_shared<const h2o::DecoderWeights>(h2o::load_checkpoint(data_file("model.bin")));
   const h2o::Tokenizer tokenizer = h2o::Tokenizer::load(data_file("tokenizer.bin"), 4096);
   const std::vector<std::string> stories = h2o::split_stories(read_data("handwritten_stories.txt"));
-  REQUIRE(stories.size() == 21);  // data/README.md: five tales in 21 parts
+  REQUIRE(stories.size() == 51);  // data/README.md: five tales in 21 parts, then 30 stories
   std::size_t words = 0;
   for (const std::string& story : stories) {
     bool in_word = false;
@@ -114,7 +114,7 @@ TEST_CASE("the shipped model reads the hand-written stories it never saw (plain 
       in_word = letter;
     }
   }
-  CHECK(words >= 3000);
+  CHECK(words >= 10000);  // data/README.md: 10,116
   double nll = 0.0;
   std::size_t bytes = 0;
   for (const std::string& story : stories) {  // every part, each read whole on its own
@@ -126,6 +126,8 @@ TEST_CASE("the shipped model reads the hand-written stories it never saw (plain 
   }
   const double bits = h2o::bits_per_byte(nll, bytes);
   INFO("hand-written stories: " << bits << " bits per byte");
-  CHECK(bits < 1.85);  // data/README.md: 1.767 (the model trained on generated stories alone: 6.35)
+  // data/README.md: 2.028 (the five tales' 21 parts alone 1.767; the model trained on generated
+  // stories alone read those at 6.35)
+  CHECK(bits < 2.1);
   CHECK_FALSE(h2o::beyond_model(bits));
 }

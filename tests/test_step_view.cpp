@@ -18,8 +18,8 @@ TEST_CASE("a step view that is off writes and reads nothing", "[step_view]") {
   std::istringstream in("\n\n");
   std::ostringstream out;
   StepView view(false, in, out, true, true);
-  view.show("token 0", {"The"}, {0}, {1.0f}, kBudget);
-  view.pause("token 1");
+  view.show("token 0", {{"cache", {"The"}, {0}, {1.0f}}}, kBudget);
+  view.show("token 1", {}, kBudget);
   CHECK(out.str().empty());
   CHECK(in.tellg() == 0);  // no Enter was read
 }
@@ -29,9 +29,11 @@ TEST_CASE("a step view names every token's role and the evicted one in words", "
   std::ostringstream out;
   StepView view(true, in, out, false, false);
   // Four tokens fill the budget of 2 + 2; at the next token "sat" has left (the lesson evicted it).
-  view.show("token 3", {"The", "cat", "sat", "because"}, {0, 1, 2, 3}, {1.5f, 2.0f, 0.3f, 0.2f},
+  view.show("token 3",
+            {{"cache", {"The", "cat", "sat", "because"}, {0, 1, 2, 3}, {1.5f, 2.0f, 0.3f, 0.2f}}},
             kBudget);
-  view.show("token 4", {"The", "cat", "because", "it"}, {0, 1, 3, 4}, {1.6f, 2.1f, 0.4f, 0.3f},
+  view.show("token 4",
+            {{"cache", {"The", "cat", "because", "it"}, {0, 1, 3, 4}, {1.6f, 2.1f, 0.4f, 0.3f}}},
             kBudget);
   const std::string text = out.str();
   CHECK(text.find("\ntoken 3\n") != std::string::npos);
@@ -52,7 +54,8 @@ TEST_CASE("a step view colours roles only when asked, and clears the screen afte
   std::istringstream in("\n");
   std::ostringstream out;
   StepView view(true, in, out, true, true);
-  view.show("token 0", {"The", "cat", "sat"}, {0, 1, 2}, {1.0f, 0.5f, 0.2f}, CacheBudget(1, 2));
+  view.show("token 0", {{"cache", {"The", "cat", "sat"}, {0, 1, 2}, {1.0f, 0.5f, 0.2f}}},
+            CacheBudget(1, 2));
   const std::string text = out.str();
   CHECK(text.find("\x1b[1;30;43mThe@0 1.00\x1b[0m") != std::string::npos);  // heavy
   CHECK(text.find("\x1b[30;46mcat@1 0.50\x1b[0m") != std::string::npos);    // recent
@@ -64,10 +67,10 @@ TEST_CASE("q or the end of the input stops stepping", "[step_view]") {
     std::istringstream in(input);
     std::ostringstream out;
     StepView view(true, in, out, false, false);
-    view.show("token 0", {"a"}, {0}, {1.0f}, kBudget);
+    view.show("token 0", {{"cache", {"a"}, {0}, {1.0f}}}, kBudget);
     CHECK(view.on() == false);
     const std::size_t length = out.str().size();
-    view.show("token 1", {"a", "b"}, {0, 1}, {1.0f, 0.5f}, kBudget);  // draws nothing more
+    view.show("token 1", {{"cache", {"a", "b"}, {0, 1}, {1.0f, 0.5f}}}, kBudget);  // nothing more
     CHECK(out.str().size() == length);
   }
 }
@@ -84,8 +87,7 @@ TEST_CASE("a step view draws every head of a layer cache and wraps at 100 column
   std::istringstream in("\n");
   std::ostringstream out;
   StepView view(true, in, out, false, false);
-  view.rows("per-head", cache, CacheBudget(14, 16));
-  view.pause("token 29");
+  view.show("token 29", cache_rows("per-head", cache), CacheBudget(14, 16));
   std::istringstream lines(out.str());
   std::string line;
   std::size_t heads = 0, widest = 0;
@@ -103,10 +105,17 @@ TEST_CASE("tokens known by position only show as #position", "[step_view]") {
   std::ostringstream out;
   StepView view(true, in, out, false, false);
   const Vector scores = {0.5f, 2.0f, 0.25f};  // (T,) in slot order, not position order
-  view.row("head 0", {7, 3, 9}, scores, CacheBudget(1, 1));
-  view.pause("token 9");
+  view.show("token 9", {cache_row("head 0", {7, 3, 9}, scores)}, CacheBudget(1, 1));
   // Over budget here (3 > 2): the rule keeps #9 (recent) and #3 (the higher score), so #7 is
   // shown as evicted.
   CHECK(out.str().find("  head 0       heavy: #3 2.00 | recent: #9 0.25 | evicted: #7 0.50\n") !=
         std::string::npos);
+}
+
+TEST_CASE("a row whose words do not match its positions is refused", "[step_view]") {
+  std::istringstream in("\n");
+  std::ostringstream out;
+  StepView view(true, in, out, false, false);
+  CHECK_THROWS_WITH(view.show("token 1", {{"cache", {"The"}, {0, 1}, {1.0f, 0.5f}}}, kBudget),
+                    "StepView: row 'cache' has 1 words for 2 positions");
 }

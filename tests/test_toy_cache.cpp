@@ -1,7 +1,8 @@
 // Tests for rows.hpp (take, append_row) and toy_cache.hpp (the blog's append-then-filter cache):
 // the blog's numbers, bad input, seeded online runs in which every row must stay aligned, and the
 // library's preallocated H2O making the same decisions as the toy cache online (lesson 04's loop),
-// and a cache grown with append_row attending like recomputing every key and value (lesson 06).
+// and a cache grown with append_row attending like recomputing every key and value (lesson 06);
+// tensor_cache.hpp, the same cache with tensors, against the toy cache row for row.
 #include <algorithm>
 #include "h2o_catch.hpp"
 #include <cstddef>
@@ -17,6 +18,7 @@
 #include "h2o/base/rows.hpp"
 #include "h2o/cache/kv_cache.hpp"
 #include "h2o/cache/selection.hpp"
+#include "h2o/cache/tensor_cache.hpp"
 #include "h2o/cache/toy_cache.hpp"
 #include "h2o/policy/h2o_policy.hpp"
 
@@ -44,11 +46,17 @@ Row value_for(Position p, std::size_t head_dim) {
 
 std::string word_for(Position p) { return "w" + std::to_string(p); }
 
+// softmax of a plain list (the library's in-place softmax on a copy): positive, sums to 1.
+std::vector<float> softmax_of(std::vector<float> logits) {
+  h2o::softmax_inplace(logits.data(), logits.size());
+  return logits;
+}
+
 // Random attention over n tokens: positive, sums to 1.
 std::vector<float> random_attention(h2o::Rng& rng, std::size_t n) {
   std::vector<float> logits(n);
   for (float& x : logits) x = rng.uniform(-2.0f, 2.0f);
-  return h2o::softmax(logits);
+  return softmax_of(logits);
 }
 
 }  // namespace
@@ -241,7 +249,7 @@ TEST_CASE("toy cache the handbook demonstration keeps the boosted positions as h
         logits[s] = rng.uniform();
         if (cache.positions[s] == 5 || cache.positions[s] == 10) logits[s] += 2.0f;
       }
-      const std::vector<float> attention = h2o::softmax(logits);
+      const std::vector<float> attention = softmax_of(logits);
       for (std::size_t s = 0; s < cache.size(); ++s) cache.h2o_scores[s] += attention[s] / n_heads;
     }
     if (cache.size() > budget.total()) {
@@ -337,4 +345,60 @@ TEST_CASE("a cache built with append_row attends like recomputing every key and 
     CHECK(xt::allclose(cached.weights, recomputed.weights, 1e-5, 1e-6));
     CHECK(xt::allclose(cached.output, recomputed.output, 1e-5, 1e-6));
   }
+}
+
+namespace {
+h2o::Vector to_vector(const Row& row) {
+  h2o::Vector v = h2o::Vector::from_shape({row.size()});  // (D,)
+  std::copy(row.begin(), row.end(), v.begin());
+  return v;
+}
+}  // namespace
+
+TEST_CASE("the tensor cache keeps the same rows as the toy cache", "[toy_cache]") {
+  // Lesson 04's loop on the plain-list cache and on the tensor cache (lessons 07 and 08), fed the
+  // same rows and attention: after every step the same positions, keys, values and scores, bit for
+  // bit (the same float additions).
+  const auto seed = GENERATE(range(1, 51));
+  CAPTURE(seed);
+  h2o::Rng rng(static_cast<std::uint64_t>(seed));
+  const std::size_t heavy = rng.below(4), recent = 1 + rng.below(4), head_dim = 1 + rng.below(4);
+  const h2o::CacheBudget budget(heavy, recent);
+  ToyKVCache toy;
+  h2o::TensorKVCache tensor(head_dim);
+  for (Position p = 0; p < 40; ++p) {
+    toy.append(word_for(p), p, key_for(p, head_dim), value_for(p, head_dim));
+    tensor.append(to_vector(key_for(p, head_dim)), to_vector(value_for(p, head_dim)), p);
+    const std::vector<float> attention = random_attention(rng, toy.size());
+    h2o::accumulate_attention(toy.h2o_scores, attention);
+    tensor.h2o_scores = tensor.h2o_scores + to_vector(attention);
+    if (toy.size() > budget.total()) {
+      toy.keep(h2o::plan_keep(toy.positions, toy.h2o_scores, budget).kept);
+      tensor.keep(h2o::plan_keep(tensor.positions, tensor.h2o_scores, budget).kept);
+    }
+    REQUIRE(tensor.positions == toy.positions);
+    REQUIRE(tensor.size() == toy.size());
+    REQUIRE(tensor.kv_numbers() == toy.kv_numbers());
+    for (std::size_t r = 0; r < toy.size(); ++r) {
+      REQUIRE(tensor.h2o_scores(r) == toy.h2o_scores[r]);
+      for (std::size_t d = 0; d < head_dim; ++d) {
+        REQUIRE(tensor.key_cache(r, d) == toy.key_cache[r][d]);
+        REQUIRE(tensor.value_cache(r, d) == toy.value_cache[r][d]);
+      }
+    }
+  }
+}
+
+TEST_CASE("the tensor cache refuses bad rows and indices and stays as it was", "[toy_cache]") {
+  CHECK_THROWS_AS(h2o::TensorKVCache(0), std::invalid_argument);
+  h2o::TensorKVCache cache(2);
+  cache.append(h2o::Vector{0.1f, 0.2f}, h2o::Vector{0.7f, 0.8f}, 0);
+  CHECK_THROWS_WITH(cache.append(h2o::Vector{1.1f, 1.2f}, h2o::Vector{1.7f}, 1),
+                    "TensorKVCache::append: key and value need 2 numbers each, got 2 and 1");
+  CHECK_THROWS_AS(cache.keep({0, 1}), std::out_of_range);
+  CHECK(cache.size() == 1);
+  CHECK(cache.key_cache.shape()[0] == 1);
+  CHECK(cache.value_cache.shape()[0] == 1);
+  CHECK(cache.h2o_scores.size() == 1);
+  CHECK(cache.kv_numbers() == 4);
 }

@@ -16,7 +16,11 @@ ArgParser& add_scoring_options(ArgParser& args) {
       .add_option("h2o-score", "RULE", to_string(defaults.h2o_score),
                   "h2o: rank tokens by sum, or normalised-sum (per step cached)")
       .add_option("start-area", "N", std::to_string(defaults.start_area),
-                  "h2o: first N positions never evicted (out of the heavy part)");
+                  "h2o: first N positions never evicted (out of the heavy part)")
+      .add_option("snapkv-pool", "P", to_string(defaults.snapkv_pooling.pool),
+                  "snapkv: pool a prompt's votes by avg or max (paper's runs: max)")
+      .add_option("snapkv-kernel", "K", std::to_string(defaults.snapkv_pooling.kernel),
+                  "snapkv: pooling kernel, an odd number of positions (paper's runs: 7)");
 }
 
 std::string policy_list_help() {
@@ -37,6 +41,10 @@ void read_scoring_options(const ArgParser& args, PolicySettings& settings) {
   try {
     settings.scoring = parse_scoring_choice(args.text("scoring"));
     settings.h2o_score = parse_h2o_score(args.text("h2o-score"));
+    settings.snapkv_pooling.pool = parse_snapkv_pool(args.text("snapkv-pool"));
+    settings.snapkv_pooling.kernel = static_cast<std::size_t>(
+        args.integer("snapkv-kernel", 1, static_cast<long long>(kMaxPoolKernel)));
+    check_pool_kernel(settings.snapkv_pooling.kernel);
   } catch (const std::invalid_argument& e) {
     throw UsageError(e.what());
   }

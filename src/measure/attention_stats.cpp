@@ -69,6 +69,41 @@ std::size_t top_k_kept(const std::vector<double>& before, const std::vector<doub
   }));
 }
 
+AgeProfile age_profile(const std::vector<double>& scores, std::size_t parts, double top_fraction) {
+  const std::size_t n = scores.size();
+  if (parts == 0 || parts > n || !(top_fraction > 0.0 && top_fraction <= 1.0)) {
+    throw std::invalid_argument("age_profile: " + std::to_string(parts) + " parts of " +
+                                std::to_string(n) + " scores, top fraction " +
+                                std::to_string(top_fraction) +
+                                " (needs 1 to the number of scores, and a fraction in (0, 1])");
+  }
+  std::vector<double> per_step(n);  // (T,) each score divided by the steps that looked at it
+  for (std::size_t p = 0; p < n; ++p) per_step[p] = scores[p] / static_cast<double>(n - p);
+  AgeProfile profile;
+  profile.mean_score.assign(parts, 0.0);
+  profile.mean_per_step.assign(parts, 0.0);
+  std::vector<std::size_t> size(parts, 0);
+  auto part_of = [&](std::size_t p) { return p * parts / n; };
+  for (std::size_t p = 0; p < n; ++p) {
+    profile.mean_score[part_of(p)] += scores[p];
+    profile.mean_per_step[part_of(p)] += per_step[p];
+    ++size[part_of(p)];
+  }
+  for (std::size_t j = 0; j < parts; ++j) {
+    profile.mean_score[j] /= static_cast<double>(size[j]);
+    profile.mean_per_step[j] /= static_cast<double>(size[j]);
+  }
+  const auto k = static_cast<std::size_t>(std::ceil(top_fraction * static_cast<double>(n)));
+  auto shares = [&](const std::vector<double>& ranked_by) {
+    std::vector<double> share(parts, 0.0);
+    for (std::size_t p : top_k_positions(ranked_by, k)) share[part_of(p)] += 1.0 / k;
+    return share;
+  };
+  profile.top_share_by_sum = shares(scores);
+  profile.top_share_by_per_step = shares(per_step);
+  return profile;
+}
+
 AttentionStatistics::AttentionStatistics(std::size_t n_layers, std::size_t n_heads,
                                          std::size_t max_steps,
                                          std::vector<std::size_t> snapshot_steps,
@@ -132,6 +167,37 @@ const std::vector<double>& AttentionStatistics::snapshot(std::size_t layer,
     throw std::out_of_range("AttentionStatistics: no snapshot after step " + std::to_string(step));
   }
   return snapshots_[layer][index];
+}
+
+AgeProfile AttentionStatistics::mean_age_profile(std::size_t parts, double top_fraction) const {
+  AgeProfile mean;
+  for (std::vector<double>* entry : {&mean.mean_score, &mean.mean_per_step, &mean.top_share_by_sum,
+                                     &mean.top_share_by_per_step}) {
+    entry->assign(parts, 0.0);
+  }
+  const auto L = static_cast<double>(layers());
+  for (const std::vector<double>& scores : accumulated_) {
+    const AgeProfile layer = age_profile(scores, parts, top_fraction);
+    for (std::size_t j = 0; j < parts; ++j) {
+      mean.mean_score[j] += layer.mean_score[j] / L;
+      mean.mean_per_step[j] += layer.mean_per_step[j] / L;
+      mean.top_share_by_sum[j] += layer.top_share_by_sum[j] / L;
+      mean.top_share_by_per_step[j] += layer.top_share_by_per_step[j] / L;
+    }
+  }
+  return mean;
+}
+
+void AttentionStatistics::require_finite() const {
+  for (std::size_t l = 0; l < layers(); ++l) {
+    const std::vector<double>& scores = accumulated_[l];
+    if (!std::isfinite(sparsity(l)) ||
+        !std::all_of(scores.begin(), scores.end(), [](double v) { return std::isfinite(v); })) {
+      throw std::runtime_error("the attention of layer " + std::to_string(l) +
+                               " is not a number (its scores overflow): this model cannot be "
+                               "measured");
+    }
+  }
 }
 
 }  // namespace h2o

@@ -1,6 +1,5 @@
 #include "h2o/policy/h2o_policy.hpp"
 
-#include <algorithm>
 #include <stdexcept>
 
 namespace h2o {
@@ -14,7 +13,8 @@ H2OScore parse_h2o_score(const std::string& text) {
 }
 
 H2OPolicy::H2OPolicy(CacheBudget budget, ScoringMode mode, H2OScore score, std::size_t start_area)
-    : budget_(budget),
+    : CachePolicy(budget.total()),
+      budget_(budget),
       mode_(mode),
       score_(score),
       rule_{budget.recent, start_area, score == H2OScore::NormalisedSum} {
@@ -32,10 +32,6 @@ std::string H2OPolicy::describe() const {
     text += ", the first " + std::to_string(rule_.start_area) + " of the heavy slots protected";
   }
   return text;
-}
-
-std::size_t H2OPolicy::max_tokens(std::size_t max_positions) const {
-  return std::min(budget_.total(), max_positions);
 }
 
 void H2OPolicy::observe(LayerKVCache& cache, const StepAttention& attention) {

@@ -1,19 +1,14 @@
 #include "h2o/policy/knorm_policy.hpp"
 
-#include <algorithm>
 #include <cmath>
 
 namespace h2o {
 
 KeyNormPolicy::KeyNormPolicy(CacheBudget budget)
-    : budget_(budget), rule_{budget.recent, 0, false} {}
+    : CachePolicy(budget.total()), budget_(budget), rule_{budget.recent, 0, false} {}
 
 std::string KeyNormPolicy::describe() const {
   return "key norm, " + budget_.describe() + ", the longest keys evicted";
-}
-
-std::size_t KeyNormPolicy::max_tokens(std::size_t max_positions) const {
-  return std::min(budget_.total(), max_positions);
 }
 
 double key_norm(const float* key, std::size_t head_dim) {

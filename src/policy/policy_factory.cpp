@@ -103,7 +103,8 @@ const std::vector<PolicyEntry>& policy_table() {
         // Decoding it ranks as H2O does, so what it keeps besides the window are heavy hitters.
         kPerHead, /*evicts=*/true, /*protects_newest=*/true, "heavy hitter", last_recent},
        [](const Settings& s) {
-         return std::make_unique<SnapKVPolicy>(CacheBudget{s.heavy, s.recent}, *s.scoring);
+         return std::make_unique<SnapKVPolicy>(CacheBudget{s.heavy, s.recent}, *s.scoring,
+                                              s.snapkv_pooling);
        },
        [](Settings s, std::size_t tokens) {
          s.recent = std::min(SnapKVPolicy::kPaperWindow, tokens - tokens / 2);

@@ -1,6 +1,5 @@
 #include "h2o/policy/random_eviction_policy.hpp"
 
-#include <algorithm>
 #include <stdexcept>
 
 #include "h2o/cache/selection.hpp"
@@ -8,15 +7,11 @@
 namespace h2o {
 
 RandomEvictionPolicy::RandomEvictionPolicy(CacheBudget budget, std::uint64_t seed)
-    : budget_(budget.total()), recent_(budget.recent), seed_(seed) {}
+    : CachePolicy(budget.total()), budget_(budget.total()), recent_(budget.recent), seed_(seed) {}
 
 std::string RandomEvictionPolicy::describe() const {
   return "random eviction, " + std::to_string(budget_) + " tokens, the last " +
          std::to_string(recent_) + " protected, seed " + std::to_string(seed_);
-}
-
-std::size_t RandomEvictionPolicy::max_tokens(std::size_t max_positions) const {
-  return std::min(budget_, max_positions);
 }
 
 Rng& RandomEvictionPolicy::draws_for(const LayerKVCache& cache, bool new_sequence) {

@@ -1,13 +1,12 @@
 #include "h2o/policy/sink_window_policy.hpp"
 
-#include <algorithm>
 #include <limits>
 #include <stdexcept>
 
 namespace h2o {
 
 SinkWindowPolicy::SinkWindowPolicy(std::size_t sinks, std::size_t recent)
-    : sinks_(sinks), recent_(recent) {
+    : CachePolicy(sinks + recent), sinks_(sinks), recent_(recent) {
   if (recent_ == 0) {
     throw std::invalid_argument(
         "attention sinks: recent must be at least 1 (the budget sinks + recent must hold more "
@@ -21,10 +20,6 @@ SinkWindowPolicy::SinkWindowPolicy(std::size_t sinks, std::size_t recent)
 std::string SinkWindowPolicy::describe() const {
   return "attention sinks " + std::to_string(sinks_) + " + recent " + std::to_string(recent_) +
          " = " + std::to_string(budget()) + " tokens (StreamingLLM)";
-}
-
-std::size_t SinkWindowPolicy::max_tokens(std::size_t max_positions) const {
-  return std::min(budget(), max_positions);
 }
 
 void SinkWindowPolicy::choose_victims(LayerKVCache& cache, std::size_t* victims) {

@@ -4,14 +4,11 @@
 
 namespace h2o {
 
-SlidingWindowPolicy::SlidingWindowPolicy(CacheBudget budget) : window_(budget.total()) {}
+SlidingWindowPolicy::SlidingWindowPolicy(CacheBudget budget)
+    : CachePolicy(budget.total()), window_(budget.total()) {}
 
 std::string SlidingWindowPolicy::describe() const {
   return "sliding window, last " + std::to_string(window_) + " tokens";
-}
-
-std::size_t SlidingWindowPolicy::max_tokens(std::size_t max_positions) const {
-  return std::min(window_, max_positions);
 }
 
 void SlidingWindowPolicy::choose_victims(LayerKVCache& cache, std::size_t* victims) {

@@ -8,8 +8,31 @@
 
 namespace h2o {
 
-SnapKVPolicy::SnapKVPolicy(CacheBudget budget, ScoringMode mode)
-    : budget_(budget), mode_(mode), decoding_(budget, mode) {
+std::string to_string(SnapKVPool pool) { return pool == SnapKVPool::Max ? "max" : "avg"; }
+
+SnapKVPool parse_snapkv_pool(const std::string& text) {
+  if (text == "avg") return SnapKVPool::Average;
+  if (text == "max") return SnapKVPool::Max;
+  throw std::invalid_argument("unknown SnapKV pooling '" + text + "' (expected avg or max)");
+}
+
+std::string SnapKVPooling::describe() const {
+  return std::string(pool == SnapKVPool::Max ? "max" : "average") + " pooling over " +
+         std::to_string(kernel) + (kernel == 1 ? " position" : " positions");
+}
+
+void check_pool_kernel(std::size_t kernel) {
+  if (kernel % 2 == 0 || kernel > kMaxPoolKernel) {
+    throw std::invalid_argument("SnapKV: the pooling kernel must be an odd number of positions from "
+                                "1 to " + std::to_string(kMaxPoolKernel) +
+                                " (centred on the token), got " + std::to_string(kernel));
+  }
+}
+
+SnapKVPolicy::SnapKVPolicy(CacheBudget budget, ScoringMode mode, SnapKVPooling pooling)
+    : CachePolicy(budget.total()), budget_(budget), mode_(mode), pooling_(pooling),
+      decoding_(budget, mode) {
+  check_pool_kernel(pooling.kernel);
   if (budget.recent == 0) {
     throw std::invalid_argument(
         "SnapKV: the observation window (recent) must be at least 1 token: its queries score the "
@@ -19,11 +42,7 @@ SnapKVPolicy::SnapKVPolicy(CacheBudget budget, ScoringMode mode)
 
 std::string SnapKVPolicy::describe() const {
   return "SnapKV, " + budget_.describe() + ", window " + std::to_string(budget_.recent) + ", " +
-         to_string(mode_) + " scores; decoding as H2O";
-}
-
-std::size_t SnapKVPolicy::max_tokens(std::size_t max_positions) const {
-  return std::min(budget_.total(), max_positions);
+         pooling_.describe() + ", " + to_string(mode_) + " scores; decoding as H2O";
 }
 
 void SnapKVPolicy::after_attention(LayerKVCache& cache, const StepAttention& attention) {
@@ -94,7 +113,8 @@ void SnapKVPolicy::compress(LayerKVCache& cache, std::size_t keep) {
       for (const float* row : rows) vote += row[g * S + s];
       scores[s] = vote;
     }
-    // Step 2: the older tokens' votes pooled over their neighbours in position order.
+    // Step 2: the older tokens' votes pooled over their neighbours in position order: the sum
+    // (an average times K) or the largest of the votes within K / 2 places on either side.
     const Position first_window = first_recent_position(positions, n, w);
     std::vector<std::size_t> older;  // slots of the older tokens, by position
     for (std::size_t s = 0; s < n; ++s) {
@@ -103,13 +123,14 @@ void SnapKVPolicy::compress(LayerKVCache& cache, std::size_t keep) {
     std::sort(older.begin(), older.end(),
               [&](std::size_t a, std::size_t b) { return positions[a] < positions[b]; });
     std::vector<float> pooled(scores, scores + n);  // the window's own entries are protected
-    const std::size_t half = kPoolKernel / 2;
+    const std::size_t half = pooling_.kernel / 2;
     for (std::size_t j = 0; j < older.size(); ++j) {
-      float sum = 0.0f;
+      float sum = 0.0f, largest = 0.0f;  // votes are attention weights: never below 0
       for (std::size_t i = j >= half ? j - half : 0; i <= j + half && i < older.size(); ++i) {
         sum += scores[older[i]];
+        largest = std::max(largest, scores[older[i]]);
       }
-      pooled[older[j]] = sum;
+      pooled[older[j]] = pooling_.pool == SnapKVPool::Max ? largest : sum;
     }
     // Step 3: the window plus the best pooled votes, by selection.hpp's rule.
     const std::vector<Position> slot_positions(positions, positions + n);

@@ -8,15 +8,11 @@
 namespace h2o {
 
 TovaPolicy::TovaPolicy(CacheBudget budget, ScoringMode mode)
-    : budget_(budget.total()), mode_(mode) {}
+    : CachePolicy(budget.total()), budget_(budget.total()), mode_(mode) {}
 
 std::string TovaPolicy::describe() const {
   return "TOVA, " + std::to_string(budget_) + " tokens, lowest current attention evicted, " +
          to_string(mode_) + " scores";
-}
-
-std::size_t TovaPolicy::max_tokens(std::size_t max_positions) const {
-  return std::min(budget_, max_positions);
 }
 
 void TovaPolicy::observe(LayerKVCache& cache, const StepAttention& attention) {

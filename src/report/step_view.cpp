@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <iostream>
 #include <numeric>
+#include <stdexcept>
 
 #include "h2o/base/format.hpp"
 #include "h2o/cache/selection.hpp"
@@ -65,10 +66,47 @@ StepView::StepView(bool on)
 StepView::StepView(bool on, std::istream& in, std::ostream& out, bool color, bool clear_screen)
     : on_(on), in_(in), out_(out), color_(color), clear_screen_(clear_screen) {}
 
-void StepView::row(const std::string& label, const std::vector<std::string>& words,
-                   const std::vector<Position>& positions, const std::vector<float>& scores,
-                   const CacheBudget& budget) {
+CacheRow cache_row(const std::string& label, const std::vector<Position>& positions,
+                   const Vector& scores) {
+  return {label, {}, positions, std::vector<float>(scores.begin(), scores.end())};
+}
+
+std::vector<CacheRow> cache_rows(const std::string& label, const LayerKVCache& cache) {
+  std::vector<CacheRow> rows;
+  for (std::size_t g = 0; g < cache.n_kv_heads(); ++g) {
+    const std::vector<Position> positions(cache.positions(g), cache.positions(g) + cache.size());
+    const std::vector<float> scores(cache.scores(g), cache.scores(g) + cache.size());
+    rows.push_back({label + " head " + std::to_string(g), {}, positions, scores});
+  }
+  return rows;
+}
+
+void StepView::show(const std::string& heading, const std::vector<CacheRow>& frame,
+                    const CacheBudget& budget) {
   if (!on_) return;
+  std::vector<std::string> lines;
+  for (const CacheRow& row : frame) {
+    for (const std::string& line : row_lines(row, budget)) lines.push_back(line);
+  }
+  // The heading, then what the roles mean, in words (styled as the tokens are).
+  out_ << "\n" << heading << "\n";
+  const std::vector<Piece> legend = {{"  heavy", kHeavyStyle}, {"= kept for its score,", nullptr},
+                                     {"recent", kRecentStyle}, {"= among the newest,", nullptr},
+                                     {"evicted", kEvictedStyle}, {"= left at this token", nullptr}};
+  out_ << lay_out(legend, color_, "  ").front() << "\n";
+  for (const std::string& line : lines) out_ << line << "\n";
+  wait_for_enter();
+}
+
+std::vector<std::string> StepView::row_lines(const CacheRow& row, const CacheBudget& budget) {
+  const std::vector<Position>& positions = row.positions;
+  const std::vector<float>& scores = row.scores;
+  if (!row.words.empty() && row.words.size() != positions.size()) {
+    throw std::invalid_argument("StepView: row '" + row.label + "' has " +
+                                std::to_string(row.words.size()) + " words for " +
+                                std::to_string(positions.size()) + " positions");
+  }
+  const auto word = [&](std::size_t i) { return row.words.empty() ? "" : row.words[i]; };
   // Roles by the selection rule itself; then every token in position order.
   const KeepPlan plan = plan_keep(positions, scores, budget);
   std::vector<std::size_t> order(positions.size());
@@ -79,7 +117,7 @@ void StepView::row(const std::string& label, const std::vector<std::string>& wor
     return word.empty() ? "#" + std::to_string(p) : word + "@" + std::to_string(p);
   };
   const auto token = [&](std::size_t i) {
-    return name(words[i], positions[i]) + " " + fixed(scores[i], 2);
+    return name(word(i), positions[i]) + " " + fixed(scores[i], 2);
   };
   std::vector<Piece> heavy = {{"heavy:", nullptr}}, recent = {{"| recent:", nullptr}};
   std::vector<Piece> evicted = {{"| evicted:", nullptr}};
@@ -96,10 +134,10 @@ void StepView::row(const std::string& label, const std::vector<std::string>& wor
       evicted.push_back({token(i), kEvictedStyle});
       continue;
     }
-    now.push_back({words[i], positions[i]});
+    now.push_back({word(i), positions[i]});
   }
   // Whatever the row's previous frame held and this one does not left at this token.
-  for (const Shown& old : before_[label]) {
+  for (const Shown& old : before_[row.label]) {
     const bool kept = std::any_of(now.begin(), now.end(),
                                   [&](const Shown& s) { return s.position == old.position; });
     if (!kept) evicted.push_back({name(old.word, old.position), kEvictedStyle});
@@ -107,45 +145,16 @@ void StepView::row(const std::string& label, const std::vector<std::string>& wor
   if (heavy.size() == 1) heavy.push_back({"-", nullptr});
   if (recent.size() == 1) recent.push_back({"-", nullptr});
   if (evicted.size() == 1) evicted.push_back({"-", nullptr});
-  before_[label] = now;
+  before_[row.label] = now;
 
-  std::vector<Piece> pieces = {{"  " + pad_right(label, 12), nullptr}};
+  std::vector<Piece> pieces = {{"  " + pad_right(row.label, 12), nullptr}};
   for (const auto* group : {&heavy, &recent, &evicted}) {
     pieces.insert(pieces.end(), group->begin(), group->end());
   }
-  for (const std::string& line : lay_out(pieces, color_, std::string(15, ' '))) {
-    lines_.push_back(line);
-  }
+  return lay_out(pieces, color_, std::string(15, ' '));
 }
 
-void StepView::row(const std::string& label, const std::vector<Position>& positions,
-                   const Vector& scores, const CacheBudget& budget) {
-  if (!on_) return;
-  row(label, std::vector<std::string>(positions.size()), positions,
-      std::vector<float>(scores.begin(), scores.end()), budget);
-}
-
-void StepView::rows(const std::string& label, const LayerKVCache& cache,
-                    const CacheBudget& budget) {
-  if (!on_) return;
-  for (std::size_t g = 0; g < cache.n_kv_heads(); ++g) {
-    const std::vector<Position> positions(cache.positions(g), cache.positions(g) + cache.size());
-    const std::vector<float> scores(cache.scores(g), cache.scores(g) + cache.size());
-    row(label + " head " + std::to_string(g), std::vector<std::string>(positions.size()),
-        positions, scores, budget);
-  }
-}
-
-void StepView::pause(const std::string& heading) {
-  if (!on_) return;
-  // The heading, then what the roles mean, in words (styled as the tokens are).
-  out_ << "\n" << heading << "\n";
-  const std::vector<Piece> legend = {{"  heavy", kHeavyStyle}, {"= kept for its score,", nullptr},
-                                     {"recent", kRecentStyle}, {"= among the newest,", nullptr},
-                                     {"evicted", kEvictedStyle}, {"= left at this token", nullptr}};
-  out_ << lay_out(legend, color_, "  ").front() << "\n";
-  for (const std::string& line : lines_) out_ << line << "\n";
-  lines_.clear();
+void StepView::wait_for_enter() {
   out_ << "  [Enter] next token, q [Enter] stop stepping " << std::flush;
   std::string answer;
   if (!std::getline(in_, answer) || answer == "q" || answer == "Q") {
@@ -154,19 +163,6 @@ void StepView::pause(const std::string& heading) {
     return;
   }
   if (clear_screen_) out_ << "\x1b[H\x1b[2J" << std::flush;
-}
-
-void StepView::show(const std::string& heading, const std::vector<std::string>& words,
-                    const std::vector<Position>& positions, const std::vector<float>& scores,
-                    const CacheBudget& budget) {
-  row("cache", words, positions, scores, budget);
-  pause(heading);
-}
-
-void StepView::show(const std::string& heading, const std::vector<Position>& positions,
-                    const Vector& scores, const CacheBudget& budget) {
-  row("cache", positions, scores, budget);
-  pause(heading);
 }
 
 }  // namespace h2o

@@ -6,6 +6,8 @@
 //                      paper's way, policy_factory.hpp; the default) (head_scores.hpp)
 //   --h2o-score RULE   h2o: sum or normalised-sum (h2o_policy.hpp)
 //   --start-area N     h2o: the first N positions are never evicted (taken out of the heavy part)
+//   --snapkv-pool P    snapkv: pool the prompt's votes by avg or max (snapkv_policy.hpp)
+//   --snapkv-kernel K  snapkv: over K positions (odd)
 #pragma once
 
 #include "h2o/app/cli.hpp"
@@ -13,7 +15,7 @@
 
 namespace h2o {
 
-// Adds the three options, with PolicySettings' defaults. Returns the parser.
+// Adds the five options, with PolicySettings' defaults. Returns the parser.
 ArgParser& add_scoring_options(ArgParser& args);
 
 // For a program's --help: one line per policy of the factory (name and summary), and which way

@@ -8,7 +8,6 @@
 #pragma once
 
 #include <cstddef>
-#include <vector>
 
 #include "h2o/base/tensor.hpp"
 
@@ -38,19 +37,11 @@ struct AttentionResult {
   Vector output;   // (D,)
 };
 
-// Both steps at once, for lessons and tests.
+// Both steps at once: the lessons' attention (05-08) and the tests'.
 AttentionResult attend(const Vector& query, const Matrix& keys, const Matrix& values);
 
-// The same on plain lists (lessons 01-04 and the blog's toys, which use no tensors):
-//   query (D,), keys (T rows of D) -> weights (T,);  weights (T,), values (T rows of D) -> (D,).
-std::vector<float> softmax(const std::vector<float>& scores);
-std::vector<float> attention_weights(const std::vector<float>& query,
-                                     const std::vector<std::vector<float>>& keys);
-std::vector<float> attention_output(const std::vector<float>& weights,
-                                    const std::vector<std::vector<float>>& values);
-
-// attend_group_into below with one query (Q = 1), kept for lesson 07's raw-pointer step; nothing
-// else in the library calls it.
+// attend_group_into below with one query (Q = 1): the kernel under attend() and
+// attention_weights(), on raw rows.
 //   weights_out (T,)  output_out (D,)
 void attend_into(const float* query, const float* keys, const float* values, std::size_t n_tokens,
                  std::size_t head_dim, float* weights_out, float* output_out);

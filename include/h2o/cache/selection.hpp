@@ -48,7 +48,8 @@ double eviction_key(float score, Position position, Position newest, const Evict
 //   nothing (the decoder may call it every step).
 std::size_t slot_to_evict(const Position* positions, const float* scores, std::size_t n,
                           const EvictionRule& rule);
-// The same with only a recent window (lesson 07's call).
+// The same with only a recent window (the decoder's fast scan, eviction_scan.hpp, falls back on
+// it for ties and gapped windows).
 std::size_t slot_to_evict(const Position* positions, const float* scores, std::size_t n,
                           std::size_t recent);
 

@@ -9,6 +9,13 @@
 //                  log-log plot: log score = slope * log rank + c);
 //   stability      the tokens that lead at step t still lead at step 2t, so past attention is a
 //                  fair guess of future attention (the "oracle" in the name).
+// And one fact that works against H2O (the paper and the handbook both note it):
+//   age bias       a token at position p of T has been looked at by T - p queries, so its
+//                  accumulated score grows with its age even when attention is spread evenly
+//                  (1 / (t + 1) from every step t gives it about ln(T / p)): the oldest tokens
+//                  take heavy-hitter slots because they are old. Dividing each score by its
+//                  T - p steps (OpenVINO's normalised sum, h2o_policy.hpp) takes out the number
+//                  of steps, though not that the early steps shared attention among few tokens.
 // AttentionStatistics collects them from a decoder reading a text with the full cache and its
 // attention recording switched on; the small functions below are the definitions, testable alone.
 //
@@ -47,6 +54,21 @@ std::size_t top_k_kept(const std::vector<double>& before, const std::vector<doub
 // The positions of the k highest scores, highest first (ties: the earlier position first).
 std::vector<std::size_t> top_k_positions(const std::vector<double>& scores, std::size_t k);
 
+// Where accumulated scores sit along the text: scores (T,) of a full cache after its last step,
+// positions cut into `parts` runs of (nearly) equal length, the oldest first (position p is in
+// part p * parts / T).
+struct AgeProfile {
+  std::vector<double> mean_score;     // (parts,) mean accumulated score of the part's positions
+  std::vector<double> mean_per_step;  // (parts,) the same with each score divided by T - p
+  // (parts,) share of the heavy hitters in each part: the ceil(top_fraction * T) highest scores
+  // (top_k_positions' ties), ranked by the sums and by the sums per step. Each sums to 1.
+  std::vector<double> top_share_by_sum, top_share_by_per_step;
+};
+
+// The profile above. Throws std::invalid_argument unless 1 <= parts <= T and 0 < top_fraction
+// <= 1.
+AgeProfile age_profile(const std::vector<double>& scores, std::size_t parts, double top_fraction);
+
 class AttentionStatistics {
  public:
   // For a decoder of this shape reading up to max_steps tokens with the FULL cache (so slot s holds
@@ -64,8 +86,14 @@ class AttentionStatistics {
   double sparsity() const;                   // over every layer
   // (T,) accumulated attention of every token in a layer, mean over heads, summed over steps.
   const std::vector<double>& accumulated(std::size_t layer) const { return accumulated_.at(layer); }
+  const std::vector<std::vector<double>>& accumulated() const { return accumulated_; }  // (L, T)
   // The same as it stood after step `step` (one of snapshot_steps).
   const std::vector<double>& snapshot(std::size_t layer, std::size_t step) const;
+  // age_profile of every layer's accumulated scores, each entry the mean over the layers.
+  AgeProfile mean_age_profile(std::size_t parts, double top_fraction) const;
+  // Throws std::runtime_error naming the first layer whose attention is not a number (a model
+  // whose scores overflow float range gives NaN weights): no measure of it would mean anything.
+  void require_finite() const;
 
  private:
   double tiny_fraction_;

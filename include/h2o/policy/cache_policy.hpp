@@ -10,7 +10,9 @@
 // so it moves with the token's rows.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
+#include <limits>
 #include <memory>
 #include <string>
 
@@ -37,9 +39,13 @@ class CachePolicy {
   // One line for people: "H2O, heavy 2 + recent 2 = 4 tokens, per-head scores".
   virtual std::string describe() const = 0;
 
-  // The most tokens a layer cache holds between steps when the sequence may reach max_positions.
-  // The decoder preallocates one slot more, for the incoming token.
-  virtual std::size_t max_tokens(std::size_t max_positions) const = 0;
+  // The most tokens a layer cache holds between steps when the sequence may reach max_positions:
+  // the policy's budget (given to the constructor below), or all of them when that is less. The
+  // decoder preallocates one slot more, for the incoming token. (A wrapper around another policy
+  // overrides it to pass the question on.)
+  virtual std::size_t max_tokens(std::size_t max_positions) const {
+    return std::min(budget_tokens_, max_positions);
+  }
 
   // Called once per layer per token, after attention; may update scores and evict slots. By
   // default: observe() the step, then, once the cache holds more than max_tokens(), evict the
@@ -70,6 +76,11 @@ class CachePolicy {
   virtual bool decisions_independent_of_layer_order() const { return true; }
 
  protected:
+  // A policy that keeps at most `budget_tokens` tokens per layer and KV head; by default every
+  // token (the full cache, and wrappers that override max_tokens).
+  explicit CachePolicy(std::size_t budget_tokens = std::numeric_limits<std::size_t>::max())
+      : budget_tokens_(budget_tokens) {}
+
   // after_attention's victims live on the stack (a decode step allocates nothing) up to this many
   // KV heads, far more than any model here has.
   static constexpr std::size_t kMaxStackHeads = 64;
@@ -77,6 +88,9 @@ class CachePolicy {
   // compress() for a policy that ranks tokens by the cache's scores: every KV head keeps
   // selection.hpp's plan_cut(positions, scores, rule, keep), re-packed in position order.
   static void cut_by_rule(LayerKVCache& cache, std::size_t keep, const EvictionRule& rule);
+
+ private:
+  std::size_t budget_tokens_;
 };
 
 // Keeps every token: exact attention, memory growing with the sequence.
@@ -84,7 +98,6 @@ class FullCachePolicy final : public CachePolicy {
  public:
   std::string name() const override { return "full"; }
   std::string describe() const override { return "full cache (keeps every token)"; }
-  std::size_t max_tokens(std::size_t max_positions) const override { return max_positions; }
   void after_attention(LayerKVCache&, const StepAttention&) override {}
   void observe(LayerKVCache&, const StepAttention&) override {}
   // Never asked: a full cache is never over its budget. The oldest, if it ever were.

@@ -48,7 +48,6 @@ class H2OPolicy final : public CachePolicy {
 
   std::string name() const override { return "h2o"; }
   std::string describe() const override;
-  std::size_t max_tokens(std::size_t max_positions) const override;
   // With the default options, adds the attention and finds the victims in one pass per head.
   void after_attention(LayerKVCache& cache, const StepAttention& attention) override;
   void observe(LayerKVCache& cache, const StepAttention& attention) override;

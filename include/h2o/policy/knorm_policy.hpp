@@ -37,7 +37,6 @@ class KeyNormPolicy final : public CachePolicy {
   std::string name() const override { return "knorm"; }
   // "key norm, heavy 45 + recent 46 = 91 tokens, the longest keys evicted"
   std::string describe() const override;
-  std::size_t max_tokens(std::size_t max_positions) const override;
   // Gives the newest token (the last slot, just appended) its score: minus its key's L2 norm.
   void observe(LayerKVCache& cache, const StepAttention& attention) override;
   // The lowest score (the longest key) outside the recent window, per KV head.

@@ -19,6 +19,7 @@
 #include "h2o/policy/cache_policy.hpp"
 #include "h2o/policy/h2o_policy.hpp"
 #include "h2o/policy/head_scores.hpp"
+#include "h2o/policy/snapkv_policy.hpp"
 
 namespace h2o {
 
@@ -42,6 +43,7 @@ struct PolicySettings {
   H2OScore h2o_score = H2OScore::Sum;  // h2o: sum or normalised sum
   std::size_t start_area = 0;          // h2o: first positions never evicted (of heavy)
   std::size_t sinks = 4;               // sinks: first positions always kept (StreamingLLM's 4)
+  SnapKVPooling snapkv_pooling;        // snapkv: how votes are pooled (average over 5)
   std::uint64_t seed = 1;              // random: seed of the eviction draws
 };
 

@@ -38,7 +38,6 @@ class RandomEvictionPolicy final : public CachePolicy {
   std::string name() const override { return "random"; }
   // "random eviction, 64 tokens, the last 32 protected, seed 1"
   std::string describe() const override;
-  std::size_t max_tokens(std::size_t max_positions) const override;
   // Restarts the draws when a sequence starts; keeps no scores.
   void observe(LayerKVCache& cache, const StepAttention& attention) override;
   // A random slot outside the recent window, per KV head.

@@ -33,7 +33,6 @@ class SinkWindowPolicy final : public CachePolicy {
   std::string name() const override { return "sinks"; }
   // "attention sinks 4 + recent 60 = 64 tokens (StreamingLLM)"
   std::string describe() const override;
-  std::size_t max_tokens(std::size_t max_positions) const override;
   // Keeps no scores; the victim is the oldest token that is not a sink.
   void observe(LayerKVCache&, const StepAttention&) override {}
   void choose_victims(LayerKVCache& cache, std::size_t* victims) override;

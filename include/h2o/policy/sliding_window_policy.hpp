@@ -29,7 +29,6 @@ class SlidingWindowPolicy final : public CachePolicy {
 
   std::string name() const override { return "window"; }
   std::string describe() const override;  // "sliding window, last 64 tokens"
-  std::size_t max_tokens(std::size_t max_positions) const override;
   // Keeps no scores; the victim is always the oldest token (every KV head the same one).
   void observe(LayerKVCache&, const StepAttention&) override {}
   void choose_victims(LayerKVCache& cache, std::size_t* victims) override;

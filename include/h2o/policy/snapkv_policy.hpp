@@ -8,8 +8,11 @@
 // when a prompt has been read (Decoder::read_prompt_compressed), per layer and KV head:
 //   1. each older token's vote = the attention the window's w queries gave it, summed
 //      (head_scores.hpp: the query heads of the KV head's group, or all with --scoring shared);
-//   2. votes are pooled over neighbouring positions (a sum over a kernel of 5 positions centred on
-//      the token, zero beyond the older tokens' ends), so a token's neighbours come along with it;
+//   2. votes are pooled over neighbouring positions, so a token's neighbours come along with it:
+//      over a kernel of K positions centred on the token (K odd), either the average of the K
+//      votes (zero beyond the older tokens' ends, as PyTorch's avg_pool1d pads) or their largest
+//      (max_pool1d; nothing counts beyond the ends). Default: average over 5, the paper code's
+//      default; its benchmark configuration uses max over 7 (SnapKVPooling, --snapkv-pool/-kernel);
 //   3. the `heavy` best pooled votes stay, plus the window itself (selection.hpp's rule with the
 //      window as the recent part: lowest goes, on a tie the newer).
 // Each kept token's score then starts from its window attention (step 1, not pooled).
@@ -21,10 +24,12 @@
 // token, with no prompt cut, it is exactly H2O with the same heavy and recent.
 //
 // Against the paper's code (FasterDecoding/SnapKV, snapkv_utils.py): window 32, kernel 5 and
-// average pooling as its defaults; the window here is `recent` (policy_factory.hpp caps it at 32
+// average pooling as its defaults (max pooling with kernel 7 in the configuration of its
+// benchmarks); the window here is `recent` (policy_factory.hpp caps it at 32
 // when it splits a budget). Differences: the paper repeats each KV head for its query heads
 // (every query head keeps its own tokens); here, as in kvpress's SnapKVPress, the query heads of a
-// group vote together for their KV head. Averages are written as sums (the same ranking). The paper
+// group vote together for their KV head. Averages are written as sums (every average divides by
+// the same K, so the ranking is the same). The paper
 // does not cut a prompt shorter than its budget; neither does this.
 #pragma once
 
@@ -39,19 +44,38 @@
 
 namespace h2o {
 
+// How step 2 pools the votes over neighbouring positions.
+enum class SnapKVPool { Average, Max };
+std::string to_string(SnapKVPool pool);                 // "avg" / "max"
+SnapKVPool parse_snapkv_pool(const std::string& text);  // throws std::invalid_argument
+
+struct SnapKVPooling {
+  SnapKVPool pool = SnapKVPool::Average;  // snapkv_utils.py's default
+  std::size_t kernel = 5;                 // positions, odd, centred on the token (1: no pooling)
+  std::string describe() const;           // "average pooling over 5 positions"
+};
+
+// The widest pooling kernel accepted (the largest odd number below model_config.hpp's longest
+// sequence, 2^20 positions): a wider one would change nothing more.
+constexpr std::size_t kMaxPoolKernel = 1048575;
+
+// Throws std::invalid_argument naming the rule unless `kernel` is odd (a kernel centred on the
+// token has as many neighbours on each side) and at most kMaxPoolKernel.
+void check_pool_kernel(std::size_t kernel);
+
 class SnapKVPolicy final : public CachePolicy {
  public:
   static constexpr std::size_t kPaperWindow = 32;  // snapkv_utils.py: window_size 32
-  static constexpr std::size_t kPoolKernel = 5;    // snapkv_utils.py: kernel_size 5, avgpool
 
   // Keeps budget.heavy voted tokens + the observation window of budget.recent tokens; a window of 0
-  // tokens is refused (std::invalid_argument): nothing would score the prompt.
-  explicit SnapKVPolicy(CacheBudget budget, ScoringMode mode = ScoringMode::PerHead);
+  // tokens or a bad kernel (check_pool_kernel) is refused (std::invalid_argument).
+  explicit SnapKVPolicy(CacheBudget budget, ScoringMode mode = ScoringMode::PerHead,
+                        SnapKVPooling pooling = {});
 
   std::string name() const override { return "snapkv"; }
-  // "SnapKV, heavy 59 + recent 32 = 91 tokens, window 32, per-head scores; decoding as H2O"
+  // "SnapKV, heavy 59 + recent 32 = 91 tokens, window 32, average pooling over 5 positions,
+  // per-head scores; decoding as H2O"
   std::string describe() const override;
-  std::size_t max_tokens(std::size_t max_positions) const override;
   // Decoding: H2O's step (adds the attention, evicts outside the recent window).
   void after_attention(LayerKVCache& cache, const StepAttention& attention) override;
   // Reading a prompt: H2O's sums, and this step's attention kept for the window votes.
@@ -63,10 +87,12 @@ class SnapKVPolicy final : public CachePolicy {
 
   const CacheBudget& budget() const { return budget_; }
   ScoringMode mode() const { return mode_; }
+  const SnapKVPooling& pooling() const { return pooling_; }
 
  private:
   CacheBudget budget_;
   ScoringMode mode_;
+  SnapKVPooling pooling_;
   H2OPolicy decoding_;
   // The attention of the last R = min(recent, S) steps of one layer cache's prompt: the step at
   // position p in row p mod R. Allocated when a prompt is read, never while decoding.

@@ -41,7 +41,6 @@ class TovaPolicy final : public CachePolicy {
   std::string name() const override { return "tova"; }
   // "TOVA, 64 tokens, lowest current attention evicted, per-head scores"
   std::string describe() const override;
-  std::size_t max_tokens(std::size_t max_positions) const override;
   // Overwrites every live slot's score with this step's attention.
   void observe(LayerKVCache& cache, const StepAttention& attention) override;
   // The lowest-scoring slot of each KV head (on a tie the newer token goes).

@@ -8,8 +8,10 @@
 //   evicted  left the cache at this token                           red, struck out
 // Roles come from the selection rule itself (cache/selection.hpp's plan_keep); the evicted tokens
 // from what the previous frame of the same row held (or, for a row handed over before its
-// eviction, from the rule: what it would evict). So a lesson only hands over its cache as it
-// stands. Each token shows as word@position (or #position, when it has no word) and its score.
+// eviction, from the rule: what it would evict). So a lesson only hands over copies of its caches
+// as they stood (CacheRow): its algorithm's loop records them at every token and knows nothing of
+// the viewer; the lesson's main shows them afterwards, one frame per token. Each token shows as
+// word@position (or #position, when it has no word) and its score.
 //
 // Colour only when the output is a terminal and NO_COLOR is not set (https://no-color.org: set to
 // anything but the empty string turns colour off). On a terminal the screen is also cleared after
@@ -35,6 +37,23 @@ namespace h2o {
 // True when colour may be used on standard output: it is a terminal and NO_COLOR is unset or empty.
 bool stdout_wants_color();
 
+// One cache as a frame draws it: a copy, so that a lesson's loop can record it at every token and
+// the lesson can show the recorded steps afterwards, without the loop knowing about a viewer.
+// `label` names the row ("cache", "per-head 0") and identifies it from frame to frame, to find
+// what it evicted. The tokens may come in any order (they are shown in position order).
+struct CacheRow {
+  std::string label;
+  std::vector<std::string> words;   // (T,), or none: tokens known by position only (#position)
+  std::vector<Position> positions;  // (T,)
+  std::vector<float> scores;        // (T,)
+};
+
+// A row of tokens known by position only, with their scores in a tensor (T,).
+CacheRow cache_row(const std::string& label, const std::vector<Position>& positions,
+                   const Vector& scores);
+// One row per KV head of a layer cache: "`label` head g" (G rows, tokens shown by position).
+std::vector<CacheRow> cache_rows(const std::string& label, const LayerKVCache& cache);
+
 class StepView {
  public:
   // On standard input and output, colour and screen clearing as the terminal allows.
@@ -44,38 +63,23 @@ class StepView {
 
   bool on() const { return on_; }
 
-  // One cache row of the frame being drawn: tokens (T,) as words, positions and scores, in any
-  // order (shown in position order). `label` names the row ("cache", "per-head, head 0") and
-  // identifies it from frame to frame, to find what it evicted.
-  void row(const std::string& label, const std::vector<std::string>& words,
-           const std::vector<Position>& positions, const std::vector<float>& scores,
-           const CacheBudget& budget);
-  // The same for tokens known by position only, with their scores in a tensor (T,).
-  void row(const std::string& label, const std::vector<Position>& positions, const Vector& scores,
-           const CacheBudget& budget);
-  // One row per head of a layer cache (labels "`label` head g"; tokens shown by position).
-  void rows(const std::string& label, const LayerKVCache& cache, const CacheBudget& budget);
-
-  // Draws the frame under `heading` with the rows given since the last pause, and waits for Enter.
-  void pause(const std::string& heading);
-
-  // A one-row frame and its pause, for lessons with one cache.
-  void show(const std::string& heading, const std::vector<std::string>& words,
-            const std::vector<Position>& positions, const std::vector<float>& scores,
+  // Draws one frame - `heading`, the legend, then every row of `frame` - and waits for Enter.
+  void show(const std::string& heading, const std::vector<CacheRow>& frame,
             const CacheBudget& budget);
-  void show(const std::string& heading, const std::vector<Position>& positions,
-            const Vector& scores, const CacheBudget& budget);  // tokens shown by position
 
  private:
   struct Shown {
     std::string word;
     Position position;
   };
+  // The row's lines of the frame (and what it holds now, remembered for its next frame).
+  std::vector<std::string> row_lines(const CacheRow& row, const CacheBudget& budget);
+  void wait_for_enter();
+
   bool on_;
   std::istream& in_;
   std::ostream& out_;
   bool color_, clear_screen_;
-  std::vector<std::string> lines_;                    // the frame being built
   std::map<std::string, std::vector<Shown>> before_;  // label -> tokens of its last frame
 };
 
