@@ -38,13 +38,12 @@
 #include "h2o/report/attention_pictures.hpp"
 #include "h2o/report/svg.hpp"
 #include "h2o/report/table.hpp"
+#include "h2o/text/token_text.hpp"
 #include "h2o/text/tokenizer.hpp"
 
 using h2o::fixed;
 
 namespace {
-std::string token_text(const h2o::Tokenizer& tokenizer, const std::vector<int>& tokens,
-                       std::size_t p);  // small helpers, defined below main
 std::string percent(double share) { return fixed(100.0 * share, 1) + "%"; }
 }  // namespace
 
@@ -142,7 +141,7 @@ int main(int argc, char** argv) {
   std::string names;
   for (std::size_t i = 0; i < leaders.size(); ++i) {  // four to a line
     names += std::string(i > 0 && i % 4 == 0 ? "\n  " : " ") +
-             token_text(tokenizer, tokens, leaders[i]) + "[" + std::to_string(leaders[i]) +
+             h2o::shown_token(tokenizer, tokens, leaders[i]) + "[" + std::to_string(leaders[i]) +
              "]=" + fixed(stats.accumulated(most_concentrated)[leaders[i]], 1);
   }
   steps << "\nStep 5: the heaviest hitters of layer " << most_concentrated << " (token[position]"
@@ -210,15 +209,3 @@ int main(int argc, char** argv) {
   }
   return 0;
 }
-
-namespace {
-// A token's text: spaces shown as '_', newlines as '/', BOS as <BOS>; other control characters
-// and invalid UTF-8 escaped (printable(), base/format.hpp), so the text cannot upset a terminal.
-std::string token_text(const h2o::Tokenizer& tokenizer, const std::vector<int>& tokens,
-                       std::size_t p) {
-  if (p == 0) return "<BOS>";
-  std::string piece = tokenizer.decode_piece(tokens[p - 1], tokens[p]);
-  for (char& ch : piece) ch = ch == ' ' ? '_' : ch == '\n' ? '/' : ch;
-  return h2o::printable(piece);
-}
-}  // namespace

@@ -5,14 +5,14 @@
 // For the same KV bytes, which is closer to the full cache: H2O in float32, every token in 8, 4
 // or 2 bits, or H2O with more tokens in fewer bits? Every mix runs (32/8/4/2 bits x H2O budgets)
 // on several stories; the bytes each holds at the end are counted exactly (codes, scales, zeros).
-// The answer at 25% and 12.5% of the float32 bytes comes first, with bootstrap intervals over
-// the stories; then the numbers (perplexity, top-1 agreement with the full cache, name recall).
-// New here: the equal-bytes comparison and its bootstrap. From the library: the quantised cache
-// (kv_cache.hpp), H2O, teacher forcing, name recall, the picture (--pictures DIR).
+// The answer at 25% and 12.5% of the float32 bytes comes first, each gap with a 95% interval
+// (measure/verdict.hpp: a bootstrap over the stories, or over blocks of them); then the numbers
+// (perplexity, top-1 agreement with the full cache, name recall). New here: the equal-bytes
+// comparison. From the library: the quantised cache (kv_cache.hpp), H2O, the runs (teacher
+// forcing and name recall: measure/policy_sweep.hpp), the intervals, the picture (--pictures DIR).
 //
 // Dimension legend: K = stories, M = storage formats, B = budgets.
 #include <algorithm>
-#include <cmath>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -24,13 +24,8 @@
 #include "h2o/app/reading_report.hpp"
 #include "h2o/base/format.hpp"
 #include "h2o/base/output_file.hpp"
-#include "h2o/base/random.hpp"
-#include "h2o/cache/budget.hpp"
-#include "h2o/measure/name_recall.hpp"
-#include "h2o/measure/teacher_forcing.hpp"
+#include "h2o/measure/policy_sweep.hpp"
 #include "h2o/model/checkpoint.hpp"
-#include "h2o/model/decoder.hpp"
-#include "h2o/policy/policy_factory.hpp"
 #include "h2o/report/svg.hpp"
 #include "h2o/report/table.hpp"
 #include "h2o/text/tokenizer.hpp"
@@ -40,72 +35,44 @@ using h2o::fixed;
 namespace {
 struct Point {  // one storage format at one H2O budget, over every story
   unsigned bits = 32;
-  int percent = 100;                      // H2O budget, percent of each story's tokens
-  std::vector<double> nll;                // (K,) summed -log p of each story
-  std::vector<std::size_t> steps;         // (K,) predictions of each story
-  std::size_t agree = 0, all_steps = 0;   // top-1 equal to the full cache's, of all predictions
-  std::size_t names = 0, recalled = 0;    // long-gap names counted, predicted
-  double bytes = 0;                       // KV bytes at the end of every story, summed
-  double share = 0, perplexity = 0;       // bytes / the full float32 cache's; exp(mean nll)
+  int percent = 100;  // H2O budget, percent of each story's tokens (100: the full cache)
+  h2o::SweepRun run;  // its readings of every story (measure/policy_sweep.hpp)
+  double share = 0;   // KV bytes at each story's end, summed, over the full float32 cache's
+  double perplexity() const { return run.perplexity(); }
 };
-std::string label(const Point& p) {
-  return (p.bits == 32 ? std::string("fp32") : std::to_string(p.bits) + "-bit") +
-         (p.percent == 100 ? ", all tokens" : ", h2o " + std::to_string(p.percent) + "%");
+std::string storage(unsigned bits) { return bits == 32 ? "fp32" : std::to_string(bits) + "-bit"; }
+std::string label(unsigned bits, int percent) {
+  return storage(bits) +
+         (percent == 100 ? ", all tokens" : ", h2o " + std::to_string(percent) + "%");
 }
-// Reads one story with p.bits storage and H2O at p.percent (100: the full cache), adding to p.
-void read_story_into(Point& p, const std::shared_ptr<const h2o::DecoderWeights>& weights,
-                     const std::vector<int>& story, std::size_t group,
-                     const h2o::NameTokens& names, std::vector<h2o::TeacherForcedRun>& reference) {
-  const std::size_t n = story.size(), budget = h2o::tokens_for_percent(n, p.percent);
-  h2o::Decoder decoder(weights,
-                       p.percent == 100
-                           ? h2o::make_policy("full", {})
-                           : h2o::make_policy("h2o", h2o::settings_for_budget("h2o", budget)),
-                       n, h2o::KvFormat{p.bits, group});
-  const std::size_t k = p.nll.size();
-  const bool is_reference = reference.size() == k;  // the first point: float32, full cache
-  h2o::TeacherForcedRun run = h2o::read_with_teacher_forcing(
-      decoder, story, {false, is_reference ? nullptr : &reference[k], {}, 0});
-  const h2o::NameRecall recall = h2o::name_recall(story, run.top1, names, 64);
-  p.nll.push_back(run.mean_nll() * static_cast<double>(run.steps()));
-  p.steps.push_back(run.steps());
-  p.agree += is_reference ? run.steps() : run.agreements;
-  p.all_steps += run.steps();
-  p.names += recall.steps.size();
-  p.recalled += recall.correct;
-  p.bytes += static_cast<double>(decoder.live_kv_bytes());
-  if (is_reference) reference.push_back(std::move(run));
-}
-double pooled_perplexity(const Point& p, const std::vector<std::size_t>& stories) {
-  double nll = 0, steps = 0;
-  for (std::size_t k : stories) nll += p.nll[k], steps += static_cast<double>(p.steps[k]);
-  return std::exp(nll / steps);
-}
-// The interval of Step 3: perplexity(a) - perplexity(b) over the stories drawn with
-// replacement, 2000 times (seeded); the 2.5% and 97.5% points: a 95% bootstrap interval.
-std::pair<double, double> bootstrap_difference(const Point& a, const Point& b) {
-  h2o::Rng rng(12);
-  std::vector<double> diffs;
-  std::vector<std::size_t> draw(a.nll.size());
-  for (int r = 0; r < 2000; ++r) {
-    for (auto& k : draw) k = rng.below(static_cast<std::uint32_t>(draw.size()));
-    diffs.push_back(pooled_perplexity(a, draw) - pooled_perplexity(b, draw));
-  }
-  std::sort(diffs.begin(), diffs.end());
-  return {diffs[50], diffs[1949]};
-}
+std::string label(const Point& p) { return label(p.bits, p.percent); }
 // The best (lowest perplexity) point within `share` of the float32 bytes (1% over allowed: a
 // budget's tokens are rounded up), of one storage format (or any: bits = 0); nullptr if none.
 const Point* best_within(const std::vector<Point>& points, double share, unsigned bits) {
   const Point* best = nullptr;
   for (const Point& p : points) {
     if (p.share > 1.01 * share || (bits != 0 && p.bits != bits)) continue;
-    if (best == nullptr || p.perplexity < best->perplexity) best = &p;
+    if (best == nullptr || p.perplexity() < best->perplexity()) best = &p;
   }
   return best;
 }
 void write_picture(const std::string& dir, const std::vector<Point>& points,
-                   const std::vector<unsigned>& formats, const std::string& about);
+                   const std::vector<unsigned>& formats, const std::string& about) {
+  h2o::LineChart chart{{"Perplexity against KV bytes: evict, quantise or both",
+                        {"H2O budgets from each line's right (all tokens) to its left; " + about},
+                        "12_evict_or_quantise --pictures " + dir},
+                       "KV bytes at the end of a story (% of the full float32 cache's)",
+                       "perplexity", true, false, {}, 720, 440};
+  for (unsigned bits : formats) {
+    chart.series.push_back({storage(bits) + " + H2O", {}, {}, false, true});
+    for (const Point& p : points) {
+      if (p.bits != bits) continue;
+      chart.series.back().x.push_back(100 * p.share);
+      chart.series.back().y.push_back(p.perplexity());
+    }
+  }
+  h2o::save_svg(dir + "/evict_or_quantise.svg", h2o::line_chart_svg(chart));
+}
 }  // namespace
 
 int main(int argc, char** argv) try {
@@ -141,81 +108,88 @@ int main(int argc, char** argv) try {
     if (stories.back().size() < 16) throw std::runtime_error("a story of --text is too short");
     total += stories.back().size();
   }
-  const h2o::NameTokens names =
-      h2o::names_as_tokens(tokenizer, h2o::read_names(args.text("names")));
+  const std::string counted =
+      std::to_string(stories.size()) + (stories.size() == 1 ? " story" : " stories");
+  const h2o::SweepText text = h2o::sweep_text(
+      tokenizer, stories, h2o::names_as_tokens(tokenizer, h2o::read_names(args.text("names"))),
+      64);  // name recall: names last seen more than 64 tokens back
   std::cout << "Step 1: " << std::filesystem::path(files.model).filename().string() << " reads "
-            << stories.size() << " stories of "
-            << std::filesystem::path(args.text("text")).filename().string() << " (" << total
-            << " tokens).\n";
+            << counted << " of " << std::filesystem::path(args.text("text")).filename().string()
+            << " (" << total << " tokens).\n";
 
-  // Step 2: every storage format at every H2O budget, story by story; the float32 full cache
-  // first: the reference of agreement and of bytes.
+  // Step 2: every storage format at every H2O budget (measure/policy_sweep.hpp reads the
+  // stories); the float32 full cache first: the reference of agreement and of bytes.
   const std::vector<unsigned> formats = {32, 8, 4, 2};
   std::vector<Point> points;
-  std::vector<h2o::TeacherForcedRun> reference;  // (K,) the float32 full cache
   for (unsigned bits : formats) {
-    for (auto it = percents.rbegin(); it != percents.rend(); ++it) {
-      points.push_back({bits, *it, {}, {}, 0, 0, 0, 0, 0, 0, 0});  // fp32 at 100% first
-      for (const auto& story : stories) {
-        read_story_into(points.back(), weights, story, group, names, reference);
-      }
+    for (auto it = percents.rbegin(); it != percents.rend(); ++it) {  // all tokens first
+      const bool all = *it == 100;
+      const h2o::SweepPolicy policy{label(bits, *it), all ? "full" : "h2o", {}, {bits, group}};
+      points.push_back({bits, *it, {}, 0});
+      points.back().run =
+          points.size() == 1
+              ? h2o::read_full_cache(weights, text)
+              : h2o::read_stories(weights, text, policy, {all ? 0 : *it, 0}, &points.front().run);
+      if (!points.back().run.refused.empty()) throw std::runtime_error(points.back().run.refused);
     }
   }
-  std::vector<std::size_t> every_story(stories.size());
-  for (std::size_t k = 0; k < every_story.size(); ++k) every_story[k] = k;
   for (Point& p : points) {
-    p.share = p.bytes / points.front().bytes;
-    p.perplexity = pooled_perplexity(p, every_story);
+    p.share = static_cast<double>(p.run.stories_kv_bytes) /
+              static_cast<double>(points.front().run.stories_kv_bytes);
   }
-  const Point& full = points.front();
+  const h2o::SweepRun& full = points.front().run;
   std::cout << "Step 2: " << points.size() << " runs a story: KV storage 32, 8, 4 and 2 bits x H2O "
             << "budgets " << args.text("budgets") << "%;\n        the full float32 cache: "
-            << "perplexity " << fixed(full.perplexity, 3) << ", " << full.recalled << " of "
-            << full.names << " long-gap names predicted.\n\n";
+            << "perplexity " << fixed(full.perplexity(), 3) << ", " << full.names_correct << " of "
+            << full.name_events << " long-gap names predicted.\n\n";
 
   // Step 3: the answer. At each byte target, the best point of each way to spend the bytes.
   std::cout << "Step 3 (the answer): which cache is closest to the full float32 cache for the "
                "same KV bytes?\n        (perplexity; the best point of each storage within "
                "the bytes, 1% over allowed)\n";
+  std::string units;  // what the bootstrap drew
   for (double target : {0.25, 0.125}) {
     std::cout << "  at " << fixed(100 * target, 1) << "% of the bytes:\n";
     const Point* winner = best_within(points, target, 0);
     for (unsigned bits : formats) {
       const Point* p = best_within(points, target, bits);
-      std::cout << "    " << h2o::pad_right(bits == 32 ? "fp32" : std::to_string(bits) + "-bit", 7)
+      std::cout << "    " << h2o::pad_right(storage(bits), 7)
                 << (p == nullptr ? "nothing fits\n" : "");
       if (p == nullptr) continue;
       std::cout << h2o::pad_right(label(*p), 20) << h2o::pad_left(fixed(100 * p->share, 1), 5)
-                << "% bytes  perplexity " << fixed(p->perplexity, 3);
-      if (p != winner) {
-        const auto ci = bootstrap_difference(*p, *winner);
-        std::cout << "  +" << fixed(p->perplexity - winner->perplexity, 3) << " ["
-                  << fixed(ci.first, 3) << ", " << fixed(ci.second, 3) << "]";
+                << "% bytes  perplexity " << fixed(p->perplexity(), 3);
+      if (p != winner) {  // measure/verdict.hpp's change and 95% interval
+        const h2o::PerplexityDifference d = h2o::difference(p->run, winner->run);
+        units = h2o::difference_units(p->run, d);
+        std::cout << "  " << h2o::signed_percent(d.change) << " [" << h2o::signed_percent(d.low)
+                  << ", " << h2o::signed_percent(d.high) << "]";
       }
       std::cout << (p == winner ? "  <- closest" : "") << "\n";
     }
     const Point* evict = best_within(points, target, 32);
     if (winner != nullptr && evict != nullptr && evict != winner) {
-      const bool clear = bootstrap_difference(*evict, *winner).first > 0;
+      const bool clear =
+          h2o::verdict_of(h2o::difference(evict->run, winner->run)) == h2o::Verdict::Worse;
       std::cout << "    => " << label(*winner) << ": " << (clear ? "clearly" : "not clearly")
                 << " closer than evicting alone in float32\n";
     }
   }
-  std::cout << "  (+x [lo, hi]: perplexity minus the closest one's, with a 95% bootstrap interval"
-               " over the\n   "
-            << stories.size() << " stories; an interval that holds 0 is no clear difference.)\n";
+  std::cout << "  (+x% [lo, hi]: perplexity against the closest one's, with a 95% bootstrap "
+               "interval over\n   "
+            << units << " of the " << counted
+            << "; an interval that holds 0 is no clear difference.)\n";
 
   // Step 4: the numbers behind it.
-  std::cout << "\nStep 4: every point (" << stories.size()
-            << " stories; bytes at the end of each story, summed; top-1 = full: agreement)\n";
+  std::cout << "\nStep 4: every point (" << counted
+            << "; bytes at the end of each story, summed; top-1 = full: agreement)\n";
   h2o::Table table({"storage, budget", "KV bytes", "of fp32", "perplexity", "vs full",
                     "top-1 = full", "names"});
   for (const Point& p : points) {
-    table.row(label(p), static_cast<std::size_t>(p.bytes), fixed(100 * p.share, 1) + "%",
-              fixed(p.perplexity, 3), fixed(100 * (p.perplexity / full.perplexity - 1), 2) + "%",
-              fixed(100.0 * static_cast<double>(p.agree) / static_cast<double>(p.all_steps), 1) +
-                  "%",
-              std::to_string(p.recalled) + "/" + std::to_string(p.names));
+    table.row(label(p), p.run.stories_kv_bytes, fixed(100 * p.share, 1) + "%",
+              fixed(p.perplexity(), 3),
+              fixed(100 * (p.perplexity() / full.perplexity() - 1), 2) + "%",
+              fixed(100.0 * p.run.agreement(), 1) + "%",
+              std::to_string(p.run.names_correct) + "/" + std::to_string(p.run.name_events));
   }
   table.print(std::cout);
 
@@ -233,31 +207,10 @@ int main(int argc, char** argv) try {
                "the newest group\n  stays fp32 until it fills.\n";
   if (!args.text("pictures").empty()) {
     write_picture(args.text("pictures"), points, formats,
-                  std::to_string(stories.size()) + " stories, groups of " + std::to_string(group));
+                  counted + ", groups of " + std::to_string(group));
     std::cout << "\nPictures written to " << args.text("pictures") << "\n";
   }
   return 0;
 } catch (...) {
   return h2o::exit_with_error(argv[0]);
 }
-
-namespace {
-void write_picture(const std::string& dir, const std::vector<Point>& points,
-                   const std::vector<unsigned>& formats, const std::string& about) {
-  h2o::LineChart chart{{"Perplexity against KV bytes: evict, quantise or both",
-                        {"H2O budgets from each line's right (all tokens) to its left; " + about},
-                        "12_evict_or_quantise --pictures " + dir},
-                       "KV bytes at the end of a story (% of the full float32 cache's)",
-                       "perplexity", true, false, {}, 720, 440};
-  for (unsigned bits : formats) {
-    chart.series.push_back({(bits == 32 ? "fp32" : std::to_string(bits) + "-bit") + " + H2O",
-                            {}, {}, false, true});
-    for (const Point& p : points) {
-      if (p.bits != bits) continue;
-      chart.series.back().x.push_back(100 * p.share);
-      chart.series.back().y.push_back(p.perplexity);
-    }
-  }
-  h2o::save_svg(dir + "/evict_or_quantise.svg", h2o::line_chart_svg(chart));
-}
-}  // namespace

@@ -185,6 +185,24 @@ TEST_CASE("a write error (a file too large for the limit) is reported and loses 
   CHECK(names_in(dir.path) == std::vector<std::string>{"big.svg"});
 }
 
+TEST_CASE("files that belong together are all written or none") {
+  TempDir dir("output_all_or_none");
+  write_bytes(dir.file("b.svg"), {'o', 'l', 'd'});
+  // The third path cannot be written (its folder does not exist): nothing new appears, and the
+  // old b.svg is left as it was.
+  CHECK_THAT(error_of<std::runtime_error>([&] {
+               write_output_files({{dir.file("a.svg"), "the chart", "A"},
+                                   {dir.file("b.svg"), "the chart", "B"},
+                                   {dir.file("gone/c.svg"), "the chart", "C"}});
+             }),
+             Contains("the chart '") && Contains("gone"));
+  CHECK(names_in(dir.path) == std::vector<std::string>{"b.svg"});
+  CHECK(h2o_test::read_bytes(dir.file("b.svg")) == std::vector<char>{'o', 'l', 'd'});
+  write_output_files({{dir.file("a.svg"), "the chart", "A"}, {dir.file("b.svg"), "the chart", "B"}});
+  CHECK(names_in(dir.path) == std::vector<std::string>{"a.svg", "b.svg"});
+  CHECK(h2o_test::read_bytes(dir.file("b.svg")) == std::vector<char>{'B'});
+}
+
 TEST_CASE("output paths are checked when the file is made: folders, devices, missing folders") {
   TempDir dir("output_paths");
   CHECK_THAT(output_error(dir.path.string()), Contains("is a folder, not a file"));

@@ -1,6 +1,8 @@
 // test_token_text.cpp: tokens as a reader sees them (text/token_text.hpp): byte tokens decoded to
-// UTF-8 across tokens, control characters and broken bytes shown visibly, and pieces joined into
-// words.
+// UTF-8 across tokens, control characters and broken bytes shown visibly, pieces joined into
+// words, and tokens and words as tables show them (also on the shipped tokenizer).
+#include <algorithm>
+
 #include "h2o_catch.hpp"
 #include <string>
 #include <vector>
@@ -37,6 +39,8 @@ std::vector<std::string> words_of(const Tokenizer& tok, const std::vector<int>& 
   }
   return out;
 }
+
+Tokenizer shipped() { return Tokenizer::load(std::string(H2O_DATA_DIR) + "/tokenizer.bin", 4096); }
 
 }  // namespace
 
@@ -101,4 +105,54 @@ TEST_CASE("token_words joins the pieces of a word", "[token_text]") {
   }
   CHECK(next == tokens.size());
   CHECK(token_words(tok, {}).empty());
+}
+
+TEST_CASE("a token is shown with its space, BOS as <BOS>", "[token_text]") {
+  const Tokenizer tokenizer = shipped();
+  const std::vector<int> tokens = tokenizer.encode("Tom ran.\nThe end", true, false);
+  CHECK(shown_token(tokenizer, tokens, 0) == "<BOS>");
+  std::string all;
+  for (std::size_t p = 1; p < tokens.size(); ++p) all += shown_token(tokenizer, tokens, p);
+  CHECK(all == "Tom_ran./The_end");
+}
+
+TEST_CASE("a token shown alone: a byte of a character escaped, EOS named", "[token_text]") {
+  const Tokenizer tok = tokenizer();
+  const std::vector<int> cafe = {Tokenizer::kBos, kCaf, byte(0xC3), byte(0xA9), kNewline,
+                                 byte(0x1B), Tokenizer::kEos};
+  CHECK(shown_token(tok, cafe, 1) == "caf");
+  CHECK(shown_token(tok, cafe, 2) == "\\xc3");
+  CHECK(shown_token(tok, cafe, 4) == "/");
+  CHECK(shown_token(tok, cafe, 5) == "\\x1b");
+  CHECK(shown_token(tok, cafe, 6) == "<EOS>");
+  CHECK(h2o_test::error_of<std::out_of_range>([&] { shown_token(tok, cafe, 7); }) ==
+        "tokens [7, 8) of a text of 7");
+}
+
+TEST_CASE("a word's pieces are joined, whichever piece is asked for", "[token_text]") {
+  const Tokenizer tokenizer = shipped();
+  const std::string text = "The girl Xiomara ate a crêpe at the café, then left.";
+  const std::vector<int> tokens = tokenizer.encode(text, true, false);
+  std::vector<std::string> words;  // each word once, in order
+  for (std::size_t p = 1; p < tokens.size();) {
+    const TokenSpan word = word_at(tokenizer, tokens, p);
+    CHECK(word.begin == p);  // a word starts where the last one ended
+    for (std::size_t q = word.begin; q < word.end; ++q) {
+      CHECK(word_at(tokenizer, tokens, q).begin == word.begin);
+      CHECK(word_at(tokenizer, tokens, q).end == word.end);
+    }
+    words.push_back(shown_word(tokenizer, tokens, word));
+    p = word.end;
+  }
+  // (This tokenizer spells " Xiomara" as " " + "X" + "i" + "om" + "ar" + "a".)
+  CHECK(std::find(words.begin(), words.end(), "Xiomara") != words.end());
+  CHECK(std::find(words.begin(), words.end(), "_crêpe") != words.end());
+  CHECK(std::find(words.begin(), words.end(), "_café") != words.end());
+  std::string joined;
+  for (const std::string& word : words) joined += word;
+  CHECK(joined == "The_girl_Xiomara_ate_a_crêpe_at_the_café,_then_left.");
+  CHECK(shown_word(tokenizer, tokens, word_at(tokenizer, tokens, 0)) == "<BOS>");
+  CHECK(h2o_test::error_of<std::out_of_range>([&] { word_at(tokenizer, tokens, tokens.size()); }) ==
+        "token " + std::to_string(tokens.size()) + " of a text of " +
+            std::to_string(tokens.size()));
 }

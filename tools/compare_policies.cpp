@@ -4,10 +4,11 @@
 // and then with every other policy at several budgets, and shows what each policy does:
 //   a TABLE   perplexity and bits per byte (measure/bits_per_byte.hpp), change versus the full
 //             cache, how often the most likely next token is the full cache's, name recall, the KV
-//             bytes held at the end and their share of the full float32 cache's; the best policy at
-//             each budget is marked - unless the full
+//             bytes held at the end; the best policy at each budget is marked, and H2O against
+//             the window is stated as a perplexity difference with a 95% interval (bootstrap over
+//             the stories, or over blocks of one story: measure/verdict.hpp) - unless the full
 //             cache itself does not know the text (bits_per_byte.hpp's rule): then one warning
-//             and no verdict;
+//             and no verdict; and the context gain (how much the model uses its cache at all);
 //   a PICTURE (--svg PATH) one panel per policy at one budget: x = decoding step, y = original
 //             position, a cell is filled while that position is still in the cache of layer 0,
 //             KV head 0. A recent window is a diagonal band, H2O's heavy hitters are horizontal
@@ -18,10 +19,11 @@
 // without any change. Budgets are percentages of the text's length, turned into a token count per
 // layer and KV head; the factory says how each policy spends it (settings_for_budget: heavy =
 // recent = half, as in lesson 09), and every policy's own description is printed beside the
-// numbers. The measuring (teacher forcing) and the picture come from the library (measure/,
-// report/), shared with the lessons.
+// numbers. The runs (measure/policy_sweep.hpp, teacher forcing) and the picture come from the
+// library (measure/, report/), shared with the lessons.
 // --kv-bits 8|4|2 stores every evicting policy's keys and values quantised (kv_cache.hpp) and adds
-// a row "full N-bit": every token kept, quantised. The reference stays the float32 full cache.
+// a row "N-bit all": every token kept, quantised; the KV share column then gives each run's KV
+// bytes as a share of the float32 full cache's. The reference stays the float32 full cache.
 //
 //   bin/compare_policies                                  stories260K on data/story.txt, 10/20/50%
 //   bin/compare_policies --budgets 5,10 --policies full,h2o --svg /tmp/policies.svg
@@ -47,8 +49,7 @@
 #include "h2o/base/output_file.hpp"
 #include "h2o/cache/budget.hpp"
 #include "h2o/measure/bits_per_byte.hpp"
-#include "h2o/measure/name_recall.hpp"
-#include "h2o/measure/teacher_forcing.hpp"
+#include "h2o/measure/policy_sweep.hpp"
 #include "h2o/model/checkpoint.hpp"
 #include "h2o/model/decoder.hpp"
 #include "h2o/policy/policy_factory.hpp"
@@ -63,34 +64,6 @@ using h2o::pad_right;
 using h2o::Position;
 
 namespace {
-
-// ------------------------------------------------------------------------------------------------
-// One run over the text
-
-struct Run {
-  std::string policy;       // the factory's name
-  std::string description;  // the policy's describe(): how it spends the budget
-  std::string refused;      // non-empty when the factory refused these settings
-  int percent = 0;          // the budget, percent of each story (0 = the full cache)
-  std::size_t budget = 0;   // tokens per layer and KV head in the first story
-  // Over every story of the text (teacher forcing): predictions, their -log p, the ones whose
-  // top token equals the full cache's, and the long-gap name positions (name_recall.hpp).
-  std::size_t steps = 0, agreements = 0, name_positions = 0, names_recalled = 0;
-  double nll = 0.0;
-  std::vector<h2o::TeacherForcedRun> readings;  // (stories,) kept by the full-cache reference
-  // In the first story: layer 0, after the last step.
-  std::size_t kept = 0;               // tokens per KV head
-  std::size_t evicted = 0;            // tokens evicted per KV head
-  std::size_t live_kv_bytes = 0;      // keys + values of all layers
-  std::vector<Position> kept_at_end;  // (kept,) KV head 0, ascending
-  std::vector<h2o::KeptSpan> spans;   // (<= S,) KV head 0; if recorded
-
-  double perplexity() const { return std::exp(nll / static_cast<double>(steps)); }
-  double agreement() const { return static_cast<double>(agreements) / static_cast<double>(steps); }
-  double recall() const {
-    return static_cast<double>(names_recalled) / static_cast<double>(name_positions);
-  }
-};
 
 // A policy that lets another decide and, after each of its calls for layer 0 (the first cache it
 // meets), notes the positions KV head 0 holds: what that cache holds after every step, kept as
@@ -126,62 +99,6 @@ class RecordingPolicy final : public h2o::CachePolicy {
   h2o::KeptSpanRecorder* recorder_;
   const h2o::LayerKVCache* layer0_ = nullptr;
 };
-
-// Reads every story of the text with the named policy at `percent` of each story's tokens (0: the
-// full cache, the reference of the others, which keeps its readings). With `record`, keeps the
-// positions layer 0 / KV head 0 holds after every step of the first story (for the picture), as
-// spans; the full cache is never recorded (it holds every position it has read).
-Run read_stories(std::shared_ptr<const h2o::DecoderWeights> weights,
-                 const std::vector<std::vector<int>>& stories, const h2o::NameTokens& names,
-                 std::size_t name_gap, const h2o::PolicySettings& base,
-                 const h2o::KvFormat& format, const std::string& policy_name, int percent,
-                 const Run* full, bool record) {
-  Run run;
-  run.policy = policy_name;
-  run.percent = percent;
-  h2o::KeptSpanRecorder recorder;
-  for (std::size_t i = 0; i < stories.size(); ++i) {
-    const std::vector<int>& tokens = stories[i];
-    const std::size_t budget = percent == 0 ? 0 : h2o::tokens_for_percent(tokens.size(), percent);
-    std::unique_ptr<h2o::CachePolicy> policy;
-    try {
-      policy = h2o::make_policy(policy_name, h2o::settings_for_budget(policy_name, budget, base));
-    } catch (const std::invalid_argument& e) {
-      run.refused = e.what();  // e.g. a policy that needs more tokens than this budget gives
-      return run;
-    }
-    if (i == 0) {
-      run.budget = budget;
-      run.description = policy->describe();
-      // A policy holding more or fewer tokens than the budget is no equal comparison: flag it.
-      const std::size_t holds = policy->max_tokens(tokens.size());
-      if (budget > 0 && holds != std::min(budget, tokens.size())) {
-        run.description +=
-            " [holds " + std::to_string(holds) + " tokens, not " + std::to_string(budget) + "]";
-      }
-      if (record) policy = std::make_unique<RecordingPolicy>(std::move(policy), &recorder);
-    }
-    h2o::Decoder decoder(weights, std::move(policy), tokens.size(), format);
-    h2o::TeacherForcingOptions options;
-    if (full != nullptr) options.reference = &full->readings[i];
-    h2o::TeacherForcedRun reading = h2o::read_with_teacher_forcing(decoder, tokens, options);
-    const h2o::NameRecall recall = h2o::name_recall(tokens, reading.top1, names, name_gap);
-    run.steps += reading.steps();
-    run.nll += reading.mean_nll() * static_cast<double>(reading.steps());
-    run.agreements += full != nullptr ? reading.agreements : reading.steps();
-    run.name_positions += recall.steps.size();
-    run.names_recalled += recall.correct;
-    if (i == 0) {
-      run.kept = decoder.cache(0).size();
-      run.evicted = decoder.evicted_tokens(0);
-      run.live_kv_bytes = decoder.live_kv_bytes();
-      run.kept_at_end = decoder.cache(0).sorted_positions(0);
-      if (record) run.spans = recorder.finish();
-    }
-    if (full == nullptr) run.readings.push_back(std::move(reading));
-  }
-  return run;
-}
 
 // ------------------------------------------------------------------------------------------------
 // Text output
@@ -257,58 +174,68 @@ int compare_policies(int argc, char** argv) {
     }
   }
   if (stories.empty()) throw std::runtime_error("the text in '" + text_path + "' is empty");
-  const std::vector<int>& tokens = stories.front();  // the pictures show the first story
-  std::size_t text_tokens = 0, text_bytes = 0;       // all stories: tokens, bytes predicted
-  for (const std::vector<int>& story : stories) {
-    text_tokens += story.size();
-    text_bytes += h2o::predicted_bytes(tokenizer, story);
-  }
-  const std::size_t n = tokens.size(), steps = n - 1;
-  const h2o::NameTokens names =
-      h2o::names_as_tokens(tokenizer, h2o::read_names(options.names_path));
+  const std::size_t n = stories.front().size(), steps = n - 1;  // the pictures: the first story
+  std::size_t text_tokens = 0;                                  // all stories
+  for (const std::vector<int>& story : stories) text_tokens += story.size();
   const std::size_t gap = options.name_gap;
+  const h2o::SweepText text =
+      h2o::sweep_text(tokenizer, stories,
+                      h2o::names_as_tokens(tokenizer, h2o::read_names(options.names_path)), gap);
+  const h2o::NameTokens& names = text.names;
   const std::size_t picture_budget = h2o::tokens_for_percent(n, picture_percent);
 
-  // Step 3: the runs. The full cache is the reference for "vs full" and agreement; it is run
-  // once, whatever the budget. Runs at the picture's budget record what layer 0 keeps.
+  // Step 3: the runs (measure/policy_sweep.hpp). The full cache is the reference for "vs full"
+  // and agreement; it is run once, whatever the budget. Runs at the picture's budget record what
+  // layer 0 keeps, in the first story.
   const bool picture_in_table =
       std::find(percents.begin(), percents.end(), picture_percent) != percents.end();
-  // What settings_for_budget does not set: --scoring, --h2o-score, --start-area.
-  const h2o::PolicySettings base = options.scoring;
-  const bool record = !svg_path.empty();  // only the picture needs the step-by-step record
+  // What settings_for_budget does not set: --scoring, --h2o-score, --start-area; and --kv-bits.
   const h2o::KvFormat& format = options.kv_format;
-  const Run full = read_stories(weights, stories, names, gap, base, {},
-                                h2o::reference_policy().name, 0, nullptr, false);
-  // With --kv-bits: every token kept, in that many bits.
-  std::optional<Run> full_quantised;
+  std::vector<h2o::SweepPolicy> evicting;
+  for (const h2o::SweepPolicy& policy : h2o::evicting_policies(options.scoring, format)) {
+    if (std::find(policies.begin(), policies.end(), policy.policy) != policies.end()) {
+      evicting.push_back(policy);
+    }
+  }
+  std::map<std::string, h2o::KeptSpanRecorder> recorders;  // policy -> what layer 0 kept
+  h2o::SweepOptions recording;
+  if (!svg_path.empty()) {  // only the picture needs the step-by-step record
+    recording.first_story_policy = [&](std::unique_ptr<h2o::CachePolicy> policy,
+                                       const h2o::SweepRun& run) {
+      if (run.budget.percent != picture_percent) return policy;
+      return std::unique_ptr<h2o::CachePolicy>(
+          std::make_unique<RecordingPolicy>(std::move(policy), &recorders[run.policy]));
+    };
+  }
+  const h2o::PolicySweep sweep = h2o::sweep_policies(weights, text, evicting, percents, recording);
+  const h2o::SweepRun& full = sweep.full;
+  std::optional<h2o::SweepRun> full_quantised;  // --kv-bits: every token kept, in that many bits
   if (format.quantised()) {
-    full_quantised = read_stories(weights, stories, names, gap, base, format,
-                                  h2o::reference_policy().name, 0, &full, false);
-
+    const std::string& name = h2o::reference_policy().name;
+    full_quantised = h2o::read_stories(weights, text, {name, name, {}, format}, {}, &full);
   }
-  std::map<int, std::vector<Run>> by_percent;  // budget percent -> runs, factory order
-  for (int percent : percents) {
-    for (const std::string& name : policies) {
-      if (!h2o::policy_kind(name).evicts) continue;
-      by_percent[percent].push_back(read_stories(weights, stories, names, gap, base, format, name,
-                                                 percent, &full,
-                                                 record && percent == picture_percent));
+  std::map<int, std::vector<const h2o::SweepRun*>> by_percent;  // percent -> runs, factory order
+  for (std::size_t b = 0; b < percents.size(); ++b) {
+    for (const std::vector<h2o::SweepRun>& by_budget : sweep.runs) {
+      by_percent[percents[b]].push_back(&by_budget[b]);
     }
   }
-  std::vector<Run> picture_only;  // when --picture-budget is not one of --budgets
+  std::vector<h2o::SweepRun> picture_only;  // when --picture-budget is not one of --budgets
   if (!picture_in_table) {
-    for (const std::string& name : policies) {
-      if (h2o::policy_kind(name).evicts)
-        picture_only.push_back(read_stories({weights}, {tokens}, names, gap, base, format, name,
-                                            picture_percent, &full, record));
+    const h2o::SweepText first_story{{stories.front()}, {text.bytes.front()}, names, gap};
+    for (const h2o::SweepPolicy& policy : evicting) {
+      picture_only.push_back(
+          h2o::read_stories(weights, first_story, policy, {picture_percent, 0}, &full, recording));
     }
   }
-  const std::vector<Run>& picture_runs =
-      picture_in_table ? by_percent[picture_percent] : picture_only;
+  std::vector<const h2o::SweepRun*> picture_runs = by_percent[picture_percent];
+  for (const h2o::SweepRun& run : picture_only) picture_runs.push_back(&run);
+  std::map<std::string, std::vector<h2o::KeptSpan>> spans;  // policy -> its spans
+  for (auto& [policy, recorder] : recorders) spans[policy] = recorder.finish();
   const double full_perplexity = full.perplexity();
-  auto bits_per_byte = [&](const Run& run) { return h2o::bits_per_byte(run.nll, text_bytes); };
   // A text the model does not know: the table shows what was measured, but names no best policy.
-  const bool no_verdict = h2o::beyond_model(bits_per_byte(full));
+  const bool no_verdict = h2o::beyond_model(full.bits_per_byte());
+  const double context_gain = h2o::context_gain(weights, text, full);
 
   // Step 4: what was run, and how each policy spends each budget.
   std::cout << "compare_policies: " << policies.size()
@@ -318,13 +245,13 @@ int compare_policies(int argc, char** argv) {
             << "model: " << config.describe() << "\n"
             << h2o::reading_summary(
                    h2o::printable(std::filesystem::path(text_path).filename().string()),
-                   stories.size(), stories.size(), 0, text_tokens, full.name_positions, gap)
+                   stories.size(), stories.size(), 0, text_tokens, full.name_events, gap)
             << "\n"
             << h2o::name_use_notes(names, stories, "  ") << "text: "
             << (stories.size() == 1 ? "" : std::to_string(stories.size()) + " stories; ")
             << "story 1: " << n << " tokens (BOS included); " << full.steps
             << " predictions per run (teacher forcing),\n"
-            << full.name_positions << " of them of a name last seen more than " << gap
+            << full.name_events << " of them of a name last seen more than " << gap
             << " tokens back (name recall counts those)\n\n";
   std::cout << "Budgets, in tokens per layer and KV head. Each policy gets heavy = recent = half "
                "of the\nbudget (sinks takes its "
@@ -343,9 +270,10 @@ int compare_policies(int argc, char** argv) {
                                        14);
     std::string indent(head.size(), ' ');
     bool first = true;
-    for (const Run& run : by_percent[percent]) {
-      const std::string line = (first ? head : indent) + pad_right(run.policy, 9) +
-                               (run.refused.empty() ? run.description : "refused: " + run.refused);
+    for (const h2o::SweepRun* run : by_percent[percent]) {
+      const std::string line =
+          (first ? head : indent) + pad_right(run->policy, 9) +
+          (run->refused.empty() ? run->description : "refused: " + run->refused);
       std::cout << h2o::wrap_words(line, 100, indent + std::string(9, ' ')) << "\n";
       first = false;
     }
@@ -367,31 +295,28 @@ int compare_policies(int argc, char** argv) {
   h2o::Table table({"budget", "policy", "kept", "perplexity",
                     format.quantised() ? "KV share" : "bits/byte", "vs full", "top-1 = full",
                     "names", "KV bytes", ""});
-  auto add_row = [&](const std::string& budget_text, const Run& run, bool best) {
+  auto add_row = [&](const std::string& budget_text, const h2o::SweepRun& run, bool best) {
     if (!run.refused.empty()) {
       table.add({budget_text, run.policy, "", "", "", "", "", "", "", "refused (see above)"});
       return;
     }
     const double perplexity = run.perplexity();
+    const double kv_share =
+        static_cast<double>(run.live_kv_bytes) / static_cast<double>(full.live_kv_bytes);
     table.add({budget_text, run.policy, std::to_string(run.kept), fixed(perplexity, 3),
-               format.quantised() ? fixed(100.0 * static_cast<double>(run.live_kv_bytes) /
-                                              static_cast<double>(full.live_kv_bytes),
-                                          1) +
-                                        "%"
-                                  : fixed(bits_per_byte(run), 3),
+               format.quantised() ? fixed(100.0 * kv_share, 1) + "%"
+                                  : fixed(run.bits_per_byte(), 3),
                &run == &full ? "-" : change_text(perplexity, full_perplexity),
                fixed(100.0 * run.agreement(), 1) + "%",
-               run.name_positions == 0 ? "-" : fixed(100.0 * run.recall(), 1) + "%",
-               std::to_string(run.live_kv_bytes),
-               best ? "<- best" : ""});
+               run.name_events == 0 ? "-" : fixed(100.0 * run.recall(), 1) + "%",
+               std::to_string(run.live_kv_bytes), best ? "<- best" : ""});
   };
   add_row("reference", full, false);
   if (full_quantised) add_row(std::to_string(format.bits) + "-bit all", *full_quantised, false);
   std::vector<std::string> verdicts;
   for (int percent : percents) {
-    std::vector<const Run*> rows;
-    for (const Run& run : by_percent[percent]) rows.push_back(&run);
-    std::stable_sort(rows.begin(), rows.end(), [](const Run* a, const Run* b) {
+    std::vector<const h2o::SweepRun*> rows = by_percent[percent];
+    std::stable_sort(rows.begin(), rows.end(), [](const h2o::SweepRun* a, const h2o::SweepRun* b) {
       if (a->refused.empty() != b->refused.empty()) return a->refused.empty();
       return a->refused.empty() && a->perplexity() < b->perplexity();
     });
@@ -400,7 +325,7 @@ int compare_policies(int argc, char** argv) {
     const double best = rows.front()->perplexity();
     const bool any_measured = rows.front()->refused.empty();
     bool first = true;
-    for (const Run* run : rows) {
+    for (const h2o::SweepRun* run : rows) {
       const std::string budget_text =
           first ? std::to_string(percent) + "% = " + std::to_string(budget) : "";
       add_row(budget_text, *run,
@@ -409,13 +334,13 @@ int compare_policies(int argc, char** argv) {
     }
     // One line per budget, chosen from the numbers.
     const std::string at = "  " + pad_right(std::to_string(budget) + " tokens:", 12);
-    const bool none_evicted = std::all_of(rows.begin(), rows.end(), [](const Run* r) {
+    const bool none_evicted = std::all_of(rows.begin(), rows.end(), [](const h2o::SweepRun* r) {
       return r->refused.empty() && r->evicted == 0;
     });
     if (!any_measured) {
       verdicts.push_back(at + "every policy refused this budget");
     } else if (none_evicted) {
-      const bool exact = std::all_of(rows.begin(), rows.end(), [&](const Run* r) {
+      const bool exact = std::all_of(rows.begin(), rows.end(), [&](const h2o::SweepRun* r) {
         return r->perplexity() == full_perplexity;
       });
       verdicts.push_back(at + "nothing was evicted: every policy equals the full cache" +
@@ -425,8 +350,8 @@ int compare_policies(int argc, char** argv) {
     } else {
       std::string line = at + "best " + rows.front()->policy + " (" +
                          change_text(best, full_perplexity) + " vs full)";
-      const Run* worst = rows.front();
-      for (const Run* r : rows) {
+      const h2o::SweepRun* worst = rows.front();
+      for (const h2o::SweepRun* r : rows) {
         if (r->refused.empty()) worst = r;
       }
       if (worst != rows.front()) {
@@ -434,25 +359,38 @@ int compare_policies(int argc, char** argv) {
                 change_text(worst->perplexity(), full_perplexity) + ")";
       }
       verdicts.push_back(line);
+      // H2O against the window, with its 95% interval (measure/verdict.hpp).
+      const h2o::SweepRun *with_heavy = nullptr, *window = nullptr;
+      for (const h2o::SweepRun* r : rows) {
+        if (r->refused.empty() && r->policy == "h2o") with_heavy = r;
+        if (r->refused.empty() && r->policy == "window") window = r;
+      }
+      if (with_heavy != nullptr && window != nullptr) {
+        verdicts.push_back(
+            h2o::wrap_words(std::string(14, ' ') + "H2O's " +
+                                h2o::verdict_against(*with_heavy, *window, "the window's"),
+                            100, std::string(16, ' ')));
+      }
     }
   }
   table.print(std::cout);
   if (no_verdict) {
-    std::cout << "\n" << h2o::beyond_model_warning(bits_per_byte(full));
+    std::cout << "\n" << h2o::beyond_model_warning(full.bits_per_byte());
   } else if (!verdicts.empty()) {
     std::cout << "\nAt each budget:\n";
     for (const std::string& line : verdicts) std::cout << line << "\n";
   }
+  std::cout << "\n" << h2o::wrap_words(h2o::context_gain_sentence(context_gain), 100, "") << "\n";
 
   // Step 6: the text picture: which positions each policy still holds after the last step.
-  std::vector<const Run*> panels;
+  std::vector<const h2o::SweepRun*> panels;
   for (const std::string& name : policies) {
     if (!h2o::policy_kind(name).evicts) {
       panels.push_back(&full);
       continue;
     }
-    for (const Run& run : picture_runs) {
-      if (run.policy == name && run.refused.empty()) panels.push_back(&run);
+    for (const h2o::SweepRun* run : picture_runs) {
+      if (run->policy == name && run->refused.empty()) panels.push_back(run);
     }
   }
   const std::size_t per_char = (steps + 79) / 80;
@@ -460,10 +398,10 @@ int compare_policies(int argc, char** argv) {
             << " tokens (layer 0, KV head 0; positions 0-" << steps - 1 << " left to right,\n"
             << "one character = " << per_char << (per_char == 1 ? " position" : " positions")
             << ": '#' all kept, '+' some, '.' none):\n";
-  for (const Run* run : panels) {
-    const std::vector<Position>& last = run->kept_at_end;
+  for (const h2o::SweepRun* run : panels) {
+    const std::vector<Position>& last = run->kept_at_end.front();
     std::cout << "  " << pad_right(run->policy, 8) << strip(last, steps, per_char) << "\n";
-    if (run->budget > 0) {
+    if (run->tokens > 0) {
       std::cout << h2o::wrap_words(std::string(10, ' ') + ranges(last), 100, std::string(10, ' '))
                 << "\n";
     }
@@ -481,17 +419,17 @@ int compare_policies(int argc, char** argv) {
         "layer 0, KV head 0; one cell = one decoding step x one original position"};
     grid.text.command = h2o::command_line(argc, argv);
     grid.steps = steps;
-    for (const Run* run : panels) {
+    for (const h2o::SweepRun* run : panels) {
       const double perplexity = run->perplexity();
       std::string subtitle = "perplexity " + fixed(perplexity, 3);
-      if (run->budget > 0) subtitle += " (" + change_text(perplexity, full_perplexity) + ")";
+      if (run->tokens > 0) subtitle += " (" + change_text(perplexity, full_perplexity) + ")";
       subtitle += ", " + std::to_string(run->kept) + " kept at the end";
-      std::vector<h2o::KeptSpan> spans = run->spans;
-      if (run->budget == 0) {  // the full cache holds every position from the step that reads it
+      std::vector<h2o::KeptSpan> kept = spans[run->policy];
+      if (run->tokens == 0) {  // the full cache holds every position from the step that reads it
         for (std::size_t p = 0; p < steps; ++p)
-          spans.push_back({static_cast<Position>(p), p, steps});
+          kept.push_back({static_cast<Position>(p), p, steps});
       }
-      grid.panels.push_back({run->policy, subtitle, std::move(spans)});
+      grid.panels.push_back({run->policy, subtitle, std::move(kept)});
     }
     picture->stream() << h2o::occupancy_svg(grid);
     picture->commit();

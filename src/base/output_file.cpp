@@ -199,11 +199,17 @@ std::ostream& OutputFile::stream() {
   return *stream_;
 }
 
-void OutputFile::commit() {
-  if (committed_) return;
+void OutputFile::finish() {
+  if (committed_ || finished_) return;
   stream_->flush();
   const bool closed = buffer_->close();
   if (!closed || !*stream_) fail("cannot write it", buffer_->error() != 0 ? buffer_->error() : EIO);
+  finished_ = true;
+}
+
+void OutputFile::commit() {
+  if (committed_) return;
+  finish();
   if (std::rename(temporary_.c_str(), target_.c_str()) != 0) {
     fail("cannot put it in place", errno);
   }
@@ -226,6 +232,18 @@ void write_output_file(const std::string& path, const std::string& what,
   OutputFile out(path, what);
   out.stream().write(content.data(), static_cast<std::streamsize>(content.size()));
   out.commit();
+}
+
+void write_output_files(const std::vector<FileToWrite>& files) {
+  std::vector<std::unique_ptr<OutputFile>> outs;  // every path checked before any byte is written
+  for (const FileToWrite& file : files)
+    outs.push_back(std::make_unique<OutputFile>(file.path, file.what));
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    outs[i]->stream().write(files[i].content.data(),
+                            static_cast<std::streamsize>(files[i].content.size()));
+  }
+  for (const auto& out : outs) out->finish();  // every file whole on disk, none in place yet
+  for (const auto& out : outs) out->commit();  // only renames are left
 }
 
 void check_output_path(const std::string& path, const std::string& what) {

@@ -67,6 +67,18 @@ bool is_word_character(char32_t cp) {
   return cp != kReplacement;
 }
 
+// token_text of a span as a table shows it: spaces and newlines visible, BOS and EOS named.
+std::string shown_span(const Tokenizer& tokenizer, const std::vector<int>& tokens,
+                       std::size_t begin, std::size_t end) {
+  if (end == begin + 1 && end <= tokens.size()) {  // else token_text names the bad span
+    if (tokens[begin] == Tokenizer::kBos) return "<BOS>";
+    if (tokens[begin] == Tokenizer::kEos) return "<EOS>";
+  }
+  std::string text = token_text(tokenizer, tokens, begin, end);
+  for (char& ch : text) ch = ch == ' ' ? '_' : ch == '\n' ? '/' : ch;
+  return text;
+}
+
 }  // namespace
 
 std::vector<std::string> token_texts(const Tokenizer& tokenizer, const std::vector<int>& tokens,
@@ -113,6 +125,26 @@ std::vector<TokenSpan> token_words(const Tokenizer& tokenizer, const std::vector
     }
   }
   return words;
+}
+
+TokenSpan word_at(const Tokenizer& tokenizer, const std::vector<int>& tokens, std::size_t p) {
+  if (p >= tokens.size()) {
+    throw std::out_of_range("token " + std::to_string(p) + " of a text of " +
+                            std::to_string(tokens.size()));
+  }
+  for (const TokenSpan& word : token_words(tokenizer, tokens)) {
+    if (p < word.end) return word;
+  }
+  return {p, p + 1};  // not reached: the words cover every token
+}
+
+std::string shown_token(const Tokenizer& tokenizer, const std::vector<int>& tokens, std::size_t p) {
+  return shown_span(tokenizer, tokens, p, p + 1);
+}
+
+std::string shown_word(const Tokenizer& tokenizer, const std::vector<int>& tokens,
+                       const TokenSpan& word) {
+  return shown_span(tokenizer, tokens, word.begin, word.end);
 }
 
 }  // namespace h2o

@@ -23,6 +23,7 @@
 #include <memory>
 #include <ostream>
 #include <string>
+#include <vector>
 
 namespace h2o {
 
@@ -35,7 +36,10 @@ class OutputFile {
   OutputFile& operator=(const OutputFile&) = delete;
 
   std::ostream& stream();
-  // Flushes and closes the temporary file, checking both, then renames it to the path.
+  // Flushes and closes the temporary file, checking both (the file is whole, but not yet in
+  // place); a failure throws as commit() does.
+  void finish();
+  // finish(), then renames the temporary file to the path.
   void commit();
   const std::string& path() const { return path_; }
 
@@ -47,12 +51,23 @@ class OutputFile {
   std::unique_ptr<Buffer> buffer_;
   std::unique_ptr<std::ostream> stream_;
   bool committed_ = false;
+  bool finished_ = false;
   int signal_slot_ = -1;  // where the signal handler finds temporary_ (-1: nowhere)
 };
 
 // The whole of `content` as the file at `path`, by the rules above.
 void write_output_file(const std::string& path, const std::string& what,
                        const std::string& content);
+
+// Several files that belong together (a lesson's pictures): all of them or none. Every path is
+// checked first, every file then written whole to its temporary file, and only when all are
+// written are they renamed into place (renames within a folder do not fail for want of space).
+// On any failure nothing new is left behind and the error names the file; a signal removes the
+// temporary files as it does every OutputFile's.
+struct FileToWrite {
+  std::string path, what, content;
+};
+void write_output_files(const std::vector<FileToWrite>& files);
 
 // The checks an OutputFile makes, without keeping a temporary file: for output written only at
 // the end by code that makes its own OutputFile then. Throws the same one-line errors.

@@ -1,5 +1,5 @@
 // token_text.hpp: what a reader sees of a tokenized text: the text of a span of tokens, each
-// token's share of it, and the words the tokens make.
+// token's share of it, the words the tokens make, and a token or word as a table shows it.
 //
 // A token's bytes are those run.c prints for it after its predecessor (Tokenizer::decode_piece):
 // the dummy space after BOS dropped, a byte-fallback token "<0xC3>" one raw byte. A character the
@@ -19,6 +19,10 @@
 // characters (letters, digits, the apostrophes ' and ’, or any other non-ASCII character outside
 // Unicode's punctuation blocks), or are one character split across the two tokens. " P", "ri",
 // "y", "a" make one word ("Priya"), " said" and "," two; BOS is always a word of its own.
+//
+// In a table or a list of tokens (shown_token, shown_word) a token's or word's text stays on one
+// line and its spaces stay visible: a space as '_', a newline as '/', BOS as "<BOS>", EOS as
+// "<EOS>" (" Priya" -> "_Priya", "the end.\n" -> "_the_end./").
 //
 // Dimension legend: N = tokens of the text, W = words.
 #pragma once
@@ -48,5 +52,16 @@ std::vector<std::string> token_texts(const Tokenizer& tokenizer, const std::vect
 
 // (W,) the words of `tokens` in order; together they cover every token exactly once.
 std::vector<TokenSpan> token_words(const Tokenizer& tokenizer, const std::vector<int>& tokens);
+
+// The word (of token_words) that token p belongs to. Throws std::out_of_range unless
+// p < tokens.size().
+TokenSpan word_at(const Tokenizer& tokenizer, const std::vector<int>& tokens, std::size_t p);
+
+// Token p alone, as a table shows it (rules above): token_text(tokenizer, tokens, p, p + 1).
+std::string shown_token(const Tokenizer& tokenizer, const std::vector<int>& tokens, std::size_t p);
+
+// The tokens of `word` joined, as a table shows them: token_text of the span.
+std::string shown_word(const Tokenizer& tokenizer, const std::vector<int>& tokens,
+                       const TokenSpan& word);
 
 }  // namespace h2o

@@ -1,0 +1,105 @@
+// verdict.hpp: is one cache policy better than another on a text, or is the gap noise?
+//
+// Two teacher-forced readings of the same text (teacher_forcing.hpp), with policy A and policy B,
+// give -log p of every prediction. Their perplexities compare as a ratio:
+//   change = perplexity_A / perplexity_B - 1 = exp(sum(nll_A - nll_B) / predictions) - 1
+// (-0.026: A's perplexity is 2.6% lower). How sure is that? A percentile bootstrap says: draw
+// as many units as the text has, with replacement, recompute the change, 2000 times (a fixed seed:
+// the same interval on every run); the middle 95% of those changes is the interval.
+// The units must be independent of each other, or the interval comes out too narrow:
+//   several stories (at least kMinStoriesToResample): each story is a unit;
+//   fewer (one story, as the lessons read): blocks of kBootstrapBlock consecutive predictions of
+//     each story. Neighbouring predictions are not independent - a token evicted too early hurts
+//     the next few predictions together, a name's pieces go right or wrong together - so single
+//     positions would pretend to more certainty than the text holds; blocks of 32 keep such runs
+//     together and still give about 28 units for a 900-token story.
+// The verdict reads the interval: "better" when it lies wholly below 0 (A's perplexity lower),
+// "worse" wholly above, "no difference within noise" when it holds 0 - or when there are too few
+// units (fewer than kMinUnits) to draw an interval at all.
+//
+// Dimension legend: S = predictions of a story, U = units (stories or blocks).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace h2o {
+
+constexpr std::size_t kBootstrapBlock = 32;        // predictions per block (one story)
+constexpr std::size_t kMinStoriesToResample = 8;   // from this many stories on, stories are units
+constexpr std::size_t kMinUnits = 4;               // fewer units: no interval
+constexpr std::size_t kBootstrapResamples = 2000;  // resamples of the bootstrap
+constexpr std::uint64_t kBootstrapSeed = 1;        // its seed: the same interval every run
+
+// One unit the bootstrap draws: a story or a block of a story.
+struct PairedUnit {
+  double nll_difference = 0.0;  // sum over its predictions of nll_A - nll_B, in nats
+  std::size_t predictions = 0;
+};
+
+// The units of readings nll_a, nll_b (stories,) x (S,) of the same stories, by the rule above.
+// Throws std::invalid_argument when the two do not have the same stories and lengths.
+std::vector<PairedUnit> paired_units(const std::vector<std::vector<double>>& nll_a,
+                                     const std::vector<std::vector<double>>& nll_b);
+// What the units are, for a sentence: "12 stories", "28 blocks of 32 predictions".
+std::string units_name(const std::vector<std::vector<double>>& nll_a, std::size_t units);
+
+struct PerplexityDifference {
+  double change = 0.0;  // perplexity_A / perplexity_B - 1 over all units (0 without any)
+  double low = 0.0;     // the 95% interval of change (both = change without an interval)
+  double high = 0.0;
+  std::size_t units = 0;  // units drawn (U)
+  std::size_t predictions = 0;
+  bool has_interval() const { return units >= kMinUnits; }
+};
+
+// The change and its 95% percentile-bootstrap interval: `resamples` draws of U units with
+// replacement (Rng(seed)); with the draws' changes sorted, low is the one at index
+// floor(resamples * 0.025), high the one as far from the top.
+PerplexityDifference perplexity_difference(const std::vector<PairedUnit>& units,
+                                           std::size_t resamples = kBootstrapResamples,
+                                           std::uint64_t seed = kBootstrapSeed);
+
+enum class Verdict { Better, Worse, WithinNoise };
+Verdict verdict_of(const PerplexityDifference& difference);
+// "better", "worse", "no difference within noise".
+std::string verdict_word(Verdict verdict);
+
+// A change as a signed percentage, "+4.1%", "-0.0%" (the sign is the value's own even where it
+// rounds to 0.0, so an interval's ends show on which side of 0 they lie).
+std::string signed_percent(double change);
+
+// The sentence every program prints for A against B:
+//   "perplexity -2.6% against the window (95% interval -4.1% to -1.0%, 28 blocks of 32
+//    predictions): better"
+// and, without an interval: "... (too few units for an interval: 2 stories): no difference
+// within noise"; with no prediction at all: "nothing to compare". `against` names B, `units` the
+// units (units_name).
+std::string verdict_sentence(const std::string& against, const PerplexityDifference& difference,
+                             const std::string& units);
+
+// "6 against 3 of 9 long-gap names"; "" when there is no name event to count (events == 0),
+// so that no sentence compares zero counts.
+std::string names_against(std::size_t correct_a, std::size_t correct_b, std::size_t events);
+
+// The verdicts of several budgets in one phrase, zero counts left out:
+//   "better at 2, no difference within noise at 4 of 6 budgets"; "" for no verdicts.
+std::string verdict_tally(const std::vector<Verdict>& verdicts);
+
+// One policy against another budget by budget: the verdict at each, and at how many budgets
+// the first recalled more (fewer) long-gap names.
+struct BudgetComparison {
+  std::vector<Verdict> verdicts;
+  std::size_t more_names = 0, fewer_names = 0;
+  std::size_t count(Verdict verdict) const;
+};
+// "perplexity better at 1, no difference within noise at 5 of 6 budgets; name recall higher at
+// 2, lower at 1" (a count of 0 left out) - "name recall the same at every budget" when both are 0,
+// nothing
+// on names when `names_counted` is false (no name events); "(no budget below 100% to compare)"
+// without verdicts.
+std::string budget_comparison_sentence(const BudgetComparison& comparison, bool names_counted);
+
+}  // namespace h2o

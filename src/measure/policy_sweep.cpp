@@ -1,0 +1,233 @@
+#include "h2o/measure/policy_sweep.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+#include "h2o/base/format.hpp"
+#include "h2o/cache/budget.hpp"
+#include "h2o/measure/bits_per_byte.hpp"
+
+namespace h2o {
+
+SweepText sweep_text(const Tokenizer& tokenizer, std::vector<std::vector<int>> stories,
+                     NameTokens names, std::size_t name_gap) {
+  SweepText text;
+  for (const std::vector<int>& story : stories)
+    text.bytes.push_back(predicted_bytes(tokenizer, story));
+  text.stories = std::move(stories);
+  text.names = std::move(names);
+  text.name_gap = name_gap;
+  return text;
+}
+
+std::vector<SweepPolicy> evicting_policies(const PolicySettings& base, const KvFormat& format) {
+  std::vector<SweepPolicy> policies;
+  for (const PolicyKind& kind : policy_kinds()) {
+    if (kind.evicts) policies.push_back({kind.name, kind.name, base, format});
+  }
+  return policies;
+}
+
+std::vector<SweepPolicy> score_variants() {
+  std::vector<SweepPolicy> variants = {{"h2o-norm", "h2o", {}},
+                                       {"h2o+start" + std::to_string(kStartArea), "h2o", {}},
+                                       {"tova-per-head", "tova", {}}};
+  variants[0].settings.h2o_score = H2OScore::NormalisedSum;
+  variants[1].settings.start_area = kStartArea;
+  variants[2].settings.scoring = ScoringMode::PerHead;
+  return variants;
+}
+
+std::vector<SweepPolicy> with_variants(std::vector<SweepPolicy> policies,
+                                       const std::vector<SweepPolicy>& variants) {
+  for (const SweepPolicy& variant : variants) {
+    const auto after = std::find_if(policies.rbegin(), policies.rend(), [&](const SweepPolicy& p) {
+      return p.policy == variant.policy;
+    });
+    if (after != policies.rend()) policies.insert(after.base(), variant);
+  }
+  return policies;
+}
+
+std::size_t SweepBudget::of(std::size_t n) const {
+  return percent > 0 ? tokens_for_percent(n, percent) : tokens;
+}
+
+double SweepRun::perplexity() const {
+  return steps == 0 ? 0.0 : std::exp(nll / static_cast<double>(steps));
+}
+double SweepRun::bits_per_byte() const { return h2o::bits_per_byte(nll, bytes); }
+double SweepRun::mean_kl() const { return steps == 0 ? 0.0 : kl_sum / static_cast<double>(steps); }
+double SweepRun::agreement() const {
+  return steps == 0 ? 0.0 : static_cast<double>(agreements) / static_cast<double>(steps);
+}
+double SweepRun::recall() const {
+  return name_events == 0 ? 0.0
+                          : static_cast<double>(names_correct) / static_cast<double>(name_events);
+}
+std::vector<std::vector<double>> SweepRun::token_nll() const {
+  std::vector<std::vector<double>> nll;
+  for (const TeacherForcedRun& reading : readings) nll.push_back(reading.token_nll);
+  return nll;
+}
+
+SweepRun read_stories(std::shared_ptr<const DecoderWeights> weights, const SweepText& text,
+                      const SweepPolicy& policy, SweepBudget budget, const SweepRun* reference,
+                      const SweepOptions& options) {
+  SweepRun run;
+  run.label = policy.label;
+  run.policy = policy.policy;
+  run.budget = budget;
+  for (std::size_t i = 0; i < text.stories.size(); ++i) {
+    const std::vector<int>& tokens = text.stories[i];
+    const std::size_t tokens_kept = budget.of(tokens.size());
+    std::unique_ptr<CachePolicy> cache_policy;
+    try {
+      cache_policy = make_policy(policy.policy,
+                                 settings_for_budget(policy.policy, tokens_kept, policy.settings));
+    } catch (const std::invalid_argument& e) {
+      run.refused = e.what();  // e.g. a policy that needs more tokens than this budget gives
+      run.readings.clear();
+      return run;
+    }
+    if (i == 0) {
+      run.tokens = tokens_kept;
+      run.description = cache_policy->describe();
+      // A policy holding more or fewer tokens than the budget is no equal comparison: flag it.
+      const std::size_t holds = cache_policy->max_tokens(tokens.size());
+      if (tokens_kept > 0 && holds != std::min(tokens_kept, tokens.size())) {
+        run.description += " [holds " + std::to_string(holds) + " tokens, not " +
+                           std::to_string(tokens_kept) + "]";
+      }
+      if (options.first_story_policy) {
+        cache_policy = options.first_story_policy(std::move(cache_policy), run);
+      }
+    }
+    Decoder decoder(weights, std::move(cache_policy), tokens.size(), policy.format);
+    TeacherForcingOptions forcing;
+    forcing.keep_log_probs = reference == nullptr && options.kl;
+    if (reference != nullptr) forcing.reference = &reference->readings.at(i);
+    forcing.compressed_prompt = options.compressed_prompt;
+    TeacherForcedRun reading = read_with_teacher_forcing(decoder, tokens, forcing);
+    const NameRecall recall = name_recall(tokens, reading.top1, text.names, text.name_gap);
+    run.steps += reading.steps();
+    run.nll += reading.mean_nll() * static_cast<double>(reading.steps());
+    run.kl_sum += reading.kl_sum;
+    run.agreements += reference != nullptr ? reading.agreements : reading.steps();
+    run.name_events += recall.steps.size();
+    run.names_correct += recall.correct;
+    run.bytes += text.bytes.at(i);
+    run.stories_kv_bytes += decoder.live_kv_bytes();
+    if (i == 0) {
+      run.kept = decoder.cache(0).size();
+      run.evicted = decoder.evicted_tokens(0);
+      run.live_kv_bytes = decoder.live_kv_bytes();
+      for (std::size_t l = 0; l < decoder.config().n_layers; ++l) {
+        run.kept_at_end.push_back(decoder.cache(l).sorted_positions(0));
+      }
+    }
+    if (reference != nullptr) reading.log_probs = Matrix();  // only the reference's are needed
+    run.readings.push_back(std::move(reading));
+  }
+  return run;
+}
+
+SweepRun read_full_cache(std::shared_ptr<const DecoderWeights> weights, const SweepText& text,
+                         const SweepOptions& options) {
+  const std::string& name = reference_policy().name;
+  return read_stories(std::move(weights), text, {name, name, {}}, {}, nullptr, options);
+}
+
+const SweepRun* PolicySweep::find(const std::string& label, std::size_t b) const {
+  for (const std::vector<SweepRun>& by_budget : runs) {
+    if (!by_budget.empty() && by_budget.at(b).label == label) return &by_budget[b];
+  }
+  return nullptr;
+}
+
+const std::vector<SweepRun>& PolicySweep::of(const std::string& label) const {
+  for (const std::vector<SweepRun>& by_budget : runs) {
+    if (!by_budget.empty() && by_budget.front().label == label) return by_budget;
+  }
+  throw std::invalid_argument("the sweep has no policy labelled '" + label + "'");
+}
+
+PolicySweep sweep_policies(std::shared_ptr<const DecoderWeights> weights, const SweepText& text,
+                           const std::vector<SweepPolicy>& policies,
+                           const std::vector<int>& percents, const SweepOptions& options) {
+  PolicySweep sweep;
+  sweep.percents = percents;
+  sweep.full = read_full_cache(weights, text, options);
+  for (const SweepPolicy& policy : policies) {
+    sweep.runs.emplace_back();
+    for (int percent : percents) {
+      sweep.runs.back().push_back(
+          read_stories(weights, text, policy, {percent, 0}, &sweep.full, options));
+    }
+  }
+  return sweep;
+}
+
+PerplexityDifference difference(const SweepRun& a, const SweepRun& b) {
+  return perplexity_difference(paired_units(a.token_nll(), b.token_nll()));
+}
+
+std::string difference_units(const SweepRun& a, const PerplexityDifference& difference) {
+  return units_name(a.token_nll(), difference.units);
+}
+
+std::string verdict_against(const SweepRun& a, const SweepRun& b, const std::string& b_name) {
+  const PerplexityDifference d = difference(a, b);
+  return verdict_sentence(b_name, d, difference_units(a, d));
+}
+
+std::size_t first_good_budget(const std::vector<SweepRun>& by_budget, double limit) {
+  std::size_t needs = by_budget.size();
+  for (std::size_t b = by_budget.size(); b-- > 0 && by_budget[b].perplexity() <= limit;) needs = b;
+  return needs;
+}
+
+BudgetComparison compare_over_budgets(const std::vector<SweepRun>& a,
+                                      const std::vector<SweepRun>& b,
+                                      const std::vector<std::size_t>& budgets) {
+  BudgetComparison comparison;
+  for (std::size_t i : budgets) {
+    comparison.verdicts.push_back(verdict_of(difference(a.at(i), b.at(i))));
+    comparison.more_names += a[i].names_correct > b[i].names_correct ? 1 : 0;
+    comparison.fewer_names += a[i].names_correct < b[i].names_correct ? 1 : 0;
+  }
+  return comparison;
+}
+
+const std::vector<SweepMeasure>& sweep_measures() {
+  static const std::vector<SweepMeasure> measures = {
+      {"perplexity", "perplexity", true, "budget_perplexity.svg", "Perplexity against cache budget",
+       "perplexity", 1.0, 3, false, &SweepRun::perplexity},
+      {"bits per byte", "bits_per_byte", true, "", "", "", 1.0, 3, false, &SweepRun::bits_per_byte},
+      {"KL", "kl_nats", false, "budget_kl.svg", "Divergence from the full cache against budget",
+       "KL(full || policy), nats per token", 1.0, 6, false, &SweepRun::mean_kl},
+      {"top-1 agreement", "top1_agreement", false, "budget_agreement.svg",
+       "Top-1 agreement with the full cache against budget",
+       "share of steps with the same top token", 100.0, 1, false, &SweepRun::agreement},
+      {"name recall", "name_recall", true, "budget_name_recall.svg",
+       "Name recall against cache budget", "share of long-gap names predicted", 100.0, 1, true,
+       &SweepRun::recall}};
+  return measures;
+}
+
+double context_gain(std::shared_ptr<const DecoderWeights> weights, const SweepText& text,
+                    const SweepRun& full, std::size_t window) {
+  const SweepRun windowed =
+      read_stories(std::move(weights), text, {"window", "window", {}}, {0, window}, &full);
+  return windowed.perplexity() / full.perplexity();
+}
+
+std::string context_gain_sentence(double gain, std::size_t window) {
+  return "How much the model uses its cache: context gain " + fixed(gain, 3) +
+         ", the perplexity with only the last " + std::to_string(window) +
+         " tokens over the full cache's (1.000: it uses nothing further back; the higher, the more "
+         "a cache that forgets can lose).";
+}
+
+}  // namespace h2o

@@ -1,0 +1,113 @@
+// test_policy_sweep.cpp: the sweep lesson 11 and compare_policies share (measure/policy_sweep.hpp)
+// adds up what teacher forcing measures story by story, treats 100% as the full cache, keeps the
+// reference the others compare with, and its context gain is 1 where a window holds everything.
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <set>
+#include <vector>
+
+#include "h2o/measure/policy_sweep.hpp"
+#include "h2o/policy/h2o_policy.hpp"
+#include "h2o/report/sweep_report.hpp"
+#include "h2o_catch.hpp"
+#include "policy_test_support.hpp"
+
+using namespace h2o;
+using h2o_catch::Contains;
+
+namespace {
+SweepText two_stories(const DecoderWeights& weights) {
+  SweepText text;
+  text.stories = {h2o_test::random_tokens(40, weights.config.vocab_size, 6),
+                  h2o_test::random_tokens(25, weights.config.vocab_size, 7)};
+  text.bytes = {100, 60};
+  return text;
+}
+}  // namespace
+
+TEST_CASE("the sweep's measures add up teacher forcing over every story", "[policy_sweep]") {
+  const auto weights = h2o_test::random_model(64, 5);
+  const SweepText text = two_stories(*weights);
+  const PolicySweep sweep =
+      sweep_policies(weights, text, {{"H2O", "h2o", {}}, {"window", "window", {}}}, {10, 100});
+  double nll = 0.0;
+  for (std::size_t i = 0; i < text.stories.size(); ++i) {
+    Decoder decoder(weights, std::make_unique<FullCachePolicy>(), text.stories[i].size());
+    const TeacherForcedRun run = read_with_teacher_forcing(decoder, text.stories[i]);
+    nll += run.mean_nll() * static_cast<double>(run.steps());
+    CHECK(sweep.full.readings[i].token_nll.size() == run.steps());
+  }
+  CHECK(sweep.full.steps == 39 + 24);
+  CHECK(sweep.full.bytes == 160);
+  CHECK(sweep.full.perplexity() == Approx(std::exp(nll / 63)).epsilon(1e-6));
+  CHECK(sweep.full.bits_per_byte() == Approx(nll / std::log(2.0) / 160).epsilon(1e-6));
+  CHECK(sweep.full.agreement() == 1.0);
+  CHECK(sweep.full.tokens == 0);
+  CHECK(sweep.full.kept == 39);  // the first story: every token it read
+
+  // 100% evicts nothing: the full cache's numbers exactly. 10% of 40 tokens: 4 kept.
+  const SweepRun& whole = *sweep.find("H2O", 1);
+  CHECK(whole.evicted == 0);
+  CHECK(whole.perplexity() == sweep.full.perplexity());
+  CHECK(whole.agreement() == 1.0);
+  const SweepRun& small = sweep.of("window")[0];
+  CHECK(small.tokens == 4);
+  CHECK(small.kept == 4);
+  CHECK(small.kept_at_end.size() == weights->config.n_layers);
+  CHECK(small.kept_at_end[0] == std::vector<Position>{35, 36, 37, 38});  // the last 4 read
+  CHECK(small.readings.size() == 2);
+  CHECK(small.perplexity() > 0.0);
+  CHECK(sweep.find("nothing", 0) == nullptr);
+  CHECK_THROWS_WITH(sweep.of("nothing"), Contains("no policy labelled 'nothing'"));
+
+  // The same run against itself: a change of exactly 0, "no difference within noise".
+  const PerplexityDifference same = difference(small, small);
+  CHECK(same.change == 0.0);
+  CHECK(verdict_of(same) == Verdict::WithinNoise);
+}
+
+TEST_CASE("the first story's policy can be wrapped, once per run", "[policy_sweep]") {
+  const auto weights = h2o_test::random_model(64, 5);
+  const SweepText text = two_stories(*weights);
+  int calls = 0;
+  SweepOptions options;
+  options.first_story_policy = [&](std::unique_ptr<CachePolicy> policy, const SweepRun& run) {
+    ++calls;
+    CHECK(run.label == "window");
+    return policy;
+  };
+  const SweepRun full = read_full_cache(weights, text);
+  read_stories(weights, text, {"window", "window", {}}, {50, 0}, &full, options);
+  CHECK(calls == 1);
+}
+
+TEST_CASE("context gain: 1 when the window holds every token, above 0 always", "[policy_sweep]") {
+  const auto weights = h2o_test::random_model(64, 5);
+  const SweepText text = two_stories(*weights);
+  const SweepRun full = read_full_cache(weights, text);
+  CHECK(context_gain(weights, text, full, 64) == Approx(1.0).epsilon(1e-12));
+  CHECK(context_gain(weights, text, full, 4) > 0.0);
+  CHECK_THAT(context_gain_sentence(1.1104), Contains("context gain 1.110, the perplexity with only "
+                                                     "the last 64 tokens over the full cache's"));
+}
+
+TEST_CASE("every measure has its own name and column; the CSV has one row per run",
+          "[policy_sweep]") {
+  std::set<std::string> names, columns;
+  for (const SweepMeasure& measure : sweep_measures()) {
+    CHECK(names.insert(measure.name).second);
+    CHECK(columns.insert(measure.csv_column).second);
+    CHECK(measure.value != nullptr);
+  }
+  const auto weights = h2o_test::random_model(64, 5);
+  const PolicySweep sweep =
+      sweep_policies(weights, two_stories(*weights), {{"window", "window", {}}}, {10, 50});
+  const std::string csv = sweep_csv(sweep, 64);
+  CHECK(csv.rfind("policy,budget_percent,budget_tokens,perplexity,bits_per_byte,kl_nats,"
+                  "top1_agreement,name_recall,name_gap\n",
+                  0) == 0);
+  CHECK(std::count(csv.begin(), csv.end(), '\n') == 3);
+  CHECK_THAT(csv, Contains("window,10,4,"));
+  CHECK(sweep_charts(sweep, "dir", "cmd", "about").size() == 4);
+}
