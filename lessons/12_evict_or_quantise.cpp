@@ -147,7 +147,8 @@ int main(int argc, char** argv) try {
   std::cout << "Step 3 (the answer): which cache is closest to the full float32 cache for the "
                "same KV bytes?\n        (perplexity; the best point of each storage within "
                "the bytes, 1% over allowed)\n";
-  std::string units;  // what the bootstrap drew
+  // What the bootstrap draws: the same units for every pair (the same stories).
+  const std::string units = h2o::difference_units(full, h2o::difference(full, full));
   for (double target : {0.25, 0.125}) {
     std::cout << "  at " << fixed(100 * target, 1) << "% of the bytes:\n";
     const Point* winner = best_within(points, target, 0);
@@ -160,7 +161,6 @@ int main(int argc, char** argv) try {
                 << "% bytes  perplexity " << fixed(p->perplexity(), 3);
       if (p != winner) {  // measure/verdict.hpp's change and 95% interval
         const h2o::PerplexityDifference d = h2o::difference(p->run, winner->run);
-        units = h2o::difference_units(p->run, d);
         std::cout << "  " << h2o::signed_percent(d.change) << " [" << h2o::signed_percent(d.low)
                   << ", " << h2o::signed_percent(d.high) << "]";
       }
