@@ -1,12 +1,14 @@
 // test_policy_sweep.cpp: the sweep lesson 11 and compare_policies share (measure/policy_sweep.hpp)
 // adds up what teacher forcing measures story by story, treats 100% as the full cache, keeps the
-// reference the others compare with, and its context gain is 1 where a window holds everything.
+// reference the others compare with, and its context gain is 1 where a window holds everything;
+// a policy's KV format quantises its own runs only.
 #include <algorithm>
 #include <cmath>
 #include <memory>
 #include <set>
 #include <vector>
 
+#include "h2o/cache/budget.hpp"
 #include "h2o/measure/policy_sweep.hpp"
 #include "h2o/policy/h2o_policy.hpp"
 #include "h2o/report/sweep_report.hpp"
@@ -110,4 +112,33 @@ TEST_CASE("every measure has its own name and column; the CSV has one row per ru
   CHECK(std::count(csv.begin(), csv.end(), '\n') == 3);
   CHECK_THAT(csv, Contains("window,10,4,"));
   CHECK(sweep_charts(sweep, "dir", "cmd", "about").size() == 4);
+}
+
+TEST_CASE("a sweep policy's KV format: its own runs quantised, the reference in float32",
+          "[policy_sweep]") {
+  const auto weights = h2o_test::random_model(64, 5);
+  const SweepText text = two_stories(*weights);
+  const KvFormat four_bits{4, 8};
+  const PolicySweep sweep = sweep_policies(
+      weights, text, {{"window", "window", {}}, {"window 4-bit", "window", {}, four_bits}}, {50});
+  const SweepRun &fp32 = sweep.of("window")[0], &quantised = sweep.of("window 4-bit")[0];
+  // Each story read alone in that format: the bytes it holds at its end, summed.
+  std::size_t full_bytes = 0, quantised_bytes = 0;
+  for (const std::vector<int>& story : text.stories) {
+    Decoder full(weights, std::make_unique<FullCachePolicy>(), story.size());
+    read_with_teacher_forcing(full, story);
+    full_bytes += full.live_kv_bytes();
+    Decoder window(
+        weights,
+        make_policy("window", settings_for_budget("window", tokens_for_percent(story.size(), 50))),
+        story.size(), four_bits);
+    read_with_teacher_forcing(window, story);
+    quantised_bytes += window.live_kv_bytes();
+  }
+  CHECK(sweep.full.stories_kv_bytes == full_bytes);
+  CHECK(quantised.stories_kv_bytes == quantised_bytes);
+  CHECK(quantised.kept == fp32.kept);
+  CHECK(quantised.live_kv_bytes < fp32.live_kv_bytes);
+  CHECK(fp32.stories_kv_bytes < sweep.full.stories_kv_bytes);
+  CHECK(quantised.perplexity() != fp32.perplexity());  // 4 bits change what attention reads
 }
