@@ -6,8 +6,8 @@
 #   dnf            Fedora
 #   brew           macOS with Homebrew
 # H2O_PACKAGE_MANAGER=apt|dnf|brew|conda chooses one by hand. On any other system it prints what
-# to install and exits 1. README.md ("Set-up") says which systems were run and which are
-# documented only.
+# to install and exits 1. docs/setup.md says which systems were run and which are documented only,
+# and lists the package names per system.
 #
 #   install-deps.sh [NAME...]        the project's packages, plus NAME... (scripts/fuzz.sh asks
 #                                    for clang and libclang-rt-dev so)
@@ -96,7 +96,7 @@ if [ -z "$manager" ]; then
   echo "install-deps: no package manager this script knows (apt, dnf, brew, conda) was found." >&2
   echo "Install with your system's tools: a C++17 compiler, CMake >= 3.18, make, xtensor 0.24-0.27" \
        "(with xtl), xtensor-blas, OpenBLAS (with cblas.h), Catch2 2 or 3, python3${*:+, and $*};" \
-       "then run scripts/build.sh. README.md (Set-up) lists the package names per system." >&2
+       "then run scripts/build.sh. docs/setup.md lists the package names per system." >&2
   exit 1
 fi
 case "$manager" in

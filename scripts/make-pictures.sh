@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Draws the pictures the README shows, into docs/pictures/ (or the folder given), from the
+# Draws the pictures README.md and docs/ show, into docs/pictures/ (or the folder given), from the
 # project's own model and held-out story: the same programs and options a user would run.
 #
 #   scripts/make-pictures.sh                 build, then redraw docs/pictures/
@@ -23,11 +23,13 @@ cd "$root"  # the programs' default files (data/...) are found from here
 "$build/bin/10_sparse_attention" --pictures "$out" >/dev/null
 # Lesson 11: one line chart per measure of the budget sweep.
 "$build/bin/11_how_much_cache" --pictures "$out" >/dev/null
+# Lesson 12: quality against KV bytes, one line per storage (float32, 8, 4 and 2 bits) under H2O.
+"$build/bin/12_evict_or_quantise" --pictures "$out" >/dev/null
 # compare_policies: which positions each policy keeps, step by step, at 10% of the story.
 "$build/bin/compare_policies" --budgets 10 --policies h2o,window,sinks,tova \
   --svg "$out/kept_positions.svg" >/dev/null
-# The explorer page (tools/explore) at one step, as a screenshot for the README: only where
-# chromium is installed (bash scripts/install-deps.sh --only chromium). pictures_up_to_date,
+# The explorer page (tools/explore) at one step, as a screenshot for README.md and docs/: only
+# where chromium is installed (bash scripts/install-deps.sh --only chromium). pictures_up_to_date,
 # which compares the SVG pictures only, skips it (H2O_NO_SCREENSHOT).
 if [ -z "${H2O_NO_SCREENSHOT:-}" ] && command -v chromium >/dev/null 2>&1; then
   "$build/bin/explore" --out "$build/explorer_readme.html" >/dev/null

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The first of the README's two commands: installs what is missing, builds the lessons and the
-# explorer (build/bin/explore, for the classroom demo), and runs every lesson in order. Lessons 10
-# and 11 also draw their pictures, into build/pictures/. Extra arguments go to the lessons that
-# read a real model (09, 10, 11), for example --model PATH --tokenizer PATH.
+# explorer (build/bin/explore, for the classroom demo), and runs every lesson in order. Lessons
+# 10-12 also draw their pictures, into build/pictures/. Extra arguments go to the lessons that
+# read a real model (09-12), for example --model PATH --tokenizer PATH.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${H2O_BUILD_DIR:-$root/build}"
