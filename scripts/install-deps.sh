@@ -33,7 +33,8 @@ detect_manager() {
 # The project's own packages for each package manager. OpenMP (--threads N) comes with the
 # compiler: g++ brings GCC's libgomp (apt, dnf), conda's cxx-compiler its libgomp; Apple's clang
 # has none, so Homebrew's libomp is added (src/CMakeLists.txt looks for it there). xtensor-blas is
-# packaged by Debian, Ubuntu and conda-forge only; on Fedora and Homebrew check_xtensor_blas explains how to add it.
+# packaged by Debian, Ubuntu and conda-forge only; on Fedora and Homebrew check_xtensor_blas
+# explains how to add it.
 project_packages() {
   case "$1" in
     apt) echo g++ cmake make pkg-config libxtensor-dev libxtensor-blas-dev libopenblas-dev catch2 \

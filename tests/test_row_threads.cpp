@@ -9,8 +9,8 @@
 // kDeadline, instead of hanging CTest. A product costs a few microseconds on a quiet machine (about
 // a second for all of them); on a machine busier than its cores, each product waits until every
 // thread of the team has had a core again (OpenMP's barrier at the end of a parallel region),
-// which can take a millisecond: hence the generous deadline. The same bits with 1 and N threads are checked on real
-// products in test_matvec_kernel.cpp.
+// which can take a millisecond: hence the generous deadline. The same bits with 1 and N threads
+// are checked on real products in test_matvec_kernel.cpp.
 //
 // Dimension legend: rows = output rows of one product.
 #include <algorithm>

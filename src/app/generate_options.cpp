@@ -34,7 +34,8 @@ ArgParser generate_arguments() {
                 "keep the whole prompt, then cut to the budget once (as the paper)");
   args.add_option("threads", "N", "1",
                   "threads for the weight matrix products, 1.." +
-                      std::to_string(kMaxGenerateThreads) + " (attention stays on one)");
+                      std::to_string(kMaxGenerateThreads) +
+                      " (and attention's KV heads on long contexts)");
   return args;
 }
 
