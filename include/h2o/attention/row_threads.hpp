@@ -10,6 +10,13 @@
 // keeps it: between two products its threads spin for a while, then sleep, and the next product
 // reuses the same team (no thread is started and nothing is allocated per product).
 //
+// Every shared product ends at OpenMP's barrier, which waits until each thread of the team has run:
+// on a machine with more busy programs than cores, a thread waiting for a core holds every product
+// up, and --threads N can be much slower than one thread (llama2.c's runomp, too). There, letting
+// waiting threads sleep instead of spin (OMP_WAIT_POLICY=passive) gives the cores back: stories15M
+// shape on a 2-core AMD EPYC at load average 8-10, 190-400 tok/s against 44-77 with the default
+// policy and about 200 with one thread.
+//
 // Built without OpenMP (no compiler support found, or -DH2O_OPENMP=OFF), every product runs on the
 // calling thread: row_threads_available() is false, set_row_threads still accepts any N and
 // row_threads() stays 1. The programs then print a one-line note for --threads N > 1.
