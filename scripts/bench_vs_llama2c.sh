@@ -6,15 +6,17 @@
 #   scripts/bench_vs_llama2c.sh --runc PATH/TO/run.c     (run.c is never part of this project)
 #   scripts/bench_vs_llama2c.sh                                 (this project's figures only)
 #
-# Prints the CPU's model and vector flags, and this core's read bandwidth from memory (bench_decode
-# --sections bandwidth: one stream over 256 MiB), measured at the start and again at the end.
+# Prints the CPU's model and vector flags, and the read bandwidth from memory (bench_decode
+# --sections bandwidth: 256 MiB) of one core, measured at the start and again at the end, and of
+# all cores (one thread per core sharing the buffer as --threads shares a product).
 # Then, per shape: decode tok/s (greedy, no prompt) of the project and of run.c built twice
 # (gcc -O3, and gcc -Ofast -march=native), and whether the texts are byte-identical; the same with
 # the project's decode kernel forced to each other kernel this CPU can run (H2O_MATVEC_KERNEL=avx2,
 # baseline: how the project runs on a CPU without AVX-512, or without AVX2); the bytes of weights
 # decode streams per second (checkpoint bytes x tok/s) as a share of the measured bandwidth;
-# the project's decode tok/s with --threads 2; prompt tok/s (the project reads a prompt in
-# batches, run.c one token at a time); start-up (a whole process that runs one position: load,
+# the project's decode tok/s with --threads 2 next to run.c built with -fopenmp (runomp, 2 OpenMP
+# threads), as a multiple of one thread and against the 2-thread / 1-thread bandwidth; prompt
+# tok/s (the project reads a prompt in batches, run.c one token at a time); start-up (a whole process that runs one position: load,
 # check, one forward; wall and CPU seconds); and, from bench_decode, H2O's scoring + eviction as
 # a share of the attention of the same cache (budgets 64, 256, 1024) and batched versus
 # token-by-token prompts. Each figure is the median of --repeats runs, the programs alternating
@@ -35,8 +37,9 @@ usage: scripts/$me.sh [--runc FILE] [--shapes LIST] [--repeats N] [--work DIR] [
 Decode, prompt and start-up speed of this project next to llama2.c's run.c, side by side.
 
 options:
-  --runc FILE     llama2.c's run.c (you provide it); built here with gcc -O3 and with
-                  gcc -Ofast -march=native. Without it only the project is measured.
+  --runc FILE     llama2.c's run.c (you provide it); built here with gcc -O3, with
+                  gcc -Ofast -march=native, and with gcc -Ofast -march=native -fopenmp
+                  (runomp). Without it only the project is measured.
   --shapes LIST   any of 260k,15m,110m (default: all three)
   --repeats N     runs per figure, median shown, 1..50 (default 3)
   --work DIR      where the random models and run.c builds go (default /tmp/h2o_bench; the
@@ -91,6 +94,8 @@ if [ -n "$runc" ]; then
   gcc -O3 -o "$work/run_O3" "$runc" -lm || fail "could not build $runc with gcc -O3"
   gcc -Ofast -march=native -o "$work/run_fast" "$runc" -lm ||
     fail "could not build $runc with gcc -Ofast -march=native"
+  gcc -Ofast -march=native -fopenmp -o "$work/run_omp" "$runc" -lm ||
+    fail "could not build $runc with gcc -Ofast -march=native -fopenmp"
 fi
 
 # ------------------------------------------------------------------------------------------------
@@ -140,6 +145,14 @@ default_kernel=$("$bin/bench_decode" --sections bandwidth --repeats 1 |
   sed -n 's/.*decode kernel \([a-z0-9]*\).*/\1/p')
 bandwidth_start=$(bandwidth)
 echo "read bandwidth (one core, one stream, 256 MiB, median of passes): $bandwidth_start GB/s"
+# All cores: as many threads as cores, sharing the buffer's blocks (row_threads.hpp); and the
+# ratio that --threads 2 can reach at best on a model that only streams its weights.
+cores=$(nproc)
+bandwidth_all=$("$bin/bench_decode" --sections bandwidth --repeats "$repeats" --threads "$cores" |
+  sed -n 's/^read bandwidth, [0-9]* threads.*: \([0-9.]*\) GB\/s.*/\1/p')
+bandwidth_all=${bandwidth_all:-$bandwidth_start}
+echo "read bandwidth (all $cores cores, 256 MiB): $bandwidth_all GB/s," \
+  "$(ratio "$bandwidth_all" "$bandwidth_start")x one core's"
 echo "project's decode kernel on this CPU: $default_kernel"
 # The other kernels this CPU can run, measured by forcing them (H2O_MATVEC_KERNEL).
 forced_kernels=()
@@ -190,7 +203,7 @@ for shape in "${shape_list[@]}"; do
     sed -n 's/^model: //p')"
 
   # Decode: greedy, no prompt, `steps` positions. Every program once per repeat, alternating.
-  : >"$work/dec_project" >"$work/dec_O3" >"$work/dec_fast" >"$work/dec_threads"
+  : >"$work/dec_project" >"$work/dec_O3" >"$work/dec_fast" >"$work/dec_threads" >"$work/dec_omp"
   for k in "${forced_kernels[@]}"; do : >"$work/dec_$k"; done
   same="-"
   declare -A same_forced=()
@@ -217,6 +230,10 @@ for shape in "${shape_list[@]}"; do
     "$bin/generate" --model "$model" --tokenizer "$tok" --temperature 0 --steps "$steps" \
       --threads 2 >"$work/text_threads" 2>"$work/err"
     achieved "$work/err" >>"$work/dec_threads"
+    if [ -n "$runc" ]; then
+      OMP_NUM_THREADS=2 "$work/run_omp" "$model" -z "$tok" -t 0 -n "$steps" >/dev/null 2>"$work/err"
+      achieved "$work/err" >>"$work/dec_omp"
+    fi
   done
   p=$(median <"$work/dec_project") t2=$(median <"$work/dec_threads")
   p_spread=$(spread <"$work/dec_project")
@@ -244,8 +261,17 @@ for shape in "${shape_list[@]}"; do
         "" "" "text = default kernel's: ${same_forced[$k]:-?}"
     fi
   done
-  row "$shape" "decode tok/s, --threads 2" "$(fmt "$t2") $(spread <"$work/dec_threads")" "" "" \
-    "$(ratio "$t2" "$p")x of 1 thread"
+  bw_ratio=$(ratio "$bandwidth_all" "$bandwidth_start")
+  if [ -n "$runc" ]; then
+    omp=$(median <"$work/dec_omp")
+    row "$shape" "decode tok/s, --threads 2 (run.c: runomp, 2 threads)" \
+      "$(fmt "$t2") $(spread <"$work/dec_threads")" "-" "$(fmt "$omp") $(spread <"$work/dec_omp")" \
+      "$(ratio "$t2" "$p")x of 1 thread (runomp $(ratio "$omp" "$fast")x of runfast);" \
+      "bandwidth ${bw_ratio}x"
+  else
+    row "$shape" "decode tok/s, --threads 2" "$(fmt "$t2") $(spread <"$work/dec_threads")" "" "" \
+      "$(ratio "$t2" "$p")x of 1 thread; bandwidth ${bw_ratio}x"
+  fi
 
   # Prompt: a text of about prompt_tokens tokens; -n / --steps = its length, so every position
   # is a prompt position (run.c's achieved tok/s is then its prompt speed).

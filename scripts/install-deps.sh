@@ -30,14 +30,17 @@ detect_manager() {
   echo ""
 }
 
-# The project's own packages for each package manager. xtensor-blas is packaged by Debian, Ubuntu
-# and conda-forge only; on Fedora and Homebrew check_xtensor_blas explains how to add it.
+# The project's own packages for each package manager. OpenMP (--threads N) comes with the
+# compiler: g++ brings GCC's libgomp (apt, dnf), conda's cxx-compiler its libgomp; Apple's clang
+# has none, so Homebrew's libomp is added (src/CMakeLists.txt looks for it there). xtensor-blas is
+# packaged by Debian, Ubuntu and conda-forge only; on Fedora and Homebrew check_xtensor_blas
+# explains how to add it.
 project_packages() {
   case "$1" in
     apt) echo g++ cmake make pkg-config libxtensor-dev libxtensor-blas-dev libopenblas-dev catch2 \
               python3 ;;
     dnf) echo gcc-c++ cmake make xtensor-devel openblas-devel catch-devel python3 ;;
-    brew) echo cmake xtensor openblas catch2 python ;;
+    brew) echo cmake xtensor openblas catch2 python libomp ;;
     conda) echo cxx-compiler cmake make xtensor xtensor-blas openblas catch2 python ;;
   esac
 }
@@ -48,6 +51,9 @@ package_name() {
     apt:*) echo "$2" ;;
     dnf:clang | dnf:clang-*) echo clang ;;
     dnf:libclang-rt-*) echo compiler-rt ;;
+    dnf:libomp-dev) echo libomp-devel ;;
+    brew:libomp-dev) echo libomp ;;
+    conda:libomp-dev) echo llvm-openmp ;;
     brew:python3 | conda:python3) echo python ;;
     brew:python3-torch | conda:python3-torch) echo pytorch ;;
     brew:python3-numpy | conda:python3-numpy) echo numpy ;;

@@ -16,6 +16,8 @@
 #   stdout is the file: path                   (instead of texts: stdout equals that file byte for
 #                                               byte; skipped when the file is absent)
 #   env: VAR=value  timeout: seconds  after: other_test
+#   repeat: N                                  (runs it N times, each within the timeout; every
+#                                               run passes and prints the stdout of the first)
 #   requires file: path                        (skipped, not failed, when the file is absent)
 #   requires python module: torch              (skipped when {python} cannot import it)
 #
@@ -74,7 +76,7 @@ macro(h2o_check_finish_block)
                 -DEXIT=${b_exit} "-DSTDOUT=${b_stdout}" "-DSTDERR=${b_stderr}"
                 "-DNOT_STDOUT=${b_not_stdout}" "-DNOT_STDERR=${b_not_stderr}"
                 "-DREQUIRES=${b_requires}" "-DREQUIRES_IMPORT=${b_import}"
-                "-DENV_SETTING=${b_env}" -DTIMEOUT=${b_timeout}
+                "-DENV_SETTING=${b_env}" -DTIMEOUT=${b_timeout} -DREPEAT=${b_repeat}
                 -P ${H2O_CHECK_SCRIPTS}/check_program.cmake)
       set_tests_properties(${b_name} PROPERTIES SKIP_REGULAR_EXPRESSION "SKIPPED: ")
     endif()
@@ -91,6 +93,7 @@ macro(h2o_check_finish_block)
   endforeach()
   set(b_exit 0)
   set(b_timeout 600)
+  set(b_repeat 1)
 endmacro()
 
 # Appends one encoded value to a "@@"-joined list variable.
@@ -175,6 +178,11 @@ function(h2o_add_check_file check_file)
       set(b_file "${value}")
     elseif(key STREQUAL "timeout")
       set(b_timeout "${value}")
+    elseif(key STREQUAL "repeat")
+      if(NOT value MATCHES "^[1-9][0-9]*$")
+        message(FATAL_ERROR "${check_file}:${line_number}: repeat is a count, got '${value}'")
+      endif()
+      set(b_repeat "${value}")
     elseif(key STREQUAL "env")
       set(b_env "${value}")
     elseif(key STREQUAL "after")

@@ -20,7 +20,8 @@
 //   bandwidth how fast one core reads memory: a 256 MiB buffer (far bigger than any cache) summed
 //             front to back, one stream, as decode reads its weights; the median of several
 //             passes in GB/s. Decode of a big model cannot go faster than this many bytes per
-//             second (scripts/bench_vs_llama2c.sh prints it next to its decode figures).
+//             second (scripts/bench_vs_llama2c.sh prints it next to its decode figures). With
+//             --threads N, also N threads sharing the buffer as they share a weight product.
 // --shape picks the model shape: 260k (default), 15m or 110m (llama2.c's story models).
 //
 // Measuring fairly: both policies run side by side in the same process, alternating (which one
@@ -31,6 +32,7 @@
 //
 // Dimension legend: N = sequence length (tokens decoded), L = layers, G = KV heads, D = head size.
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstdint>
@@ -289,24 +291,48 @@ std::uint32_t sum_words(const std::uint32_t* data, std::size_t n) {
   return sum;
 }
 
-void bandwidth_section(std::size_t repeats) {
+// Sums words [first, last) of a buffer on whichever thread for_row_blocks gives them to.
+struct SumBlocks {
+  const std::uint32_t* data;
+  std::atomic<std::uint32_t> sum{0};
+  static void run(void* context, std::size_t first, std::size_t last) {
+    SumBlocks& s = *static_cast<SumBlocks*>(context);
+    s.sum.fetch_add(sum_words(s.data + first, last - first), std::memory_order_relaxed);
+  }
+};
+
+// One core's read speed, then (threads > 1) that of `threads` threads sharing the buffer's blocks
+// as they share a weight product's rows (row_threads.hpp): what --threads N can gain on decode.
+void bandwidth_section(std::size_t repeats, std::size_t threads) {
   using Clock = std::chrono::steady_clock;
   constexpr std::size_t kBytes = std::size_t{256} << 20;
   const std::size_t passes = std::max<std::size_t>(5, 2 * repeats);
   std::vector<std::uint32_t> buffer(kBytes / sizeof(std::uint32_t));
   for (std::size_t i = 0; i < buffer.size(); ++i) buffer[i] = static_cast<std::uint32_t>(i);
-  std::vector<double> speeds;
-  std::uint32_t check = 0;
-  for (std::size_t pass = 0; pass <= passes; ++pass) {  // pass 0 warms up, not counted
-    const Clock::time_point start = Clock::now();
-    check += sum_words(buffer.data(), buffer.size());
-    const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
-    if (pass > 0) speeds.push_back(static_cast<double>(kBytes) / seconds / 1e9);
+  std::vector<std::size_t> counts = {1};
+  if (threads > 1) counts.push_back(threads);
+  for (std::size_t count : counts) {
+    set_matmul_threads(count);
+    std::vector<double> speeds;
+    std::uint32_t check = 0;
+    for (std::size_t pass = 0; pass <= passes; ++pass) {  // pass 0 warms up, not counted
+      SumBlocks blocks{buffer.data()};
+      const Clock::time_point start = Clock::now();
+      for_row_blocks(buffer.size(), true, &SumBlocks::run, &blocks);
+      const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+      check += blocks.sum.load();
+      if (pass > 0) speeds.push_back(static_cast<double>(kBytes) / seconds / 1e9);
+    }
+    std::sort(speeds.begin(), speeds.end());
+    std::cout << "read bandwidth, "
+              << (count == 1 ? std::string("one core, one stream")
+                             : std::to_string(count) + " threads")
+              << " over 256 MiB: " << fixed(median(speeds), 1) << " GB/s (median of " << passes
+              << " passes; lowest " << fixed(speeds.front(), 1) << ", highest "
+              << fixed(speeds.back(), 1) << "; checksum " << check << ")\n";
   }
-  std::sort(speeds.begin(), speeds.end());
-  std::cout << "read bandwidth, one core, one stream over 256 MiB: " << fixed(median(speeds), 1)
-            << " GB/s (median of " << passes << " passes; lowest " << fixed(speeds.front(), 1)
-            << ", highest " << fixed(speeds.back(), 1) << "; checksum " << check << ")\n\n";
+  set_matmul_threads(threads);
+  std::cout << "\n";
 }
 
 int run(int argc, const char* const* argv) {
@@ -322,7 +348,7 @@ int run(int argc, const char* const* argv) {
   const std::size_t repeats = options.repeats, threads = options.threads;
   const std::uint64_t seed = options.seed;
   ModelConfig config = options.shape;
-  set_matmul_threads(threads);
+  use_threads_option("bench_decode", threads);
   auto wants = [&](const char* name) {
     return std::find(sections.begin(), sections.end(), name) != sections.end();
   };
@@ -332,9 +358,10 @@ int run(int argc, const char* const* argv) {
                                        *std::max_element(prompts.begin(), prompts.end()));
   config.seq_len = std::max(config.seq_len, longest);
   std::cout << "model:  random weights,\n        " << config.describe() << "\n"
-            << "matrix products: " << threads << " thread" << (threads == 1 ? "" : "s")
+            << "matrix products: " << matmul_threads() << " thread"
+            << (matmul_threads() == 1 ? "" : "s")
             << ", decode kernel " << kernel_name(active_matvec_kernel()) << "\n\n";
-  if (wants("bandwidth")) bandwidth_section(repeats);
+  if (wants("bandwidth")) bandwidth_section(repeats, matmul_threads());
   if (wants("eviction")) eviction_section(config, budgets, repeats, seed);
   if (!wants("lengths") && !wants("prompt") && !wants("kv-bits")) return 0;
   const auto weights = std::make_shared<const DecoderWeights>(random_weights(config, seed));

@@ -63,7 +63,7 @@ int generate(int argc, char** argv) {
   if (!args.parse(argc, argv)) return 0;
   h2o::GenerateOptions options = h2o::generate_options(args);
 
-  h2o::set_matmul_threads(options.threads);
+  h2o::use_threads_option("generate", options.threads);
 
   // Step 2: load the model and its tokenizer (each checked completely before use).
   const h2o::ModelFiles& files = options.files;

@@ -13,6 +13,7 @@
 #include <set>
 #include <sstream>
 
+#include "h2o/attention/linear.hpp"
 #include "h2o/base/format.hpp"
 
 namespace h2o {
@@ -277,6 +278,14 @@ int report_current_exception(const std::string& program) {
   }
 }
 }  // namespace
+
+void use_threads_option(const std::string& program, std::size_t threads) {
+  set_matmul_threads(threads);
+  if (threads > 1 && !row_threads_available()) {
+    std::cerr << program << ": note: built without OpenMP, --threads " << threads
+              << " runs on one thread\n";
+  }
+}
 
 std::string program_name(const char* argv0) {
   const std::string path = argv0 != nullptr ? argv0 : "program";

@@ -35,8 +35,8 @@ ArgParser generate_arguments() {
   args.add_flag("compress-prompt",
                 "keep the whole prompt, then cut to the budget once (as the paper)");
   args.add_option("threads", "N", "1",
-                  "threads for the weight matrix products, 1.." +
-                      std::to_string(kMaxGenerateThreads) + " (attention stays on one)");
+                  "threads for the weight products and attention's heads, 1.." +
+                      std::to_string(kMaxGenerateThreads));
   return args;
 }
 

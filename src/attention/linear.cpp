@@ -19,10 +19,11 @@ namespace h2o {
 
 namespace {
 // OpenBLAS does the batched prompt's matrix-matrix products, always on one thread: --threads N
-// splits those products over the project's own workers (row_threads.hpp) like every other one, so
-// OpenBLAS's pool and ours never compete for the cores. OpenBLAS starts its pool (one thread per
-// core) when it is loaded, before main(), and an idle pool thread keeps calling sched_yield for a
-// while: on a short run that is 10-77% more CPU time. So the pool is ended here, before main().
+// splits those products over OpenMP's threads (row_threads.hpp) like every other one, so
+// OpenBLAS's pool and OpenMP's never compete for the cores. OpenBLAS starts its pool (one thread
+// per core) when it is loaded, before main(), and an idle pool thread keeps calling sched_yield
+// for a while: on a short run that is 10-77% more CPU time. So the pool is ended here, before
+// main().
 [[maybe_unused]] const bool g_openblas_single_threaded = [] {
   openblas_set_num_threads(1);
   blas_thread_shutdown_();

@@ -9,6 +9,7 @@
 // line on stderr and exits with 1, whatever main returned.
 #pragma once
 
+#include <cstddef>
 #include <functional>
 #include <map>
 #include <stdexcept>
@@ -87,6 +88,11 @@ std::string command_line(int argc, const char* const* argv);
 // "program: error: message" (program = argv[0]'s file name), and exit code 2 for a UsageError
 // (bad command line), 1 for anything else - never an abort.
 void report_uncaught_errors(const char* argv0);
+
+// --threads N: the weight products' threads (set_matmul_threads). A build without OpenMP runs on
+// one thread whatever N is; for N > 1 it says so on stderr, one line:
+// "program: note: built without OpenMP, --threads 2 runs on one thread".
+void use_threads_option(const std::string& program, std::size_t threads);
 
 // A program's name as error messages and --help show it: argv[0]'s file name.
 std::string program_name(const char* argv0);

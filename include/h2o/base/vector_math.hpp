@@ -10,7 +10,9 @@
 // H2O_VECTOR_CLONES (GCC and Clang on x86-64 Linux) compiles a function twice, for the baseline
 // and for x86-64-v3 (AVX2 + FMA), and picks one when the program starts (the loader's ifunc
 // support): the default build stays portable, no -march=native needed, and a modern CPU still
-// runs 8-wide code. Elsewhere it expands to nothing.
+// runs 8-wide code. Elsewhere, and in the ThreadSanitizer build (H2O_NO_TARGET_CLONES: the loader
+// calls the resolver before the sanitizer's runtime is ready, CMakeLists.txt), it expands to
+// nothing.
 //
 // The loops built on exp_polynomial() are compiled with -fno-trapping-math (src/CMakeLists.txt):
 // without it GCC will not turn a floating-point comparison inside a loop into a vector select. It
@@ -23,7 +25,8 @@
 #include <cstdint>
 #include <cstring>
 
-#if defined(__x86_64__) && defined(__linux__) && (defined(__GNUC__) || defined(__clang__))
+#if defined(__x86_64__) && defined(__linux__) && (defined(__GNUC__) || defined(__clang__)) && \
+    !defined(H2O_NO_TARGET_CLONES)
 #define H2O_VECTOR_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
 #else
 #define H2O_VECTOR_CLONES

@@ -1,0 +1,153 @@
+// test_row_threads.cpp: the threads that share the products (row_threads.hpp), under stress.
+//
+// 102,000 products, 34,000 on each of 2, 3 and 4 threads (4 is more than a 2-core machine has, so
+// threads lose their core mid-product), with row counts that alternate between 1, odd sizes,
+// 2^k - 1, 2^k, 2^k + 1 and large ones, big and small after each other: the pattern under which a
+// late thread of one product could run rows of the next. Every row of every product must be done
+// exactly once, every block handed out must lie inside its product, and every product must end:
+// the test runs on a thread of its own and fails (ending the program) if it has not finished after
+// kDeadline, instead of hanging CTest. A product costs a few microseconds on a quiet machine (about
+// a second for all of them); on a machine busier than its cores, each product waits until every
+// thread of the team has had a core again (OpenMP's barrier at the end of a parallel region),
+// which can take a millisecond: hence the generous deadline. The same bits with 1 and N threads
+// are checked on real products in test_matvec_kernel.cpp.
+//
+// Dimension legend: rows = output rows of one product.
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include "h2o_catch.hpp"
+#include <cstdio>
+#include <cstdlib>
+#include <future>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "h2o/attention/row_threads.hpp"
+
+using namespace h2o;
+
+namespace {
+
+constexpr std::size_t kProducts = 34000;  // per thread count
+constexpr auto kDeadline = std::chrono::seconds(600);
+
+// The row counts, in the order they come round.
+const std::size_t kRowCounts[] = {1,  7,   4097, 2,   31, 33,  1,    255, 257,  3,   6,
+                                   63, 65,  1023, 1025, 5,  288, 4096, 1,   768, 17, 2049};
+
+// What one product's blocks did: how many times each row was done, and blocks out of range.
+struct Tally {
+  std::size_t rows = 0;
+  std::vector<std::atomic<unsigned>> done;  // (max rows,) times each row was done
+  std::atomic<std::size_t> bad_blocks{0};
+  std::mutex ids_mutex;
+  std::set<std::thread::id> ids;  // threads that ran a block (first product of each size only)
+  bool record_ids = false;
+  explicit Tally(std::size_t max_rows) : done(max_rows) {}
+
+  static void run(void* context, std::size_t first, std::size_t last) {
+    Tally& t = *static_cast<Tally*>(context);
+    if (first >= last || last > t.rows) {
+      t.bad_blocks.fetch_add(1, std::memory_order_relaxed);
+      return;
+    }
+    for (std::size_t row = first; row < last; ++row) {
+      t.done[row].fetch_add(1, std::memory_order_relaxed);
+    }
+    if (t.record_ids) {
+      std::lock_guard<std::mutex> lock(t.ids_mutex);
+      t.ids.insert(std::this_thread::get_id());
+    }
+  }
+};
+
+// Runs kProducts products on `threads` threads; the first problem found, or "" when none.
+std::string stress(std::size_t threads, std::size_t* threads_seen) {
+  set_row_threads(threads);
+  const std::size_t max_rows = *std::max_element(std::begin(kRowCounts), std::end(kRowCounts));
+  Tally tally(max_rows);
+  const std::size_t sizes = std::size(kRowCounts);
+  for (std::size_t product = 0; product < kProducts; ++product) {
+    const std::size_t rows = kRowCounts[product % sizes];
+    tally.rows = rows;
+    tally.record_ids = product % 64 == 0;
+    for_row_blocks(rows, true, &Tally::run, &tally);
+    // for_row_blocks has returned: every row must be done once, and no row past the product.
+    for (std::size_t row = 0; row < max_rows; ++row) {
+      const unsigned times = tally.done[row].exchange(0, std::memory_order_relaxed);
+      if (times != (row < rows ? 1u : 0u)) {
+        return "product " + std::to_string(product) + " (" + std::to_string(rows) +
+               " rows): row " + std::to_string(row) + " done " + std::to_string(times) + " times";
+      }
+    }
+    if (tally.bad_blocks.load() != 0) {
+      return "product " + std::to_string(product) + " (" + std::to_string(rows) +
+             " rows): a block outside [0, rows)";
+    }
+  }
+  *threads_seen = tally.ids.size();
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("102,000 products of mixed sizes on 2, 3 and 4 threads: every row once, all finish",
+          "[row_threads]") {
+  for (std::size_t threads : {2, 3, 4}) {
+    INFO(threads << " threads");
+    std::size_t threads_seen = 0;
+    // On a thread of its own, so that a hang fails the test rather than stopping CTest.
+    auto result = std::async(std::launch::async, [&] { return stress(threads, &threads_seen); });
+    if (result.wait_for(kDeadline) != std::future_status::ready) {
+      std::fprintf(stderr, "row_threads stress test: %zu threads, not finished after %lld s\n",
+                   threads, static_cast<long long>(kDeadline.count()));
+      std::_Exit(1);
+    }
+    REQUIRE(result.get() == "");
+    // The products were really shared (when this build has threads at all).
+    if (row_threads_available()) {
+      REQUIRE(threads_seen >= 2);
+    } else {
+      REQUIRE(threads_seen == 1);
+    }
+  }
+  set_row_threads(1);
+}
+
+TEST_CASE("a product too small to share runs on the calling thread, in one block",
+          "[row_threads]") {
+  set_row_threads(4);
+  struct Calls {
+    std::vector<std::pair<std::size_t, std::size_t>> blocks;
+    std::thread::id caller = std::this_thread::get_id();
+    bool other_thread = false;
+    static void run(void* context, std::size_t first, std::size_t last) {
+      Calls& c = *static_cast<Calls*>(context);
+      c.blocks.emplace_back(first, last);  // one block, on the caller: no race
+      c.other_thread = c.other_thread || std::this_thread::get_id() != c.caller;
+    }
+  } calls;
+  for_row_blocks(1000, false, &Calls::run, &calls);
+  for_row_blocks(0, true, &Calls::run, &calls);  // nothing to do: not called
+  for_row_blocks(1, true, &Calls::run, &calls);  // one row: one thread
+  set_row_threads(1);
+  for_row_blocks(500, true, &Calls::run, &calls);  // one thread
+  using Block = std::pair<std::size_t, std::size_t>;
+  REQUIRE(calls.blocks == std::vector<Block>{{0, 1000}, {0, 1}, {0, 500}});
+  REQUIRE_FALSE(calls.other_thread);
+}
+
+TEST_CASE("the thread count is checked, and is 1 in a build without OpenMP", "[row_threads]") {
+  REQUIRE_THROWS_AS(set_row_threads(0), std::invalid_argument);
+  REQUIRE_THROWS_AS(set_row_threads(kMaxRowThreads + 1), std::invalid_argument);
+  set_row_threads(3);
+  REQUIRE(row_threads() == (row_threads_available() ? 3u : 1u));
+  set_row_threads(1);
+  REQUIRE(row_threads() == 1);
+}
