@@ -25,13 +25,13 @@
 #include <sstream>
 #include <string>
 #include <vector>
-#include "h2o/base/xtensor.hpp"
 
 #include "h2o/app/cli.hpp"
 #include "h2o/app/default_files.hpp"
 #include "h2o/app/reading_report.hpp"
 #include "h2o/base/format.hpp"
 #include "h2o/base/output_file.hpp"
+#include "h2o/base/xtensor.hpp"
 #include "h2o/measure/attention_stats.hpp"
 #include "h2o/model/checkpoint.hpp"
 #include "h2o/model/decoder.hpp"
@@ -71,8 +71,9 @@ int main(int argc, char** argv) {
   const std::string text_name = std::filesystem::path(args.text("text")).filename().string();
   // Stability compares step t with step 2t, at t = n/8, n/4 and n/2 (0-based step indices).
   const std::vector<std::size_t> early = {n / 8 - 1, n / 4 - 1, n / 2 - 1};
-  h2o::AttentionStatistics stats(L, H, n, {early[0], early[1], early[2], 2 * early[0] + 1,
-                                           2 * early[1] + 1, 2 * early[2] + 1});
+  h2o::AttentionStatistics stats(
+      L, H, n,
+      {early[0], early[1], early[2], 2 * early[0] + 1, 2 * early[1] + 1, 2 * early[2] + 1});
   h2o::Decoder decoder(weights, std::make_unique<h2o::FullCachePolicy>(), n);
   decoder.set_record_attention(true);
   const std::size_t shown = std::min<std::size_t>(n, 192);  // the heatmap: the first steps
@@ -159,15 +160,17 @@ int main(int argc, char** argv) {
              fixed(age.mean_score[j], 2), fixed(age.mean_per_step[j], 4),
              percent(age.top_share_by_sum[j]), percent(age.top_share_by_per_step[j]));
   }
-  steps << "\nStep 6: the age bias. The text in tenths, oldest first: the mean accumulated attention "
-        << "of\n        their tokens (over the " << L << " layers), the same divided by the steps "
-        << "that looked at each\n        token, and where the heavy hitters of a 10% budget (the "
-        << "top 10% of tokens) sit\n";
+  steps
+      << "\nStep 6: the age bias. The text in tenths, oldest first: the mean accumulated attention "
+      << "of\n        their tokens (over the " << L << " layers), the same divided by the steps "
+      << "that looked at each\n        token, and where the heavy hitters of a 10% budget (the "
+      << "top 10% of tokens) sit\n";
   aged.print(steps);
   const std::string age_words =
       "the oldest 10% of tokens take " + percent(age.top_share_by_sum[0]) +
       " of the heavy-hitter slots (10% if age did not\n  matter); ranked by score per step "
-      "(normalised sum) they take " + percent(age.top_share_by_per_step[0]) + ", the newest 10% " +
+      "(normalised sum) they take " +
+      percent(age.top_share_by_per_step[0]) + ", the newest 10% " +
       percent(age.top_share_by_per_step[tenths - 1]);
   steps << "  " << age_words << "\n";
 
@@ -201,9 +204,10 @@ int main(int argc, char** argv) {
                              text_name;
     h2o::save_svg(pictures + "/attention_heatmap.svg",
                   h2o::attention_heatmap_svg(first_rows[most_concentrated], head, command));
-    h2o::save_svg(pictures + "/rank_score.svg",
-                  h2o::rank_score_svg(stats.accumulated(),
-                                      model + " reading " + std::to_string(n) + " tokens", command));
+    h2o::save_svg(
+        pictures + "/rank_score.svg",
+        h2o::rank_score_svg(stats.accumulated(),
+                            model + " reading " + std::to_string(n) + " tokens", command));
     std::cout << "\nPictures written to " << pictures
               << ": attention_heatmap.svg, rank_score.svg\n";
   }

@@ -62,7 +62,12 @@ void write_picture(const std::string& dir, const std::vector<Point>& points,
                         {"H2O budgets from each line's right (all tokens) to its left; " + about},
                         "12_evict_or_quantise --pictures " + dir},
                        "KV bytes at the end of a story (% of the full float32 cache's)",
-                       "perplexity", true, false, {}, 720, 440};
+                       "perplexity",
+                       true,
+                       false,
+                       {},
+                       720,
+                       440};
   for (unsigned bits : formats) {
     chart.series.push_back({storage(bits) + " + H2O", {}, {}, false, true});
     for (const Point& p : points) {
@@ -73,9 +78,51 @@ void write_picture(const std::string& dir, const std::vector<Point>& points,
   }
   h2o::save_svg(dir + "/evict_or_quantise.svg", h2o::line_chart_svg(chart));
 }
+// Step 3: the answer. At each byte target, the best point of each way to spend the bytes, each
+// against the closest with measure/verdict.hpp's change and 95% interval.
+void print_answer(const std::vector<Point>& points, const std::vector<unsigned>& formats,
+                  const std::string& counted) {
+  const h2o::SweepRun& full = points.front().run;
+  std::cout << "Step 3 (the answer): which cache is closest to the full float32 cache for the "
+               "same KV bytes?\n        (perplexity; the best point of each storage within "
+               "the bytes, 1% over allowed)\n";
+  // What the bootstrap draws: the same units for every pair (the same stories).
+  const std::string units = h2o::difference_units(full, h2o::difference(full, full));
+  for (double target : {0.25, 0.125}) {
+    std::cout << "  at " << fixed(100 * target, 1) << "% of the bytes:\n";
+    const Point* winner = best_within(points, target, 0);
+    for (unsigned bits : formats) {
+      const Point* p = best_within(points, target, bits);
+      std::cout << "    " << h2o::pad_right(storage(bits), 7)
+                << (p == nullptr ? "nothing fits\n" : "");
+      if (p == nullptr) continue;
+      std::cout << h2o::pad_right(label(*p), 20) << h2o::pad_left(fixed(100 * p->share, 1), 5)
+                << "% bytes  perplexity " << fixed(p->perplexity(), 3);
+      if (p != winner) {  // measure/verdict.hpp's change and 95% interval
+        const h2o::PerplexityDifference d = h2o::difference(p->run, winner->run);
+        std::cout << "  " << h2o::signed_percent(d.change) << " [" << h2o::signed_percent(d.low)
+                  << ", " << h2o::signed_percent(d.high) << "]";
+      }
+      std::cout << (p == winner ? "  <- closest" : "") << "\n";
+    }
+    const Point* evict = best_within(points, target, 32);
+    if (winner != nullptr && evict != nullptr && evict != winner) {
+      const bool clear =
+          h2o::verdict_of(h2o::difference(evict->run, winner->run)) == h2o::Verdict::Worse;
+      std::cout << "    => " << label(*winner) << ": " << (clear ? "clearly" : "not clearly")
+                << " closer than evicting alone in float32\n";
+    }
+  }
+  std::cout << "  (+x% [lo, hi]: perplexity against the closest one's, with a 95% bootstrap "
+               "interval over\n   "
+            << units << " of the " << counted
+            << "; an interval that holds 0 is no clear difference.)\n";
+}
+
 }  // namespace
 
-int main(int argc, char** argv) try {
+int main(int argc, char** argv) {
+  h2o::report_uncaught_errors(argv[0]);  // any error: one line on stderr, no abort
   h2o::ArgParser args("12_evict_or_quantise",
                       "Lesson 12: evict or quantise? H2O, a quantised KV cache and both, at equal "
                       "KV bytes.");
@@ -143,47 +190,19 @@ int main(int argc, char** argv) try {
             << "perplexity " << fixed(full.perplexity(), 3) << ", " << full.names_correct << " of "
             << full.name_events << " long-gap names predicted.\n\n";
 
-  // Step 3: the answer. At each byte target, the best point of each way to spend the bytes.
-  std::cout << "Step 3 (the answer): which cache is closest to the full float32 cache for the "
-               "same KV bytes?\n        (perplexity; the best point of each storage within "
-               "the bytes, 1% over allowed)\n";
-  // What the bootstrap draws: the same units for every pair (the same stories).
-  const std::string units = h2o::difference_units(full, h2o::difference(full, full));
-  for (double target : {0.25, 0.125}) {
-    std::cout << "  at " << fixed(100 * target, 1) << "% of the bytes:\n";
-    const Point* winner = best_within(points, target, 0);
-    for (unsigned bits : formats) {
-      const Point* p = best_within(points, target, bits);
-      std::cout << "    " << h2o::pad_right(storage(bits), 7)
-                << (p == nullptr ? "nothing fits\n" : "");
-      if (p == nullptr) continue;
-      std::cout << h2o::pad_right(label(*p), 20) << h2o::pad_left(fixed(100 * p->share, 1), 5)
-                << "% bytes  perplexity " << fixed(p->perplexity(), 3);
-      if (p != winner) {  // measure/verdict.hpp's change and 95% interval
-        const h2o::PerplexityDifference d = h2o::difference(p->run, winner->run);
-        std::cout << "  " << h2o::signed_percent(d.change) << " [" << h2o::signed_percent(d.low)
-                  << ", " << h2o::signed_percent(d.high) << "]";
-      }
-      std::cout << (p == winner ? "  <- closest" : "") << "\n";
-    }
-    const Point* evict = best_within(points, target, 32);
-    if (winner != nullptr && evict != nullptr && evict != winner) {
-      const bool clear =
-          h2o::verdict_of(h2o::difference(evict->run, winner->run)) == h2o::Verdict::Worse;
-      std::cout << "    => " << label(*winner) << ": " << (clear ? "clearly" : "not clearly")
-                << " closer than evicting alone in float32\n";
-    }
+  // A text the model cannot read (bits_per_byte.hpp's rule) makes every comparison noise.
+  if (h2o::beyond_model(full.bits_per_byte())) {
+    std::cout << h2o::beyond_model_warning(full.bits_per_byte())
+              << "  Step 3 (the answer) is left out.\n";
+  } else {
+    print_answer(points, formats, counted);
   }
-  std::cout << "  (+x% [lo, hi]: perplexity against the closest one's, with a 95% bootstrap "
-               "interval over\n   "
-            << units << " of the " << counted
-            << "; an interval that holds 0 is no clear difference.)\n";
 
   // Step 4: the numbers behind it.
   std::cout << "\nStep 4: every point (" << counted
             << "; bytes at the end of each story, summed; top-1 = full: agreement)\n";
-  h2o::Table table({"storage, budget", "KV bytes", "of fp32", "perplexity", "vs full",
-                    "top-1 = full", "names"});
+  h2o::Table table(
+      {"storage, budget", "KV bytes", "of fp32", "perplexity", "vs full", "top-1 = full", "names"});
   for (const Point& p : points) {
     table.row(label(p), p.run.stories_kv_bytes, fixed(100 * p.share, 1) + "%",
               fixed(p.perplexity(), 3),
@@ -195,8 +214,8 @@ int main(int argc, char** argv) try {
 
   // Step 5: where the bytes go, per token and KV head of this model (kv_cache.hpp's count).
   const std::size_t D = weights->config.head_dim(), value_groups = D / std::min(group, D);
-  std::cout << "\nStep 5: bytes of one token in one KV head (head_dim " << D << "): fp32 "
-            << 8 * D << "; quantised: codes +\n  value scale and zero (" << 8 * value_groups
+  std::cout << "\nStep 5: bytes of one token in one KV head (head_dim " << D << "): fp32 " << 8 * D
+            << "; quantised: codes +\n  value scale and zero (" << 8 * value_groups
             << ") + a share of its key group's " << 8 * D << " (" << fixed(8.0 * D / group, 1)
             << " while all " << group << " tokens live):\n ";
   for (unsigned bits : {8u, 4u, 2u}) {
@@ -211,6 +230,4 @@ int main(int argc, char** argv) try {
     std::cout << "\nPictures written to " << args.text("pictures") << "\n";
   }
   return 0;
-} catch (...) {
-  return h2o::exit_with_error(argv[0]);
 }

@@ -1,6 +1,5 @@
 // test_cache_trace.cpp: the per-step trace of every cache (cache_trace.hpp) against the decoder's
 // own caches, step by step, on a random model.
-#include "h2o_catch.hpp"
 #include <algorithm>
 #include <memory>
 #include <vector>
@@ -8,6 +7,7 @@
 #include "h2o/measure/cache_trace.hpp"
 #include "h2o/policy/h2o_policy.hpp"
 #include "h2o/policy/policy_factory.hpp"
+#include "h2o_catch.hpp"
 #include "policy_test_support.hpp"
 
 using namespace h2o;
@@ -19,7 +19,8 @@ std::vector<Position> kept_from_trace(const HeadTrace& head, std::size_t t) {
   std::vector<Position> kept;
   for (std::size_t p = 0; p <= t; ++p) {
     const std::int32_t e = head.evicted_at[p];
-    if (e == kNeverEvicted || e > static_cast<std::int32_t>(t)) kept.push_back(static_cast<Position>(p));
+    if (e == kNeverEvicted || e > static_cast<std::int32_t>(t))
+      kept.push_back(static_cast<Position>(p));
   }
   return kept;
 }
@@ -32,7 +33,7 @@ TEST_CASE("shade levels are rounded shares of the row's largest value", "[cache_
   CHECK(shade_level(0.1f, 2.0f) == 3);   // round(3.15)
   CHECK(shade_level(0.0f, 1.0f) == 0);
   CHECK(shade_level(-1.0f, 1.0f) == 0);
-  CHECK(shade_level(0.3f, 0.0f) == 0);   // a row of zeros (a policy without scores)
+  CHECK(shade_level(0.3f, 0.0f) == 0);                 // a row of zeros (a policy without scores)
   CHECK(shade_level(2.0f, 1.0f) == kShadeLevels - 1);  // clamped
 }
 

@@ -6,7 +6,6 @@
 // pass when the folder is absent.
 #include <unistd.h>
 
-#include "h2o_catch.hpp"
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -18,14 +17,15 @@
 #include <sstream>
 #include <string>
 #include <vector>
-#include "h2o/base/xtensor.hpp"
 
 #include "h2o/base/random.hpp"
+#include "h2o/base/xtensor.hpp"
 #include "h2o/model/checkpoint.hpp"
 #include "h2o/model/decoder.hpp"
 #include "h2o/policy/h2o_policy.hpp"
 #include "h2o/policy/policy_factory.hpp"
 #include "h2o/text/sampler.hpp"
+#include "h2o_catch.hpp"
 #include "logit_bound.hpp"
 #include "test_support.hpp"
 
@@ -259,8 +259,9 @@ TEST_CASE("a non-finite weight is refused with the tensor named") {
                           Contains("index 2"));
 }
 
-TEST_CASE("a memory-mapped checkpoint refuses a non-finite weight wherever the threads' shares "
-          "split the file") {
+TEST_CASE(
+    "a memory-mapped checkpoint refuses a non-finite weight wherever the threads' shares "
+    "split the file") {
   // 14.6 million floats: the mapped check splits them over up to 3 threads (4 Mi floats each at
   // least), so bad values near the start, at the edges of the shares (a third, a half) and in the
   // last tensor are each found by one of them, and the message names the tensor and the index.
@@ -277,20 +278,23 @@ TEST_CASE("a memory-mapped checkpoint refuses a non-finite weight wherever the t
   REQUIRE_NOTHROW(MappedCheckpoint::open(dir.file("good.bin")));
   const std::vector<char> good = read_bytes(dir.file("good.bin"));
   const std::size_t C = 512, F = 1024, L = 4, V = 8000;
-  const std::size_t wq_start = V * C + L * C;                     // floats before wq
+  const std::size_t wq_start = V * C + L * C;                                 // floats before wq
   const std::size_t w2_start = wq_start + 4 * L * C * C + L * C + L * F * C;  // before w2
-  const std::size_t total = w2_start + 2 * L * F * C + C;  // every checked float (shared classifier)
+  const std::size_t total =
+      w2_start + 2 * L * F * C + C;  // every checked float (shared classifier)
   struct Case {
     std::size_t index;  // float index after the header
     const char* expect;
   };
   const float inf = std::numeric_limits<float>::infinity();
-  for (const Case& c : {Case{wq_start + 2, "tensor wq holds a non-finite value (inf) at index 2"},
-                        Case{total / 3, "tensor wq"}, Case{total / 2 - 1, "tensor wo"},
-                        Case{total / 2, "tensor wo"},
-                        Case{total - 1, "tensor rms_final holds a non-finite value (inf) at "
-                                        "index 511"},
-                        Case{w2_start + 7, "tensor w2 holds a non-finite value (inf) at index 7"}}) {
+  for (const Case& c :
+       {Case{wq_start + 2, "tensor wq holds a non-finite value (inf) at index 2"},
+        Case{total / 3, "tensor wq"}, Case{total / 2 - 1, "tensor wo"},
+        Case{total / 2, "tensor wo"},
+        Case{total - 1,
+             "tensor rms_final holds a non-finite value (inf) at "
+             "index 511"},
+        Case{w2_start + 7, "tensor w2 holds a non-finite value (inf) at index 7"}}) {
     INFO("float " << c.index << " of " << total);
     std::vector<char> bytes = good;
     std::memcpy(bytes.data() + kCheckpointHeaderBytes + 4 * c.index, &inf, sizeof(inf));
@@ -417,8 +421,9 @@ std::vector<StoredTensor> stored_tensors(const ModelConfig& c) {
 
 }  // namespace
 
-TEST_CASE("a checkpoint checked by its first token names every planted NaN or infinity as "
-          "the full check does") {
+TEST_CASE(
+    "a checkpoint checked by its first token names every planted NaN or infinity as "
+    "the full check does") {
   // For each tensor, a NaN, +inf or -inf at its first float, its last and a random one: the
   // first call of a decoder on the mapped file (forward, forward_batch of a prompt, or
   // read_prompt_compressed with an H2O cache too small for the prompt, taking turns) must throw

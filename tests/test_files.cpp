@@ -18,12 +18,12 @@
 #include <string>
 #include <vector>
 
-#include "h2o_catch.hpp"
 #include "h2o/app/cli.hpp"
 #include "h2o/app/default_files.hpp"
 #include "h2o/base/files.hpp"
 #include "h2o/base/output_file.hpp"
 #include "h2o/text/stories.hpp"
+#include "h2o_catch.hpp"
 #include "test_support.hpp"
 
 using namespace h2o;
@@ -198,7 +198,8 @@ TEST_CASE("files that belong together are all written or none") {
              Contains("the chart '") && Contains("gone"));
   CHECK(names_in(dir.path) == std::vector<std::string>{"b.svg"});
   CHECK(h2o_test::read_bytes(dir.file("b.svg")) == std::vector<char>{'o', 'l', 'd'});
-  write_output_files({{dir.file("a.svg"), "the chart", "A"}, {dir.file("b.svg"), "the chart", "B"}});
+  write_output_files(
+      {{dir.file("a.svg"), "the chart", "A"}, {dir.file("b.svg"), "the chart", "B"}});
   CHECK(names_in(dir.path) == std::vector<std::string>{"a.svg", "b.svg"});
   CHECK(h2o_test::read_bytes(dir.file("b.svg")) == std::vector<char>{'B'});
 }

@@ -1,11 +1,11 @@
 // test_name_recall.cpp: which tokens are names, which steps count, and how recall is scored
 // (name_recall.hpp), on a small hand-made vocabulary and hand-written texts.
-#include "h2o_catch.hpp"
 #include <string>
 #include <vector>
 
 #include "h2o/measure/name_recall.hpp"
 #include "h2o/text/tokenizer.hpp"
+#include "h2o_catch.hpp"
 #include "test_support.hpp"
 
 namespace {
@@ -126,6 +126,7 @@ TEST_CASE("the names file is read as one name per line and refused when it is no
   const std::string blank = dir.file("blank.txt");
   h2o_test::write_bytes(blank, {'\n', '\n'});
   CHECK_THROWS_WITH(h2o::read_names(blank), h2o_catch::Contains("holds no names"));
-  CHECK_THROWS_WITH(h2o::read_names(dir.file("missing.txt")), h2o_catch::Contains("does not exist"));
+  CHECK_THROWS_WITH(h2o::read_names(dir.file("missing.txt")),
+                    h2o_catch::Contains("does not exist"));
   CHECK_THROWS_WITH(h2o::read_names("/dev/null"), h2o_catch::Contains("not a regular file"));
 }

@@ -7,7 +7,7 @@
 // step's attention, and whether the step's most likely next token is the full cache's. The page
 // (report/explorer_page.hpp) replays it in any browser, from disk, with no network.
 //
-//   bin/explore --out explorer.html                       h2o and window at 10% of the held-out story
+//   bin/explore --out explorer.html         h2o and window at 10% of the held-out story
 //   bin/explore --text my_story.txt --policies h2o,sinks --budget 64 --out /tmp/sinks.html
 //
 // Page size (and, about, memory): two bytes per kept position, step, layer and KV head for a
@@ -75,9 +75,9 @@ void page_texts(const h2o::Tokenizer& tokenizer, const std::vector<int>& tokens,
 // once full, so layer 0, KV head 0 speaks for all).
 std::size_t evictions(const h2o::CacheTrace& trace) {
   const std::vector<std::int32_t>& evicted_at = trace.heads.at(0).at(0).evicted_at;
-  return static_cast<std::size_t>(std::count_if(evicted_at.begin(), evicted_at.end(), [](std::int32_t t) {
-    return t != h2o::kNeverEvicted;
-  }));
+  return static_cast<std::size_t>(
+      std::count_if(evicted_at.begin(), evicted_at.end(),
+                    [](std::int32_t t) { return t != h2o::kNeverEvicted; }));
 }
 
 int explore(int argc, char** argv) {
@@ -116,8 +116,8 @@ int explore(int argc, char** argv) {
                                " tokens: " + error.what());
     }
     const h2o::PolicyKind& kind = h2o::policy_kind(name);  // its recent window and kept label
-    page.policies.push_back({name, e.policy->describe(), kind.kept_label,
-                             kind.recent_window(e.settings, n), nullptr});
+    page.policies.push_back(
+        {name, e.policy->describe(), kind.kept_label, kind.recent_window(e.settings, n), nullptr});
     shapes.push_back({std::min(e.policy->max_tokens(n), n), kind.uses_attention()});
     explored.push_back(std::move(e));
   }
@@ -177,21 +177,20 @@ int explore(int argc, char** argv) {
 
   // Step 6: what was written, in words.
   std::cout << "explore: " << h2o::printable(model_name) << " reading " << h2o::printable(text_name)
-            << ", " << n
-            << " tokens; budget " << options.budget.describe(n) << "\n  "
+            << ", " << n << " tokens; budget " << options.budget.describe(n) << "\n  "
             << h2o::reading_summary(h2o::printable(text_name), 1, story.stories_in_file,
-                                    story.paragraphs, n,
-                                    std::nullopt)
+                                    story.paragraphs, n, std::nullopt)
             << "\n";
   for (const Explored& e : explored) {
     std::cout << "  " << h2o::pad_right(e.name, 8) << "agreement with the full cache "
               << h2o::fixed(100.0 * e.trace.reading.agreement(), 1) << "% ("
-              << e.trace.reading.agreements << " of " << steps << " steps), "
-              << evictions(e.trace) << " evictions per layer and KV head\n";
+              << e.trace.reading.agreements << " of " << steps << " steps), " << evictions(e.trace)
+              << " evictions per layer and KV head\n";
   }
   std::cout << "page written to " << options.out_path << " (" << h2o::byte_size_text(html.size())
             << ")\n";
-  if (!options.kept_path.empty()) std::cout << "kept positions written to " << options.kept_path << "\n";
+  if (!options.kept_path.empty())
+    std::cout << "kept positions written to " << options.kept_path << "\n";
   return 0;
 }
 

@@ -8,11 +8,12 @@
 namespace h2o {
 
 ArgParser bench_decode_arguments() {
-  ArgParser args("bench_decode",
-                 "Decode speed and KV-cache memory (full cache versus H2O), H2O's bookkeeping\n"
-                 "next to attention, and batched prompt speed, on a random decoder of a story\n"
-                 "model's shape; and this core's memory read bandwidth. Prints figures, checks\n"
-                 "nothing. H2O_MATVEC_KERNEL=reference|baseline|avx2|avx512 forces a decode kernel.");
+  ArgParser args(
+      "bench_decode",
+      "Decode speed and KV-cache memory (full cache versus H2O), H2O's bookkeeping\n"
+      "next to attention, and batched prompt speed, on a random decoder of a story\n"
+      "model's shape; and this core's memory read bandwidth. Prints figures, checks\n"
+      "nothing. H2O_MATVEC_KERNEL=reference|baseline|avx2|avx512 forces a decode kernel.");
   args.add_option("sections", "LIST", "lengths",
                   "any of bandwidth, lengths, kv-bits, eviction, prompt (comma-separated)");
   args.add_option("shape", "NAME", "260k", "model shape: 260k, 15m or 110m (random weights)");
@@ -76,8 +77,8 @@ std::vector<std::size_t> parse_sizes(const std::string& option, const std::strin
 }
 
 std::vector<std::string> parse_sections(const std::string& text) {
-  static const std::vector<std::string> kSections = {"bandwidth", "lengths", "kv-bits",
-                                                     "eviction", "prompt"};
+  static const std::vector<std::string> kSections = {"bandwidth", "lengths", "kv-bits", "eviction",
+                                                     "prompt"};
   std::vector<std::string> sections;
   std::size_t start = 0;
   while (true) {
@@ -85,8 +86,9 @@ std::vector<std::string> parse_sections(const std::string& text) {
     const std::string item =
         text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
     if (std::find(kSections.begin(), kSections.end(), item) == kSections.end()) {
-      throw UsageError("--sections: unknown section '" + item +
-                       "' (expected bandwidth, lengths, kv-bits, eviction or prompt, separated by commas)");
+      throw UsageError(
+          "--sections: unknown section '" + item +
+          "' (expected bandwidth, lengths, kv-bits, eviction or prompt, separated by commas)");
     }
     if (std::find(sections.begin(), sections.end(), item) == sections.end()) {
       sections.push_back(item);

@@ -48,7 +48,8 @@ void unpack_row(const std::uint8_t* packed, std::size_t D, unsigned bits, float*
       }
     }
   } else {
-    for (std::size_t d = 0; d < D; ++d) codes_out[d] = static_cast<float>(get_code(packed, d, bits));
+    for (std::size_t d = 0; d < D; ++d)
+      codes_out[d] = static_cast<float>(get_code(packed, d, bits));
   }
 }
 
@@ -132,7 +133,8 @@ const float* LayerKVCache::values(std::size_t g) const {
 const float* LayerKVCache::key_row(std::size_t g, std::size_t slot, float* buffer) const {
   if (!format_.quantised()) return &keys_(g, slot, 0);
   const std::int32_t group = group_of_(g, slot);
-  if (group == kResidual) return &residual_keys_(g, static_cast<std::size_t>(residual_of_(g, slot)), 0);
+  if (group == kResidual)
+    return &residual_keys_(g, static_cast<std::size_t>(residual_of_(g, slot)), 0);
   // dequantise_number, channel by channel: code * scale + zero, each channel its own step.
   const float* scale = &group_scale_(g, static_cast<std::size_t>(group), 0);
   const float* zero = &group_zero_(g, static_cast<std::size_t>(group), 0);
@@ -261,8 +263,7 @@ void LayerKVCache::append(const float* keys, const float* values, Position posit
       const std::int32_t r = free_residual_(g, --free_residual_count_[g]);
       const auto row = static_cast<std::size_t>(r);
       std::copy(keys + g * head_dim_, keys + (g + 1) * head_dim_, &residual_keys_(g, row, 0));
-      std::copy(values + g * head_dim_, values + (g + 1) * head_dim_,
-                &residual_values_(g, row, 0));
+      std::copy(values + g * head_dim_, values + (g + 1) * head_dim_, &residual_values_(g, row, 0));
       group_of_(g, size_) = kResidual;
       residual_of_(g, size_) = r;
       positions_(g, size_) = position;
@@ -415,8 +416,8 @@ std::uint64_t LayerKVCache::bytes_for(std::size_t n_kv_heads, std::size_t head_d
     return static_cast<std::uint64_t>(n_kv_heads) * capacity * per_slot;
   }
   const QuantShape q = quant_shape(head_dim, capacity, format, max_positions);
-  const std::uint64_t per_slot = 2 * q.row_bytes + 2 * q.value_groups * sizeof(float) +
-                                 2 * sizeof(std::int32_t) + bookkeeping;
+  const std::uint64_t per_slot =
+      2 * q.row_bytes + 2 * q.value_groups * sizeof(float) + 2 * sizeof(std::int32_t) + bookkeeping;
   const std::uint64_t per_residual = 2 * head_dim * sizeof(float) + sizeof(std::int32_t);
   const std::uint64_t per_group = 2 * head_dim * sizeof(float) + 2 * sizeof(std::int32_t);
   return static_cast<std::uint64_t>(n_kv_heads) *

@@ -23,14 +23,18 @@ std::string SnapKVPooling::describe() const {
 
 void check_pool_kernel(std::size_t kernel) {
   if (kernel % 2 == 0 || kernel > kMaxPoolKernel) {
-    throw std::invalid_argument("SnapKV: the pooling kernel must be an odd number of positions from "
-                                "1 to " + std::to_string(kMaxPoolKernel) +
-                                " (centred on the token), got " + std::to_string(kernel));
+    throw std::invalid_argument(
+        "SnapKV: the pooling kernel must be an odd number of positions from "
+        "1 to " +
+        std::to_string(kMaxPoolKernel) + " (centred on the token), got " + std::to_string(kernel));
   }
 }
 
 SnapKVPolicy::SnapKVPolicy(CacheBudget budget, ScoringMode mode, SnapKVPooling pooling)
-    : CachePolicy(budget.total()), budget_(budget), mode_(mode), pooling_(pooling),
+    : CachePolicy(budget.total()),
+      budget_(budget),
+      mode_(mode),
+      pooling_(pooling),
       decoding_(budget, mode) {
   check_pool_kernel(pooling.kernel);
   if (budget.recent == 0) {

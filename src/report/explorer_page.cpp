@@ -80,12 +80,23 @@ std::string html_escape(const std::string& text) {
   std::string out;
   for (char c : text) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -122,7 +133,8 @@ void check_page(const ExplorerPage& page) {
 // One KV head's trace; without scores (a policy that keeps none) the score arrays stay empty.
 void write_head_json(std::ostream& out, const HeadTrace& head, bool has_scores) {
   out << "{\"evicted\":[";
-  for (std::size_t p = 0; p < head.evicted_at.size(); ++p) out << (p ? "," : "") << head.evicted_at[p];
+  for (std::size_t p = 0; p < head.evicted_at.size(); ++p)
+    out << (p ? "," : "") << head.evicted_at[p];
   out << "],\n\"att\":[";
   for (std::size_t t = 0; t < head.attention.size(); ++t) {
     out << (t ? "," : "") << levels_text(head.attention[t]);
@@ -200,8 +212,7 @@ std::string shown(const std::string& text) { return html_escape(printable(text))
 void write_data_json(std::ostream& out, const ExplorerPage& page) {
   const CacheTrace& first = *page.policies.front().trace;
   out << "{\"budget\":" << page.budget << ",\"steps\":" << first.steps
-      << ",\"layers\":" << first.layers << ",\"kv_heads\":" << first.kv_heads
-      << ",\n\"texts\":[";
+      << ",\"layers\":" << first.layers << ",\"kv_heads\":" << first.kv_heads << ",\n\"texts\":[";
   for (std::size_t p = 0; p < page.texts.size(); ++p) {
     out << (p ? "," : "") << json_string(page.texts[p]);
   }
@@ -276,11 +287,15 @@ std::uint64_t explorer_page_bytes(const ExplorerPage& page, std::size_t layers,
   constexpr std::uint64_t kWeight = 7, kScore = 6, kPercent = 7;
   const std::uint64_t n = page.texts.size(), steps = n - 1;
   // The page without its data: the frame, style, script, header and footer.
-  std::uint64_t bytes = fill_frame(frame(), {{"title", ""}, {"about", ""}, {"style", ""},
-                                              {"script", ""}, {"data", ""}, {"command", ""}})
-                           .size() +
-                       style().size() + script().size() + 2 * shown(page.title).size() +
-                       about_html(page).size() + shown(page.command).size();
+  std::uint64_t bytes = fill_frame(frame(), {{"title", ""},
+                                             {"about", ""},
+                                             {"style", ""},
+                                             {"script", ""},
+                                             {"data", ""},
+                                             {"command", ""}})
+                            .size() +
+                        style().size() + script().size() + 2 * shown(page.title).size() +
+                        about_html(page).size() + shown(page.command).size();
   bytes += 80 + 2 * n;  // the data's fixed keys and word starts
   for (const std::string& text : page.texts) bytes += json_string(text).size() + 1;
   for (std::size_t i = 0; i < shapes.size(); ++i) {

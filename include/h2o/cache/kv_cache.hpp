@@ -82,9 +82,8 @@ class LayerKVCache {
   // row (2 D floats), a position (int64) and a score (float), and for a quantised format its
   // codes, scales, zeros and bookkeeping. Memory guards ask here before allocating: keys and values
   // alone undercount (with D = 2 the rest adds 75%).
-  static std::uint64_t bytes_for(std::size_t n_kv_heads, std::size_t head_dim,
-                                 std::size_t capacity, const KvFormat& format = {},
-                                 std::size_t max_positions = 0);
+  static std::uint64_t bytes_for(std::size_t n_kv_heads, std::size_t head_dim, std::size_t capacity,
+                                 const KvFormat& format = {}, std::size_t max_positions = 0);
   // The same number, counted from the arrays this cache holds.
   std::size_t reserved_bytes() const;
 
@@ -121,18 +120,18 @@ class LayerKVCache {
   // VG = value channel groups per row (D / min(B, D)), P = packed bytes of a row of D codes.
   static constexpr std::int32_t kResidual = -1;
   KvFormat format_;
-  std::size_t value_group_ = 0;  // channels per value group
-  std::size_t row_bytes_ = 0;    // P
+  std::size_t value_group_ = 0;   // channels per value group
+  std::size_t row_bytes_ = 0;     // P
   std::int64_t open_group_ = -1;  // position group of the residual tokens (-1: none yet)
   xt::xtensor<std::uint8_t, 3> key_codes_, value_codes_;  // (G, S, P)
-  Tensor3 value_scale_, value_zero_;                       // (G, S, VG)
-  xt::xtensor<std::int32_t, 2> group_of_;     // (G, S) key group slot of a quantised row, or kResidual
-  xt::xtensor<std::int32_t, 2> residual_of_;  // (G, S) residual row of a residual slot
-  Tensor3 residual_keys_, residual_values_;   // (G, R, D)
-  Tensor3 group_scale_, group_zero_;          // (G, NG, D) each key group's per-channel step
+  Tensor3 value_scale_, value_zero_;                      // (G, S, VG)
+  xt::xtensor<std::int32_t, 2> group_of_;  // (G, S) key group slot of a quantised row, or kResidual
+  xt::xtensor<std::int32_t, 2> residual_of_;    // (G, S) residual row of a residual slot
+  Tensor3 residual_keys_, residual_values_;     // (G, R, D)
+  Tensor3 group_scale_, group_zero_;            // (G, NG, D) each key group's per-channel step
   xt::xtensor<std::int32_t, 2> group_members_;  // (G, NG) live rows of each key group
   // Free key group slots and residual rows of each head: a stack, the first free_*_count_ live.
-  xt::xtensor<std::int32_t, 2> free_groups_, free_residual_;  // (G, NG), (G, R)
+  xt::xtensor<std::int32_t, 2> free_groups_, free_residual_;         // (G, NG), (G, R)
   std::vector<std::size_t> free_group_count_, free_residual_count_;  // (G,)
 
   void release_slot(std::size_t g, std::size_t slot);  // its group member or residual row

@@ -7,8 +7,8 @@
 //   scale = (max(x) - min(x)) / (2^b - 1)   one step between neighbouring codes
 //   code  = round((x - zero) / scale), clamped to 0 .. 2^b - 1 (round half to even, as torch)
 //   x'    = code * scale + zero             what attention reads back
-// so |x - x'| <= scale / 2: half a step, whatever the numbers. A group of equal numbers has scale 0:
-// every code is 0 and x' = zero exactly (KIVI's own code divides by that 0; here it is defined).
+// so |x - x'| <= scale / 2: half a step, whatever the numbers. A group of equal numbers has scale
+// 0: every code is 0 and x' = zero exactly (KIVI's own code divides by that 0; here it is defined).
 //
 // Codes are packed along a row, lowest bits first: with b = 4 code i sits in byte i / 2, bits
 // 4 * (i % 2) .. 4 * (i % 2) + 3 (the order KIVI's pack_tensor uses inside each int32).
