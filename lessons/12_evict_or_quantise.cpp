@@ -24,6 +24,7 @@
 #include "h2o/app/reading_report.hpp"
 #include "h2o/base/format.hpp"
 #include "h2o/base/output_file.hpp"
+#include "h2o/measure/bits_per_byte.hpp"
 #include "h2o/measure/policy_sweep.hpp"
 #include "h2o/model/checkpoint.hpp"
 #include "h2o/report/svg.hpp"
