@@ -188,8 +188,12 @@ int main(int argc, char** argv) {
   const h2o::SweepRun& full = points.front().run;
   std::cout << "Step 2: " << points.size() << " runs a story: KV storage 32, 8, 4 and 2 bits x H2O "
             << "budgets " << args.text("budgets") << "%;\n        the full float32 cache: "
-            << "perplexity " << fixed(full.perplexity(), 3) << ", " << full.names_correct << " of "
-            << full.name_events << " long-gap names predicted.\n\n";
+            << "perplexity " << fixed(full.perplexity(), 3) << ", "
+            << (full.name_events == 0
+                    ? "no long-gap name to count"
+                    : std::to_string(full.names_correct) + " of " +
+                          std::to_string(full.name_events) + " long-gap names predicted")
+            << ".\n\n";
 
   // A text the model cannot read (bits_per_byte.hpp's rule) makes every comparison noise.
   if (h2o::beyond_model(full.bits_per_byte())) {
@@ -209,7 +213,9 @@ int main(int argc, char** argv) {
               fixed(p.perplexity(), 3),
               fixed(100 * (p.perplexity() / full.perplexity() - 1), 2) + "%",
               fixed(100.0 * p.run.agreement(), 1) + "%",
-              std::to_string(p.run.names_correct) + "/" + std::to_string(p.run.name_events));
+              p.run.name_events == 0
+                  ? std::string("-")  // no name to count
+                  : std::to_string(p.run.names_correct) + "/" + std::to_string(p.run.name_events));
   }
   table.print(std::cout);
 
