@@ -5,8 +5,8 @@
 # decoder's caches), loads it in headless chromium at several URL fragments (steps, layers, KV
 # heads, either policy on the left), and checks every word's data-state in both panels against
 # those kept sets: kept words are exactly the kept positions, the words after the step are unread,
-# the others evicted; a window keeps no heavy hitters. Then checks that a word's pieces show as
-# one word, decoded, and saves a screenshot at a fixed step.
+# the others evicted; a window keeps no heavy hitters; step 0 shows one token's KV bytes. Then
+# checks that a word's pieces show as one word, decoded, and saves a screenshot at a fixed step.
 # Prints "SKIPPED: ..." (CTest's skip) when chromium is not installed.
 cmake_policy(VERSION 3.18)  # if() compares quoted words as words (CMP0054)
 find_program(chromium NAMES chromium chromium-browser)
@@ -30,6 +30,10 @@ file(STRINGS "${kept}" last REGEX "^window layer 0 head 0 step ")
 list(GET last -1 last)
 string(REGEX REPLACE "^.* step ([0-9]+):.*$" "\\1" last_step "${last}")
 math(EXPR middle "${last_step} / 2")
+# The float32 full cache's key/value bytes per token, from the page's data.
+file(STRINGS "${page}" data_line REGEX "\"full_kv_bytes_per_token\":[0-9]+")
+string(REGEX REPLACE "^.*\"full_kv_bytes_per_token\":([0-9]+).*$" "\\1" kv_bytes_per_token
+       "${data_line}")
 
 # Every step, layer, KV head and policy of these is loaded (step 999999 clamps to the last step).
 # Each case: step, layer, KV head, the policy on the left, the one on the right.
@@ -55,6 +59,13 @@ foreach(case IN LISTS cases)
   string(FIND "${dom}" "id=\"stepText\">step ${step} of ${last_step}<" at)
   if(at EQUAL -1)
     message(FATAL_ERROR "${url}: the page does not show step ${step} of ${last_step}")
+  endif()
+  # At step 0 every cache holds one token in float32: the full cache's bytes per token, 100%.
+  if(step EQUAL 0)
+    string(FIND "${dom}" "; ${kv_bytes_per_token} KV bytes, all layers (100.0% of the fp32" at)
+    if(at EQUAL -1)
+      message(FATAL_ERROR "${url}: step 0 does not show ${kv_bytes_per_token} KV bytes (100.0%)")
+    endif()
   endif()
   # Panel A (left) and B (right): each word's position and state, in page order.
   string(FIND "${dom}" "id=\"textA\"" a_start)

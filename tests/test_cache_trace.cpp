@@ -112,6 +112,29 @@ TEST_CASE("a full cache's trace keeps everything and agrees with itself", "[cach
     }
   }
   CHECK(trace.reading.agreements == trace.steps);
+  // Its KV bytes: t + 1 tokens of float32 keys and values in every layer after step t.
+  const ModelConfig& c = weights->config;
+  REQUIRE(trace.kv_bytes.size() == trace.steps);
+  for (std::size_t t = 0; t < trace.steps; ++t) {
+    CHECK(trace.kv_bytes[t] == (t + 1) * c.n_layers * 2 * c.kv_dim() * sizeof(float));
+  }
+}
+
+TEST_CASE("a trace notes the KV bytes a quantised cache holds after every step", "[cache_trace]") {
+  const auto weights = h2o_test::random_model(48, 5);
+  const std::vector<int> tokens = h2o_test::random_tokens(40, weights->config.vocab_size, 5);
+  KvFormat format;
+  format.bits = 4;
+  format.group = 4;
+  Decoder decoder(weights, std::make_unique<H2OPolicy>(CacheBudget{6, 6}), 48, format);
+  std::vector<std::size_t> seen;  // (S,) the decoder's own count after each step
+  const CacheTrace trace = trace_cache(
+      decoder, tokens, nullptr, [&](std::size_t) { seen.push_back(decoder.live_kv_bytes()); });
+  CHECK(trace.kv_bytes == seen);
+  // Fewer bytes than the same tokens in float32 once a key group has filled.
+  const ModelConfig& c = weights->config;
+  const std::size_t kept = decoder.cache(0).size();
+  CHECK(trace.kv_bytes.back() < kept * c.n_layers * 2 * c.kv_dim() * sizeof(float));
 }
 
 TEST_CASE("H2O's traced scores are the cache's accumulated attention", "[cache_trace]") {

@@ -66,6 +66,7 @@ TestPage test_page(std::size_t n, std::size_t budget) {
   for (std::size_t p = 0; p < tokens.size(); ++p) page.texts.push_back(" w" + std::to_string(p));
   page.word_starts.assign(tokens.size(), true);
   page.budget = budget;
+  page.full_kv_bytes_per_token = full.live_kv_bytes() / (n - 1);  // n - 1 tokens read
   page.policies = {{"h2o", "H2O", "heavy hitter", budget / 2, &out.traces[0]},
                    {"window", "window", "", budget, &out.traces[1]}};
   return out;
@@ -100,6 +101,14 @@ TEST_CASE("an explorer page holds its data and nothing from outside", "[explorer
     evicted += (p ? "," : "") + std::to_string(traces[1].heads[0][0].evicted_at[p]);
   }
   CHECK(html.find(evicted + "]") != std::string::npos);
+  // The KV bytes: the full cache's per token, and each policy's after every step.
+  CHECK(html.find("\"full_kv_bytes_per_token\":" + std::to_string(page.full_kv_bytes_per_token) +
+                  ",") != std::string::npos);
+  std::string kv_bytes = "\"kv_bytes\":[";
+  for (std::size_t t = 0; t < traces[0].steps; ++t) {
+    kv_bytes += (t ? "," : "") + std::to_string(traces[0].kv_bytes[t]);
+  }
+  CHECK(html.find(kv_bytes + "]") != std::string::npos);
   // A window never keeps scores, so its page carries none.
   CHECK(html.find("\"has_scores\":false") != std::string::npos);
 
@@ -118,6 +127,10 @@ TEST_CASE("an explorer page holds its data and nothing from outside", "[explorer
   bad.word_starts.pop_back();
   CHECK(h2o_test::error_of<std::exception>([&] { explorer_page_html(bad); }) ==
         "an explorer page needs a word start for each of its 16 tokens, got 15");
+  bad = page;
+  bad.full_kv_bytes_per_token = 0;
+  CHECK(h2o_test::error_of<std::exception>([&] { explorer_page_html(bad); }) ==
+        "an explorer page needs the full cache's KV bytes per token");
 }
 
 TEST_CASE("an explorer page shows control characters of file names visibly", "[explorer_page]") {

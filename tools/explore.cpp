@@ -6,9 +6,13 @@
 // positions each layer and KV head keeps, when each was evicted, the policy's scores and the
 // step's attention, and whether the step's most likely next token is the full cache's. The page
 // (report/explorer_page.hpp) replays it in any browser, from disk, with no network.
+// With --kv-bits 8, 4 or 2 the policies' caches store keys and values quantised (kv_cache.hpp,
+// KIVI's layout; the full cache, the reference, keeps float32), and the key/value bytes each
+// policy holds (after every step on the page, at the end in the summary) show what that saves.
 //
 //   bin/explore --out explorer.html         h2o and window at 10% of the held-out story
 //   bin/explore --text my_story.txt --policies h2o,sinks --budget 64 --out /tmp/sinks.html
+//   bin/explore --kv-bits 4 --out /tmp/h2o_4bit.html
 //
 // Page size (and, about, memory): two bytes per kept position, step, layer and KV head for a
 // policy with scores, one without (for the shipped model, 912 tokens at 10%: about 4 MB); the
@@ -34,6 +38,7 @@
 #include "h2o/base/files.hpp"
 #include "h2o/base/format.hpp"
 #include "h2o/base/output_file.hpp"
+#include "h2o/cache/kv_quantiser.hpp"
 #include "h2o/measure/cache_trace.hpp"
 #include "h2o/measure/teacher_forcing.hpp"
 #include "h2o/model/checkpoint.hpp"
@@ -78,6 +83,16 @@ std::size_t evictions(const h2o::CacheTrace& trace) {
   return static_cast<std::size_t>(
       std::count_if(evicted_at.begin(), evicted_at.end(),
                     [](std::int32_t t) { return t != h2o::kNeverEvicted; }));
+}
+
+// "65536 KV bytes at the end (fp32): 15.1% of the fp32 full cache's 434176", for the summary and
+// the page's header.
+std::string end_bytes_text(const Explored& e, const h2o::KvFormat& format, std::size_t full_bytes) {
+  const std::size_t bytes = e.trace.kv_bytes.back();
+  return std::to_string(bytes) + " KV bytes at the end (" + h2o::describe_kv_format(format) +
+         "): " +
+         h2o::fixed(100.0 * static_cast<double>(bytes) / static_cast<double>(full_bytes), 1) +
+         "% of the fp32 full cache's " + std::to_string(full_bytes);
 }
 
 int explore(int argc, char** argv) {
@@ -131,6 +146,8 @@ int explore(int argc, char** argv) {
   page.command = h2o::command_line(argc, argv);
   page_texts(tokenizer, tokens, page);
   page.budget = budget;
+  // Keys and values of every layer, float32: what the full cache's live_kv_bytes() adds a token.
+  page.full_kv_bytes_per_token = config.n_layers * 2 * config.kv_dim() * sizeof(float);
   const std::uint64_t page_bytes =
       h2o::explorer_page_bytes(page, config.n_layers, config.n_kv_heads, shapes);
   if (page_bytes > h2o::kMaxExploreBytes) {
@@ -146,7 +163,7 @@ int explore(int argc, char** argv) {
   std::ostringstream kept;  // --kept: "h2o layer 0 head 0 step 12: 0 1 5 ...", from the caches
   for (std::size_t i = 0; i < explored.size(); ++i) {
     Explored& e = explored[i];
-    h2o::Decoder decoder(weights, std::move(e.policy), n);
+    h2o::Decoder decoder(weights, std::move(e.policy), n, options.kv_format);
     std::function<void(std::size_t)> note_kept;
     if (!options.kept_path.empty()) {
       note_kept = [&](std::size_t t) {
@@ -169,6 +186,10 @@ int explore(int argc, char** argv) {
     agreement_line += " " + e.name + " " + h2o::fixed(100.0 * e.trace.reading.agreement(), 1) + "%";
   }
   page.about.push_back(agreement_line);
+  const std::size_t full_bytes = full_decoder.live_kv_bytes();
+  for (const Explored& e : explored) {
+    page.about.push_back(e.name + ": " + end_bytes_text(e, options.kv_format, full_bytes));
+  }
   const std::string html = h2o::explorer_page_html(page);
   h2o::write_output_file(options.out_path, "the page", html);
   if (!options.kept_path.empty()) {
@@ -185,7 +206,8 @@ int explore(int argc, char** argv) {
     std::cout << "  " << h2o::pad_right(e.name, 8) << "agreement with the full cache "
               << h2o::fixed(100.0 * e.trace.reading.agreement(), 1) << "% ("
               << e.trace.reading.agreements << " of " << steps << " steps), " << evictions(e.trace)
-              << " evictions per layer and KV head\n";
+              << " evictions per layer and KV head\n    "
+              << end_bytes_text(e, options.kv_format, full_bytes) << "\n";
   }
   std::cout << "page written to " << options.out_path << " (" << h2o::byte_size_text(html.size())
             << ")\n";

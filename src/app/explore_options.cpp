@@ -4,6 +4,7 @@
 
 #include "h2o/app/compare_policies_options.hpp"
 #include "h2o/app/default_files.hpp"
+#include "h2o/app/kv_format_options.hpp"
 #include "h2o/app/policy_options.hpp"
 #include "h2o/base/format.hpp"
 #include "h2o/cache/budget.hpp"
@@ -39,6 +40,7 @@ ArgParser explore_arguments() {
   args.add_option("kept", "PATH", "",
                   "also write every step's kept positions as text (for tests)");
   add_scoring_options(args);
+  add_kv_format_options(args);
   return args;
 }
 
@@ -83,6 +85,7 @@ ExploreOptions explore_options(const ArgParser& args) {
     throw UsageError("--kept needs a file path");
   }
   read_scoring_options(args, options.scoring);
+  options.kv_format = read_kv_format_options(args);
   return options;
 }
 

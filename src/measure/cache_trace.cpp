@@ -51,6 +51,7 @@ CacheTrace trace_cache(Decoder& decoder, const std::vector<int>& tokens,
   trace.kv_heads = G;
   trace.steps = steps;
   trace.heads.assign(L, std::vector<HeadTrace>(G));
+  trace.kv_bytes.reserve(steps);
   for (auto& layer : trace.heads) {
     for (HeadTrace& head : layer) {
       head.evicted_at.assign(tokens.size(), kNeverEvicted);
@@ -99,6 +100,7 @@ CacheTrace trace_cache(Decoder& decoder, const std::vector<int>& tokens,
         }
       }
     }
+    trace.kv_bytes.push_back(decoder.live_kv_bytes());
     if (after_step) after_step(t);
   };
   trace.reading = read_with_teacher_forcing(decoder, tokens, options);

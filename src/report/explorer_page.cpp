@@ -118,12 +118,15 @@ void check_page(const ExplorerPage& page) {
                                 std::to_string(n) + " tokens, got " +
                                 std::to_string(page.word_starts.size()));
   }
+  if (page.full_kv_bytes_per_token == 0) {
+    throw std::invalid_argument("an explorer page needs the full cache's KV bytes per token");
+  }
   const CacheTrace* first = page.policies.front().trace;
   for (const ExplorerPolicy& policy : page.policies) {
     const CacheTrace* trace = policy.trace;
     if (trace == nullptr || trace->steps + 1 != n || trace->steps == 0 ||
         trace->layers != first->layers || trace->kv_heads != first->kv_heads ||
-        trace->agrees.size() != trace->steps) {
+        trace->agrees.size() != trace->steps || trace->kv_bytes.size() != trace->steps) {
       throw std::invalid_argument("the trace of policy '" + policy.name +
                                   "' does not match the page's text or the other trace");
     }
@@ -176,6 +179,9 @@ void write_policy_json(std::ostream& out, const ExplorerPolicy& policy) {
                   100.0 * static_cast<double>(agreed) / static_cast<double>(t + 1));
     out << (t ? "," : "") << text;
   }
+  out << "],\n\"kv_bytes\":[";
+  for (std::size_t t = 0; t < trace.kv_bytes.size(); ++t)
+    out << (t ? "," : "") << trace.kv_bytes[t];
   out << "],\n\"layers\":[";
   for (std::size_t l = 0; l < trace.layers; ++l) {
     out << (l ? ",\n" : "") << "[";
@@ -212,7 +218,8 @@ std::string shown(const std::string& text) { return html_escape(printable(text))
 void write_data_json(std::ostream& out, const ExplorerPage& page) {
   const CacheTrace& first = *page.policies.front().trace;
   out << "{\"budget\":" << page.budget << ",\"steps\":" << first.steps
-      << ",\"layers\":" << first.layers << ",\"kv_heads\":" << first.kv_heads << ",\n\"texts\":[";
+      << ",\"layers\":" << first.layers << ",\"kv_heads\":" << first.kv_heads
+      << ",\"full_kv_bytes_per_token\":" << page.full_kv_bytes_per_token << ",\n\"texts\":[";
   for (std::size_t p = 0; p < page.texts.size(); ++p) {
     out << (p ? "," : "") << json_string(page.texts[p]);
   }
@@ -296,15 +303,19 @@ std::uint64_t explorer_page_bytes(const ExplorerPage& page, std::size_t layers,
                             .size() +
                         style().size() + script().size() + 2 * shown(page.title).size() +
                         about_html(page).size() + shown(page.command).size();
-  bytes += 80 + 2 * n;  // the data's fixed keys and word starts
+  bytes += 107 + 2 * n + digits(page.full_kv_bytes_per_token);  // fixed keys, word starts
   for (const std::string& text : page.texts) bytes += json_string(text).size() + 1;
   for (std::size_t i = 0; i < shapes.size(); ++i) {
     const ExplorerPolicy& policy = page.policies[i];
     const std::uint64_t m =
         std::min<std::uint64_t>(std::max<std::size_t>(shapes[i].max_kept, 1), n);
     bytes += json_string(policy.name).size() + json_string(policy.description).size() +
-             json_string(policy.kept_label).size() + digits(policy.recent) + 100;
+             json_string(policy.kept_label).size() + digits(policy.recent) + 115;
     bytes += steps * (1 + kPercent);  // agrees, agreement_so_far
+    // KV bytes after each step: at most the float32 full cache's for the min(t + 1, m) kept.
+    for (std::uint64_t t = 0; t < steps; ++t) {
+      bytes += 1 + digits(std::min(t + 1, m) * page.full_kv_bytes_per_token);
+    }
     // One KV head: the step each position left (steps m..S-1 each evict one; the others say -1),
     // one attention row a step over the positions held before the eviction, min(t + 1, m + 1),
     // and with scores one score row over the kept, min(t + 1, m).

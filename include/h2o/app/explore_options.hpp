@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "h2o/app/cli.hpp"
+#include "h2o/cache/kv_quantiser.hpp"
 #include "h2o/policy/policy_factory.hpp"
 
 namespace h2o {
@@ -39,6 +40,8 @@ struct ExploreOptions {
   std::string out_path;               // --out: the page
   std::string kept_path;              // --kept: every step's kept positions as text ("" = none)
   PolicySettings scoring;             // --scoring, --h2o-score, --start-area
+  KvFormat kv_format;                 // --kv-bits, --kv-group: the policies' caches (the full
+                                      // cache, the reference, keeps float32)
 };
 
 // explore's options (model, tokenizer and text files included) and --help text.

@@ -1,5 +1,6 @@
 // kv_format_options.hpp: the command-line options that choose how KV caches store keys and values
-// (kv_quantiser.hpp's KvFormat), shared by generate, compare_policies and bench_decode:
+// (kv_quantiser.hpp's KvFormat), shared by generate, compare_policies, explore and
+// bench_decode:
 //   --kv-bits N    32 (float32, the default), 8, 4 or 2 (KIVI's layout, kv_cache.hpp)
 //   --kv-group B   tokens per key group = channels per value group (KIVI's group size, 32)
 #pragma once

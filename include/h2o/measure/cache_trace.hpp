@@ -14,6 +14,9 @@
 //                  kept as a number (attention_max[t]).
 //   score[t]       the policy's per-slot score after step t (H2O: accumulated attention) over the
 //                  kept set of step t, in position order, as levels relative to score_max[t].
+// and, once per step for the whole decoder, kv_bytes[t]: the key/value bytes all layers hold after
+// step t's eviction, as stored (Decoder::live_kv_bytes: float32 rows, or a quantised cache's
+// codes, scales and zeros), one sum over the layers' counters.
 // Levels, not floats, keep a 1,000-token story's trace (and the page) a few MB: one byte per
 // position and step instead of four (about the page's own size, which the explorer estimates
 // before tracing: report/explorer_page.hpp's explorer_page_bytes).
@@ -49,6 +52,7 @@ struct HeadTrace {
 struct CacheTrace {
   std::size_t layers = 0, kv_heads = 0, steps = 0;
   std::vector<std::vector<HeadTrace>> heads;  // (L, G)
+  std::vector<std::size_t> kv_bytes;          // (S,) Decoder::live_kv_bytes() after step t
   TeacherForcedRun reading;                   // the teacher-forced predictions of the run
   // (S,) whether step t's most likely next token is the reference's (empty without reference).
   std::vector<bool> agrees;

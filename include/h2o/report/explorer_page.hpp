@@ -13,7 +13,10 @@
 //   kept as recent, evicted (and at which step), not yet read; the policy's score as the shade of
 //   a kept word, the attention of step t as a bar under each word; two policies side by side; a
 //   chart of each policy's agreement with the full cache so far, its legend in each line's
-//   colour. A step slider, previous / next / play, the arrow keys, and a URL fragment
+//   colour; each panel's count line also says the key/value bytes the policy's caches hold at
+//   step t (all layers, as stored: CacheTrace::kv_bytes) and their share of the float32 full
+//   cache's at that step ((t + 1) tokens of full_kv_bytes_per_token). A step slider, previous /
+//   next / play, the arrow keys, and a URL fragment
 //   (#step=120&layer=0&head=0&policy=h2o&compare=window) set what it shows.
 // Every token's <span> carries data-p (its position) and data-state (heavy, recent, evicted,
 // unread), so a test reading the page's DOM sees what a reader sees.
@@ -49,13 +52,16 @@ struct ExplorerPage {
   std::vector<std::string> texts;
   std::vector<bool> word_starts;      // (N,) true where a word begins (token_words())
   std::size_t budget = 0;             // tokens per layer and KV head
+  // Key/value bytes the float32 full cache holds per token read, all layers (> 0).
+  std::size_t full_kv_bytes_per_token = 0;
   std::vector<ExplorerPolicy> policies;  // 1 or 2, shown side by side
 };
 
 // The page, as HTML text. The title, about lines and command are shown as printable() text
 // (base/format.hpp: control characters and bytes that are not UTF-8 as \xHH), so a file name
 // cannot hide in or upset the page. Throws std::invalid_argument when the policies' traces do not
-// match the texts (N) or each other, or there are not 1 or 2 policies.
+// match the texts (N) or each other, there are not 1 or 2 policies, or full_kv_bytes_per_token is
+// 0.
 std::string explorer_page_html(const ExplorerPage& page);
 
 // What the page's size depends on for one policy, known before its run: the most positions its

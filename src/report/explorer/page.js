@@ -2,8 +2,10 @@
 // only shows what the C++ run computed, read from the JSON in the script element id="data":
 //   texts[p]       what token p shows (its share of its word's text; "" for the later byte
 //                  tokens of one character), word_starts[p] "1" where a word begins;
-//   policies[i]    name, description, kept_label, recent, agreement, and per layer and KV head the
-//                  evictions, attention and score levels of every step (explorer_page.hpp).
+//   policies[i]    name, description, kept_label, recent, agreement, KV bytes after each step
+//                  (kv_bytes, over full_kv_bytes_per_token of the float32 full cache), and per
+//                  layer and KV head the evictions, attention and score levels of every step
+//                  (explorer_page.hpp).
 (function () {
   "use strict";
   var D = JSON.parse(document.getElementById("data").textContent);
@@ -128,7 +130,10 @@
       "), " + counts.evicted + " evicted" +
       (gone.length ? "; evicted now: " + gone.map(function (p) {
         return quote(p) + " (position " + p + ")"; }).join(", ") : "") +
-      "; agreement with the full cache so far " + P.agreement_so_far[t] + "%";
+      "; agreement with the full cache so far " + P.agreement_so_far[t] + "%; " +
+      P.kv_bytes[t] + " KV bytes, all layers (" +
+      (100 * P.kv_bytes[t] / ((t + 1) * D.full_kv_bytes_per_token)).toFixed(1) +
+      "% of the fp32 full cache's)";
   }
 
   // The agreement chart: every policy's agreement so far, one line each, and the current step.
