@@ -198,15 +198,15 @@ int explore(int argc, char** argv) {
 
   // Step 6: what was written, in words.
   std::cout << "explore: " << h2o::printable(model_name) << " reading " << h2o::printable(text_name)
-            << ", " << n << " tokens; budget " << options.budget.describe(n) << "\n  "
+            << ", " << n << " tokens;\n  budget " << options.budget.describe(n) << "\n  "
             << h2o::reading_summary(h2o::printable(text_name), 1, story.stories_in_file,
                                     story.paragraphs, n, std::nullopt)
             << "\n";
   for (const Explored& e : explored) {
     std::cout << "  " << h2o::pad_right(e.name, 8) << "agreement with the full cache "
               << h2o::fixed(100.0 * e.trace.reading.agreement(), 1) << "% ("
-              << e.trace.reading.agreements << " of " << steps << " steps), " << evictions(e.trace)
-              << " evictions per layer and KV head\n    "
+              << e.trace.reading.agreements << " of " << steps << " steps)\n    "
+              << evictions(e.trace) << " evictions per layer and KV head\n    "
               << end_bytes_text(e, options.kv_format, full_bytes) << "\n";
   }
   std::cout << "page written to " << options.out_path << " (" << h2o::byte_size_text(html.size())
