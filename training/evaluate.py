@@ -92,8 +92,10 @@ def report(label, loss, recall, predicted, text_bytes):
     print(f"{label}: loss {loss:.4f} nats/token, perplexity {math.exp(loss):.3f}, "
           f"{loss * predicted / math.log(2) / text_bytes:.3f} bits per byte")
     for g, (hits, counted, per) in recall.items():
-        share = hits / counted if counted else float("nan")
-        print(f"  name recall, gap > {g:3d}: {hits}/{counted} = {100 * share:.1f}% "
+        if counted == 0:  # no share to print: say so instead of 0/0 = nan%
+            print(f"  name recall, gap > {g:3d}: no name comes back after so long a gap")
+            continue
+        print(f"  name recall, gap > {g:3d}: {hits}/{counted} = {100 * hits / counted:.1f}% "
               f"(per story: min {min(per)}, max {max(per)} counted)")
 
 
@@ -151,8 +153,8 @@ def main(argv):
     if too_long:
         raise UsageError(f"a story has {too_long[0]} tokens, more than seq_len "
                          f"{model.cfg.seq_len}")
-    print(f"{len(stories)} stories, {sum(map(len, stories))} tokens (BOS included), "
-          f"{text_bytes} bytes")
+    counted = "1 story" if len(stories) == 1 else f"{len(stories)} stories"
+    print(f"{counted}, {sum(map(len, stories))} tokens (BOS included), {text_bytes} bytes")
     if split:
         print(f"names not counted (several tokens): {', '.join(split)}")
     loss, recall = evaluate(model, stories, names, gaps)
