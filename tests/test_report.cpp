@@ -1,14 +1,14 @@
 // test_report.cpp: the table printer (table.hpp) and the pictures (svg.hpp): layout rules, and
 // every kind of picture well-formed, with its title, axes, legend and command.
-#include "h2o_catch.hpp"
 #include <cmath>
 #include <limits>
 #include <string>
-#include "h2o/base/xtensor.hpp"
 
 #include "h2o/base/format.hpp"
+#include "h2o/base/xtensor.hpp"
 #include "h2o/report/svg.hpp"
 #include "h2o/report/table.hpp"
+#include "h2o_catch.hpp"
 #include "xml_check.hpp"
 
 TEST_CASE("tables size their columns and align numbers right", "[report]") {
@@ -172,4 +172,14 @@ TEST_CASE("the xml check itself finds broken pictures", "[report]") {
   CHECK_FALSE(h2o_test::xml_problem("<svg a=\"1></svg>").empty());
   CHECK_FALSE(h2o_test::xml_problem("<svg/><svg/>").empty());
   CHECK_FALSE(h2o_test::xml_problem("<svg>fish & chips</svg>").empty());
+}
+
+TEST_CASE("markup escaping writes the five characters as references and keeps the rest",
+          "[report]") {
+  CHECK(h2o::escape_markup("a < b & c > \"d\" 'e' caf\xc3\xa9") ==
+        "a &lt; b &amp; c &gt; &quot;d&quot; 'e' caf\xc3\xa9");
+  CHECK(h2o::escape_markup("'e'", true) == "&#39;e&#39;");
+  CHECK(h2o::escape_markup("") == "");
+  // The pictures' rule: printable() first, so a control character shows as text, not markup.
+  CHECK(h2o::xml_escape("tab\there\x01<") == "tab\there\\x01&lt;");
 }

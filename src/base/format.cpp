@@ -133,4 +133,31 @@ std::string wrap_words(std::string text, std::size_t width, const std::string& i
   return out + text;
 }
 
+std::string escape_markup(const std::string& text, bool escape_apostrophe) {
+  std::string out;
+  out.reserve(text.size());
+  for (char ch : text) {
+    switch (ch) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += escape_apostrophe ? "&#39;" : "'";
+        break;
+      default:
+        out += ch;
+    }
+  }
+  return out;
+}
+
 }  // namespace h2o

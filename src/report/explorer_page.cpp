@@ -76,31 +76,7 @@ std::string json_string(const std::string& text) {
   return out + "\"";
 }
 
-std::string html_escape(const std::string& text) {
-  std::string out;
-  for (char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&#39;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
+std::string html_escape(const std::string& text) { return escape_markup(text, true); }
 
 // ------------------------------------------------------------------------------------------------
 // The page

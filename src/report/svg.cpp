@@ -138,28 +138,9 @@ std::string blue_scale(double t) {
 }  // namespace
 
 std::string xml_escape(const std::string& text) {
-  std::string out;
   // printable() first: XML 1.0 allows no control character (not even as &#1;) and no invalid
   // UTF-8, so a file name or story holding one would make the whole picture unreadable.
-  for (char ch : printable(text)) {
-    switch (ch) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += ch;
-    }
-  }
-  return out;
+  return escape_markup(printable(text));
 }
 
 void save_svg(const std::string& path, const std::string& svg) {

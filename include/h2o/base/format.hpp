@@ -46,6 +46,11 @@ std::string rule(std::size_t width = 72, char ch = '-');
 // cut there (at a character boundary) and ended with "... (N more bytes)".
 std::string printable(const std::string& text, std::size_t max_bytes = std::string::npos);
 
+// Text safe inside HTML or XML markup and attribute values: & < > " (and, with
+// `escape_apostrophe`, ') written as character references; every other byte kept. The one owner
+// of that rule: the SVG pictures (xml_escape) and the explorer page (html_escape) call it.
+std::string escape_markup(const std::string& text, bool escape_apostrophe = false);
+
 // Breaks `text` at spaces so no line is wider than `width` columns; later lines start with
 // `indent`. Spaces inside a line (column alignment) are kept as they are; a single word longer
 // than a line is kept whole.
