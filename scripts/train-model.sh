@@ -3,20 +3,20 @@
 # --out says otherwise); with --install it then copies the result into data/, where every program
 # looks by default:
 #   model.bin, tokenizer.bin (llama2.c formats), heldout_story.txt, heldout_stories.txt,
-#   loss.csv, loss.svg  (data/names.txt is the input list of names).
+#   heldout_names.txt, loss.csv, loss.svg  (data/names.txt is the input list of names).
 # data/ is never touched without --install, so a trial run cannot replace the shipped model; to
 # get the shipped files back after an install: git checkout data/
 # Steps: install python3-torch if missing, generate stories, sample plain-English stories from
 # a teacher model (stories260K, found in ../shared/models; training text only, never committed),
 # train the tokenizer, pretokenize, train, measure the result on the generator's held-out stories
-# and on the hand-written ones: about 75 minutes in all on 2 cores.
+# and on the hand-written ones: about 100 minutes in all on 2 cores.
 # Work files (the generated corpus, token ids, logs) go to build/train/, never committed.
 #
 # Usage: bash scripts/train-model.sh [--out DIR] [--install] [--seed N] [--schedule SPEC]
 #                                    [--threads N] [--stories N] [--teacher DIR|none]
 #                                    [--teacher-stories N]
 #   --out DIR       folder for the new model's files (default build/model)
-#   --install       when everything succeeded, copy the six files into data/
+#   --install       when everything succeeded, copy the seven files into data/
 #   --seed N        training seed (default 1); corpus seeds stay fixed: train 1, held-out 2,
 #                   lesson story 3
 #   --schedule S    phases SEQxBATCH:STEPS (default: train.py's, the shipped run's)
@@ -106,8 +106,10 @@ step() { echo; echo "== $* ($(( $(date +%s) - t0 )) s)"; }
 
 step "1/8 stories: $stories for training (seed 1), 50 held-out (seed 2), a lesson story (seed 3)"
 $py training/make_corpus.py --seed 1 --stories "$stories" --out "$work/generated.txt"
-$py training/make_corpus.py --seed 2 --stories 50 --out "$out/heldout_stories.txt"
-$py training/make_corpus.py --seed 3 --stories 300 --out "$work/lesson_pool.txt"
+$py training/make_corpus.py --seed 2 --stories 50 --out "$out/heldout_stories.txt" \
+  --names-out "$work/heldout_names.txt"
+$py training/make_corpus.py --seed 3 --stories 300 --out "$work/lesson_pool.txt" \
+  --names-out "$work/lesson_pool_names.txt"
 
 if [ "$teacher" != none ]; then
   step "2/8 teacher stories: $teacher_stories sampled from $teacher/stories260K.bin"
@@ -131,6 +133,11 @@ $py training/train_tokenizer.py --corpus "$work/train.txt" --vocab-size 4096 \
 step "4/8 lesson story of 900-1000 tokens"
 $py training/pick_story.py --tokenizer "$out/tokenizer.bin" --corpus "$work/lesson_pool.txt" \
   --min 900 --max 1000 --out "$out/heldout_story.txt"
+# The names the programs count by default (--names): those of the held-out stories and those of
+# the pool that the lesson story uses, list and invented ones.
+tr -cs 'A-Za-z' '\n' <"$out/heldout_story.txt" | sort -u |
+  comm -12 - <(sort -u "$work/lesson_pool_names.txt") |
+  sort -u - "$work/heldout_names.txt" >"$out/heldout_names.txt"
 
 step "5/8 token ids"
 $py training/pretokenize.py --tokenizer "$out/tokenizer.bin" --corpus "$work/train.txt" \
@@ -143,16 +150,17 @@ $py training/train.py "${train_files[@]}" "${train_options[@]}" | tee "$work/tra
 
 step "7/8 held-out perplexity and name recall (full context, sliding windows of 64 and 128)"
 $py training/evaluate.py --model "$out/model.bin" --tokenizer "$out/tokenizer.bin" \
-  --stories "$out/heldout_stories.txt" --window 64,128 | tee "$work/evaluate.txt"
+  --stories "$out/heldout_stories.txt" --names "$out/heldout_names.txt" --window 64,128 \
+  | tee "$work/evaluate.txt"
 echo "-- the hand-written stories (never trained on):"
 $py training/evaluate.py --model "$out/model.bin" --tokenizer "$out/tokenizer.bin" \
-  --stories data/handwritten_stories.txt --names data/handwritten_names.txt \
+  --stories data/handwritten_stories.txt --names data/handwritten_names.txt --window 64,128 \
   | tee -a "$work/evaluate.txt"
 
 step "8/8 checksums"
 cp data/names.txt "$out/names.txt"
 (cd "$out" && sha256sum model.bin tokenizer.bin names.txt heldout_story.txt heldout_stories.txt \
-  loss.csv loss.svg) | tee "$work/sha256.txt"
+  heldout_names.txt loss.csv loss.svg) | tee "$work/sha256.txt"
 if [ "$install" = 1 ]; then
   # Each file replaces its data/ copy whole (a copy beside it, then a rename); undo with
   # git checkout data/. A failed copy or Ctrl-C leaves no half-copied data/.NAME.installing.
@@ -160,10 +168,12 @@ if [ "$install" = 1 ]; then
   trap remove_copies EXIT
   trap 'exit 130' INT
   trap 'exit 143' TERM
-  for f in model.bin tokenizer.bin heldout_story.txt heldout_stories.txt loss.csv loss.svg; do
+  for f in model.bin tokenizer.bin heldout_story.txt heldout_stories.txt heldout_names.txt \
+    loss.csv loss.svg; do
     cp "$out/$f" "data/.$f.installing"
   done
-  for f in model.bin tokenizer.bin heldout_story.txt heldout_stories.txt loss.csv loss.svg; do
+  for f in model.bin tokenizer.bin heldout_story.txt heldout_stories.txt heldout_names.txt \
+    loss.csv loss.svg; do
     mv -f "data/.$f.installing" "data/$f"
   done
   echo "train-model: installed into data/ (git checkout data/ brings the shipped files back)"

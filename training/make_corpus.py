@@ -3,7 +3,11 @@
 
 Every story has a hero and one to three other characters (a friend, a sibling, a pet, a
 grandparent, a teacher, a neighbour or a cousin), drawn from data/names.txt, plus a favourite
-toy. The stories are made so that a name mentioned early comes back much later, and that
+toy. About half of the characters carry an invented name instead, built from syllables
+("Tovenka", "Marlis"): a name the model has never seen, spelled in several tokens, so that
+predicting its pieces at a later mention means copying them from earlier in the story, as a
+model must with the names of a teacher's own story. The stories are made so that a name
+mentioned early comes back much later, and that
 such a late mention is *determined by the context*: whenever a character has not been named
 for a while, the name is written after a cue that fits only that character in this story
 ("her dog Max", "his friend Sam", "Grandma Rose", "Little Mia" for the hero). A model can
@@ -109,8 +113,9 @@ SAY = ["said", "said", "called", "shouted", "whispered", "laughed", "cried", "re
 class Character:
     """One person or pet in a story, with the words needed to refer to it."""
 
-    def __init__(self, name, role, gender, detail=""):
+    def __init__(self, name, role, gender, detail="", invented=False):
         self.name = name
+        self.invented = invented  # a made-up name (several tokens) rather than one of the list
         self.role = role      # hero, friend, sibling, pet, grandparent, teacher, neighbor, cousin
         self.gender = gender  # f, m or n (pets are "it")
         self.detail = detail  # species for a pet, "big sister", "Grandma", "Miss"...
@@ -137,10 +142,48 @@ class Character:
         return self.role in ("grandparent", "teacher")
 
 
+# Invented names: onset + vowel (+ ending) syllables, two or three of them. About 28,000
+# two-syllable and millions of three-syllable names, so that almost every story brings new ones.
+ONSETS = ["b", "d", "f", "g", "h", "j", "k", "l", "m", "n", "p", "r", "s", "t", "v", "w", "z",
+          "ch", "sh", "th", "br", "dr", "kr", "tr", "st", "", ""]
+VOWELS = ["a", "e", "i", "o", "u", "a", "e", "o", "ai", "ei", "ou", "ia"]
+ENDINGS = ["", "", "", "n", "r", "l", "s", "m", "k", "nd", "sh", "x"]
+INVENTED_SHARE = 0.5
+
+
+def invented_name(rng, taken):
+    """A pronounceable made-up name, capitalised, not a story word and not in taken."""
+    while True:
+        syllables = [rng.choice(ONSETS) + rng.choice(VOWELS) + rng.choice(ENDINGS)
+                     for _ in range(rng.choice([2, 2, 3]))]
+        name = "".join(syllables).capitalize()
+        if 4 <= len(name) <= 10 and re.fullmatch(r"[A-Z][a-z]+", name) and \
+                name not in taken and name.lower() not in story_words():
+            return name
+
+
+_STORY_WORDS = set()
+
+
+def story_words():
+    """Every word of the word lists, lower case (a name must never be one of them)."""
+    if not _STORY_WORDS:
+        for lst in (HERO_ADJ, HOMES, TOWNS, PET_ADJ, COLORS, TOYS, PLACES, SPOTS, THINGS, FOODS,
+                    BAKED, GAMES, FEELINGS, SAD, CONNECT, SAY, list(PETS)):
+            for item in lst:
+                _STORY_WORDS.update(w.lower() for w in re.findall(r"[A-Za-z]+", item))
+    return _STORY_WORDS
+
+
 def make_cast(rng, names):
     """Draws the hero and 1-3 other characters with distinct roles and distinct names."""
     picked = rng.sample(names, 4)
-    hero = Character(picked[0], "hero", rng.choice("fm"))
+    # Half of them, on average, get an invented name instead (see the module's comment).
+    for i in range(len(picked)):
+        if rng.random() < INVENTED_SHARE:
+            picked[i] = invented_name(rng, set(picked) | set(names))
+    listed = set(names)
+    hero = Character(picked[0], "hero", rng.choice("fm"), invented=picked[0] not in listed)
     # At least two others, so that scenes can leave one of them out for a while.
     n_others = rng.choice([2, 2, 3, 3, 3])
     roles = rng.sample(["friend", "sibling", "pet", "pet", "grandparent", "teacher",
@@ -155,17 +198,17 @@ def make_cast(rng, names):
     for name, role in zip(picked[1:], chosen):
         gender = rng.choice("fm")
         if role == "pet":
-            cast.append(Character(name, role, "n", rng.choice(sorted(PETS))))
+            gender, detail = "n", rng.choice(sorted(PETS))
         elif role == "sibling":
-            age = rng.choice(["big", "little"])
-            cast.append(Character(name, role, gender,
-                                  age + " " + ("sister" if gender == "f" else "brother")))
+            detail = rng.choice(["big", "little"]) + " " + \
+                ("sister" if gender == "f" else "brother")
         elif role == "grandparent":
-            cast.append(Character(name, role, gender, "Grandma" if gender == "f" else "Grandpa"))
+            detail = "Grandma" if gender == "f" else "Grandpa"
         elif role == "teacher":
-            cast.append(Character(name, role, gender, "Miss" if gender == "f" else "Mr."))
+            detail = "Miss" if gender == "f" else "Mr."
         else:
-            cast.append(Character(name, role, gender))
+            detail = ""
+        cast.append(Character(name, role, gender, detail, invented=name not in listed))
     return cast
 
 
@@ -230,12 +273,19 @@ class Story:
         if c.name in self.last and self.gap(c) > LONG_GAP:
             self.long_mentions += 1
         self.last[c.name] = self.pos
-        self._emit(c.name, out)
+        self._emit_name(c, out)
         self.focus = c
 
     def _emit(self, text, out):
         out.append(text)
         self.pos += len(UNIT.findall(text))
+
+    def _emit_name(self, c, out):
+        # An invented name is one unit but several tokens: it counts about one unit per three
+        # letters more, so that MAX_UNITS still keeps a story within 1024 tokens.
+        self._emit(c.name, out)
+        if c.invented:
+            self.pos += len(c.name) // 3
 
     def _pronoun_ok(self, c):
         return self.focus is c and self.gap(c) <= PRONOUN_GAP and self.rng.random() < 0.6
@@ -281,7 +331,7 @@ class Story:
                         out[-1] = out[-1][:-2]
                     continue
                 self.last[c.name] = self.pos
-                self._emit(c.name, out)
+                self._emit_name(c, out)
             elif form in ("he", "him", "his", "kid"):
                 self._emit(getattr(c, form), out)
             else:
@@ -693,13 +743,15 @@ def remember(s):
     s.say(t, H=h, C=c, things=pick(rng, THINGS))
 
 
-def write_story(rng, names):
+def write_story(rng, names, names_seen=None):
     """One whole story as text: introduction, scenes, ending.
 
     Scenes are added until the text is long enough and enough names came back after a long
     gap, but never past MAX_UNITS (so a story stays within a 1024-token context).
     """
     s = Story(rng, make_cast(rng, names))
+    if names_seen is not None:
+        names_seen.update(c.name for c in s.cast)
     introduce(s)
     target = rng.randint(200, 740)  # units before the ending
     episodes = []
@@ -734,11 +786,7 @@ def read_names(path):
 
 def check_no_name_collisions(names):
     """Word lists must never produce a capitalised name-like word by accident."""
-    words = set()
-    for lst in (HERO_ADJ, HOMES, TOWNS, PET_ADJ, COLORS, TOYS, PLACES, SPOTS, THINGS, FOODS, BAKED,
-                GAMES, FEELINGS, SAD, CONNECT):
-        for item in lst:
-            words.update(w.lower() for w in re.findall(r"[A-Za-z]+", item))
+    words = story_words()
     clash = sorted(n for n in names if n.lower() in words)
     if clash:
         raise UsageError("names that are also story words: " + ", ".join(clash))
@@ -757,6 +805,9 @@ def parse_args(argv):
     ap.add_argument("--names", default=default_names_path(),
                     help="names list, one per line (default: data/names.txt)")
     ap.add_argument("--out", required=True, help="output text file ('-' for stdout)")
+    ap.add_argument("--names-out", default=None,
+                    help="also write the characters' names of these stories, list and invented "
+                         "ones, sorted, one per line (for --names of the C++ programs)")
     args = ap.parse_args(argv)
     if args.stories < 1 or args.stories > 10_000_000:
         raise UsageError(f"--stories must be 1..10000000, got {args.stories}")
@@ -765,11 +816,12 @@ def parse_args(argv):
     return args
 
 
-def generate(seed, count, names):
-    """Yields `count` stories; the whole sequence depends only on seed and names."""
+def generate(seed, count, names, names_seen=None):
+    """Yields `count` stories; the whole sequence depends only on seed and names. names_seen, a
+    set, gathers the characters' names on the way."""
     rng = random.Random(seed)
     for _ in range(count):
-        yield write_story(rng, names)
+        yield write_story(rng, names, names_seen)
 
 
 def main(argv):
@@ -778,15 +830,20 @@ def main(argv):
     check_no_name_collisions(names)
     if args.out != "-":
         check_writable(args.out)
+    if args.names_out is not None:
+        check_writable(args.names_out)
+    names_seen = set()
     # Story by story (a large corpus is never whole in memory), into a file that replaces --out
     # only when complete.
-    pieces = format_stories(generate(args.seed, args.stories, names))
+    pieces = format_stories(generate(args.seed, args.stories, names, names_seen))
     if args.out == "-":
         for piece in pieces:
             sys.stdout.write(piece)
         sys.stdout.flush()
     else:
         write_output(args.out, (piece.encode("ascii") for piece in pieces))
+    if args.names_out is not None:
+        write_output(args.names_out, "".join(n + "\n" for n in sorted(names_seen)).encode("ascii"))
     return 0
 
 

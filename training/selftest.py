@@ -13,6 +13,7 @@ Usage:
 """
 
 import os
+import re
 import sys
 import tempfile
 
@@ -87,6 +88,28 @@ def check_tokenizer():
     print(f"tokenizer: {tok.vocab_size} pieces, {len(held) + len(extra)} texts round-trip, "
           "chunked encoding matches the whole-text merge loop, training matches the plain "
           "recount: ok")
+
+
+def check_invented_names():
+    """About half of the generator's characters carry invented names: never a story word, never
+    a listed name, and every name the generator reports for --names-out is in its text."""
+    import make_corpus
+    names = read_names(repo_path("data", "names.txt"))
+    seen = set()
+    stories = list(make_corpus.generate(21, 40, names, seen))
+    invented = sorted(n for n in seen if n not in set(names))
+    share = len(invented) / len(seen)
+    if not 0.3 <= share <= 0.7:
+        raise UsageError(f"{len(invented)} of {len(seen)} names invented, expected about half")
+    words = make_corpus.story_words()
+    for name in invented:
+        if not re.fullmatch(r"[A-Z][a-z]{3,9}", name) or name.lower() in words:
+            raise UsageError(f"invented name {name!r} is not a fresh capitalised word")
+    text_words = set(re.findall(r"[A-Za-z]+", "\n".join(stories)))
+    missing = sorted(seen - text_words)
+    if missing:
+        raise UsageError(f"names reported but not written: {', '.join(missing[:5])}")
+    print(f"invented names: {len(invented)} of {len(seen)} in 40 stories, all fresh words")
 
 
 def check_model():
@@ -198,6 +221,7 @@ def main(argv):
     Parser(description="Quick self-test of the training code.").parse_args(argv)
     check_story_format()
     check_signal_cleanup()
+    check_invented_names()
     check_tokenizer()
     check_model()
     print("selftest: all checks passed")

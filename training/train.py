@@ -18,7 +18,7 @@ Usage:
   /usr/bin/python3 training/train.py --train build/train/train.u16 \\
       --heldout build/train/heldout.u16 --tokenizer data/tokenizer.bin \\
       --out data/model.bin --csv data/loss.csv --svg data/loss.svg [--seed 1] \\
-      [--schedule 128x16:11000,512x8:1500,1024x4:600] [--threads 2]
+      [--schedule 128x16:6000,512x8:4500,1024x4:300] [--threads 2]
 """
 
 import array
@@ -33,7 +33,7 @@ from common import (Parser, UsageError, check_writable, read_input, read_names, 
                     require_finite, run_main, write_output)
 
 # The shipped run's settings (data/README.md); scripts/train-model.sh uses them unless told otherwise.
-DEFAULT_SCHEDULE = "128x16:11000,512x8:1500,1024x4:600"
+DEFAULT_SCHEDULE = "128x16:6000,512x8:4500,1024x4:300"
 DEFAULT_THREADS = 2
 
 

@@ -17,7 +17,7 @@ ModelFiles default_model_files() {
 
 std::string default_text_file() { return data_dir() + "/heldout_story.txt"; }
 
-std::string default_names_file() { return data_dir() + "/names.txt"; }
+std::string default_names_file() { return data_dir() + "/heldout_names.txt"; }
 
 void add_model_options(ArgParser& args) {
   const ModelFiles defaults = default_model_files();

@@ -32,7 +32,8 @@ ModelFiles default_model_files();
 // story the model never saw in training.
 std::string default_text_file();
 
-// The character names of the project's stories (data/names.txt), for name recall.
+// The character names of the shipped held-out stories (data/heldout_names.txt: the generator's
+// list names and the invented ones these stories use), for name recall.
 std::string default_names_file();
 
 // --model PATH and --tokenizer PATH, defaulting to default_model_files().
