@@ -239,7 +239,7 @@ TEST_CASE("the H2O options refuse what cannot work", "[h2o-options]") {
         }) == "H2O: a start area of 3 tokens does not fit in the heavy budget of 2");
   CHECK_NOTHROW(H2OPolicy(CacheBudget(2, 2), ScoringMode::PerHead, H2OScore::Sum, 2));
   CHECK(error_of<std::invalid_argument>([] { parse_h2o_score("mean"); }) ==
-        "unknown H2O score 'mean' (expected sum or normalised-sum)");
+        "unknown H2O score 'mean' (expected sum, normalised-sum or decayed-sum)");
   CHECK(parse_h2o_score(to_string(H2OScore::NormalisedSum)) == H2OScore::NormalisedSum);
   CHECK(parse_h2o_score(to_string(H2OScore::Sum)) == H2OScore::Sum);
   // Every slot protected: a caller's bug, named.
