@@ -4,8 +4,8 @@
 // Checks: a worked example by hand where the decayed sum evicts another token than the plain sum;
 // over seeded random attention, the scores equal a direct recomputation sum_t gamma^(now - t) *
 // a_t, and the decisions equal the rule (plan_keep) applied to scores kept by hand step by step;
-// the fused fast path is not taken; a budget covering every step is the full cache; and the
-// refusals of a gamma outside (0, 1).
+// and the refusals of a gamma outside (0, 1). Elsewhere: the fused fast path is not taken
+// (test_h2o_options.cpp), a budget covering every step is the full cache (test_policy_factory.cpp).
 //
 // Dimension legend: H = query heads, G = KV heads, n = live slots.
 #include <algorithm>
@@ -176,30 +176,6 @@ TEST_CASE("the decayed policy evicts by the rule on scores kept by hand", "[h2o-
           REQUIRE(score_of(cache, g, positions[g][i]) == scores[g][i]);
         }
       }
-    }
-  }
-}
-
-TEST_CASE("the decayed sum never takes the plain sum's fused pass", "[h2o-decay]") {
-  // At one token over budget the plain sum adds and picks in one pass (eviction_scan.hpp), which
-  // does not decay: the decayed policy must give what observe-then-choose gives.
-  const ScoringMode mode = GENERATE(ScoringMode::PerHead, ScoringMode::Shared);
-  const std::size_t H = 8, G = 4, budget = 12, steps = 60;
-  H2OPolicy policy(CacheBudget(6, 6), mode, H2OScore::DecayedSum, 0, 0.8f);
-  LayerKVCache fast(G, 2, budget + 1), general(G, 2, budget + 1);
-  const std::vector<float> zeros(G * 2, 0.0f);
-  Rng rng(71);
-  for (std::size_t step = 0; step < steps; ++step) {
-    fast.append(zeros.data(), zeros.data(), Position(step));
-    general.append(zeros.data(), zeros.data(), Position(step));
-    const CraftedAttention attention = crafted(random_rows(H, fast.size(), rng), budget + 1);
-    policy.after_attention(fast, attention.view());
-    policy.CachePolicy::after_attention(general, attention.view());  // observe, then choose
-    INFO("step " << step << ", mode " << to_string(mode));
-    REQUIRE(fast.size() == general.size());
-    for (std::size_t g = 0; g < G; ++g) {
-      REQUIRE(std::equal(fast.positions(g), fast.positions(g) + fast.size(), general.positions(g)));
-      REQUIRE(std::equal(fast.scores(g), fast.scores(g) + fast.size(), general.scores(g)));
     }
   }
 }
