@@ -1,13 +1,13 @@
 // test_attention_stats.cpp: the definitions of sparsity, top shares, the power-law fit,
 // stability and the age profile (attention_stats.hpp) on hand-made numbers, and the collector on
 // a real decoder run.
-#include "h2o_catch.hpp"
 #include <cmath>
 #include <memory>
 #include <stdexcept>
 #include <vector>
 
 #include "h2o/measure/attention_stats.hpp"
+#include "h2o_catch.hpp"
 #include "policy_test_support.hpp"
 #include "test_support.hpp"
 
@@ -73,8 +73,9 @@ TEST_CASE("the age profile: scores along the text and where the heavy hitters si
   const AgeProfile decayed = age_profile({6, 5, 2, 3, 1, 2}, 3, 0.5, {0.5, 0.5, 1, 0.5, 2, 3});
   CHECK(decayed.top_share_by_decayed == std::vector<double>{0.0, 1.0 / 3, 2.0 / 3});
   CHECK(decayed.top_share_by_sum == profile.top_share_by_sum);
-  CHECK(h2o_test::error_of<std::invalid_argument>([] { age_profile({1, 2}, 2, 0.5, {1}); }) ==
-        "age_profile: 1 decayed sums for 2 scores");
+  CHECK(h2o_test::error_of<std::invalid_argument>([] {
+          age_profile({1, 2}, 2, 0.5, {1});
+        }) == "age_profile: 1 decayed sums for 2 scores");
 
   // Attention spread evenly (1 / (t + 1) to each of the t + 1 tokens at step t) prefers no token,
   // yet every heavy hitter is among the oldest tenth: the age bias, by sum and even per step
@@ -93,7 +94,9 @@ TEST_CASE("the age profile: scores along the text and where the heavy hitters si
   for (double share : age_profile(even, 7, 0.3).top_share_by_sum) total += share;
   CHECK(total == Approx(1.0));
 
-  CHECK(h2o_test::error_of<std::invalid_argument>([] { age_profile({1, 2}, 3, 0.1); }) ==
+  CHECK(h2o_test::error_of<std::invalid_argument>([] {
+          age_profile({1, 2}, 3, 0.1);
+        }) ==
         "age_profile: 3 parts of 2 scores, top fraction 0.100000 (needs 1 to the number of scores, "
         "and a fraction in (0, 1])");
   CHECK_THROWS_AS(age_profile({1, 2}, 0, 0.1), std::invalid_argument);
@@ -144,7 +147,8 @@ TEST_CASE("the collector adds up a full cache's attention like shared h2o scores
     for (std::size_t p = 0; p < tokens.size(); ++p) {
       double expected = 0.0;
       for (std::size_t t = p; t < tokens.size(); ++t) {
-        expected += std::pow(stats.decay(), double(tokens.size() - 1 - t)) * mean_attention[l][t][p];
+        expected +=
+            std::pow(stats.decay(), double(tokens.size() - 1 - t)) * mean_attention[l][t][p];
       }
       CHECK(stats.decayed(l)[p] == Approx(expected).epsilon(1e-9).margin(1e-12));
     }

@@ -87,7 +87,8 @@ TEST_CASE("the decayed sum forgets old attention and evicts another token than t
       policy.after_attention(cache, attention_by_position(cache, steps[t]).view());
       INFO("step " << t);
       REQUIRE(cache.size() == expected[t].size());
-      for (const auto& [position, value] : expected[t]) CHECK(score_of(cache, 0, position) == value);
+      for (const auto& [position, value] : expected[t])
+        CHECK(score_of(cache, 0, position) == value);
     }
   }
 }
@@ -183,8 +184,9 @@ TEST_CASE("the decayed policy evicts by the rule on scores kept by hand", "[h2o-
 TEST_CASE("the decayed sum refuses a gamma outside (0, 1)", "[h2o-decay]") {
   using h2o_test::error_of;
   auto make = [](float gamma) {
-    return [gamma] { H2OPolicy(CacheBudget(2, 2), ScoringMode::PerHead, H2OScore::DecayedSum, 0,
-                               gamma); };
+    return [gamma] {
+      H2OPolicy(CacheBudget(2, 2), ScoringMode::PerHead, H2OScore::DecayedSum, 0, gamma);
+    };
   };
   CHECK(error_of<std::invalid_argument>(make(1.0f)) ==
         "H2O decay 1 is not between 0 and 1 (exclusive), e.g. 0.95");

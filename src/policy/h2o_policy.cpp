@@ -9,9 +9,12 @@ namespace h2o {
 
 std::string to_string(H2OScore score) {
   switch (score) {
-    case H2OScore::Sum: return "sum";
-    case H2OScore::NormalisedSum: return "normalised-sum";
-    case H2OScore::DecayedSum: return "decayed-sum";
+    case H2OScore::Sum:
+      return "sum";
+    case H2OScore::NormalisedSum:
+      return "normalised-sum";
+    case H2OScore::DecayedSum:
+      return "decayed-sum";
   }
   throw std::logic_error("to_string: not an H2O score");
 }

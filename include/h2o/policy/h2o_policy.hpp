@@ -2,10 +2,10 @@
 //
 // Dimension legend: H = query heads, G = KV heads (H is a multiple of G), S = slot capacity.
 //
-// Every step, each live token's score grows by the attention it just received (no decay, no
-// normalisation; head_scores.hpp says which query heads' attention). Once a layer holds more than
-// heavy + recent tokens, one token per KV head goes: the lowest-scoring token outside the recent
-// window (selection.hpp has the rule and tie-break).
+// Every step, each live token's score grows by the attention it just received (by default no
+// decay, no normalisation; head_scores.hpp says which query heads' attention). Once a layer holds
+// more than heavy + recent tokens, one token per KV head goes: the lowest-scoring token outside
+// the recent window (selection.hpp has the rule and tie-break).
 //
 // Scoring modes (head_scores.hpp says how query heads' attention reaches a KV head's score):
 //   per-head (the paper's official code): each KV head has its own scores and keeps its own tokens;
