@@ -189,13 +189,13 @@ TEST_CASE("the decayed sum refuses a gamma outside (0, 1)", "[h2o-decay]") {
     };
   };
   CHECK(error_of<std::invalid_argument>(make(1.0f)) ==
-        "H2O decay 1 is not between 0 and 1 (exclusive), e.g. 0.95");
+        "H2O decay 1 is not between 0 and 1 (exclusive), e.g. 0.98");
   CHECK(error_of<std::invalid_argument>(make(0.0f)) ==
-        "H2O decay 0 is not between 0 and 1 (exclusive), e.g. 0.95");
+        "H2O decay 0 is not between 0 and 1 (exclusive), e.g. 0.98");
   CHECK(error_of<std::invalid_argument>(make(-0.5f)) ==
-        "H2O decay -0.5 is not between 0 and 1 (exclusive), e.g. 0.95");
+        "H2O decay -0.5 is not between 0 and 1 (exclusive), e.g. 0.98");
   CHECK(error_of<std::invalid_argument>(make(1.5f)) ==
-        "H2O decay 1.5 is not between 0 and 1 (exclusive), e.g. 0.95");
+        "H2O decay 1.5 is not between 0 and 1 (exclusive), e.g. 0.98");
   CHECK_THROWS_AS(make(std::numeric_limits<float>::quiet_NaN())(), std::invalid_argument);
   CHECK_THROWS_AS(make(std::numeric_limits<float>::infinity())(), std::invalid_argument);
   CHECK_NOTHROW(make(0.95f)());

@@ -160,7 +160,7 @@ TEST_CASE("the score variants sit after their policy, each with its own label an
     return make_policy(p.policy, settings_for_budget(p.policy, 10, p.settings))->describe();
   };
   CHECK_THAT(described(variants[0]), Contains("normalised by steps in the cache"));
-  CHECK_THAT(described(variants[1]), Contains("decayed by 0.950 per step"));
+  CHECK_THAT(described(variants[1]), Contains("decayed by 0.980 per step"));
   CHECK_THAT(described(variants[2]), Contains("the first 4 of the heavy slots protected"));
   CHECK_THAT(described(variants[3]), Contains("per-head"));
 }
