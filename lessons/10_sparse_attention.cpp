@@ -11,7 +11,8 @@
 //   3. stability: the tokens that lead at step t still lead at step 2t, so the attention a token
 //      has collected so far predicts the attention it will get - which is what H2O bets on.
 //   4. age bias: a score sums every step since the token came, so the oldest tokens lead because
-//      they are old: score against position, and the heavy-hitter slots the oldest tenth takes.
+//      they are old: score against position, and the heavy-hitter slots the oldest tenth takes -
+//      ranked by the sum, by the sum per step (normalised) and by a decayed sum.
 // The new idea written out here is reading those numbers off the attention; the collector of the
 // raw counts (h2o::AttentionStatistics), the decoder and the pictures come from the library.
 // With --pictures DIR it also draws one head's attention and the rank/score plot of every layer.
@@ -150,28 +151,35 @@ int main(int argc, char** argv) {
 
   // Step 6: the age bias. A token at position p has been looked at by n - p steps, so the oldest
   // collect score for longer: the mean score per tenth of the text, the same per step (OpenVINO's
-  // normalised sum), and in which tenth the heavy hitters of a 10% budget sit, over all layers.
+  // normalised sum), and in which tenth the heavy hitters of a 10% budget sit, over all layers,
+  // ranked by the sum, by the sum per step and by the decayed sum (every score times gamma each
+  // step, so only the last few dozen steps count much: h2o_policy.hpp).
   const std::size_t tenths = 10;
   const h2o::AgeProfile age = stats.mean_age_profile(tenths, 0.10);
-  h2o::Table aged({"positions", "mean score", "per step", "heavy hitters by score", "by per step"});
+  h2o::Table aged({"positions", "mean score", "per step", "heavy hitters by score", "by per step",
+                   "by decayed"});
   for (std::size_t j = 0; j < tenths; ++j) {
     aged.row(std::to_string((j * n + tenths - 1) / tenths) + "-" +
                  std::to_string(((j + 1) * n + tenths - 1) / tenths - 1),
              fixed(age.mean_score[j], 2), fixed(age.mean_per_step[j], 4),
-             percent(age.top_share_by_sum[j]), percent(age.top_share_by_per_step[j]));
+             percent(age.top_share_by_sum[j]), percent(age.top_share_by_per_step[j]),
+             percent(age.top_share_by_decayed[j]));
   }
   steps
       << "\nStep 6: the age bias. The text in tenths, oldest first: the mean accumulated attention "
       << "of\n        their tokens (over the " << L << " layers), the same divided by the steps "
       << "that looked at each\n        token, and where the heavy hitters of a 10% budget (the "
-      << "top 10% of tokens) sit\n";
+      << "top 10% of tokens) sit,\n        ranked by score, by score per step, and by the sum "
+      << "decayed by " << fixed(stats.decay(), 2) << " per step\n";
   aged.print(steps);
   const std::string age_words =
       "the oldest 10% of tokens take " + percent(age.top_share_by_sum[0]) +
       " of the heavy-hitter slots (10% if age did not\n  matter); ranked by score per step "
       "(normalised sum) they take " +
       percent(age.top_share_by_per_step[0]) + ", the newest 10% " +
-      percent(age.top_share_by_per_step[tenths - 1]);
+      percent(age.top_share_by_per_step[tenths - 1]) + ";\n  ranked by the sum decayed by " +
+      fixed(stats.decay(), 2) + " per step they take " + percent(age.top_share_by_decayed[0]) +
+      ", the newest 10% " + percent(age.top_share_by_decayed[tenths - 1]);
   steps << "  " << age_words << "\n";
 
   // Step 7: what the numbers say, in words chosen from them.

@@ -6,10 +6,10 @@
 // policy the library's factory knows (measure/policy_sweep.hpp: teacher forcing, perplexity, bits
 // per byte, KL, top-1 agreement, name recall), and reads the answer off the sweep first: the
 // smallest budget each policy needs, and whether H2O beats the window by more than noise (a 95%
-// interval, measure/verdict.hpp). Then the variants of H2O's score (summed or averaged, a protected
-// start area; TOVA per KV head), the numbers, and prompt-time against token-by-token eviction
-// (the paper's code cuts a whole prompt once; the decoder here can also evict from the first
-// token).
+// interval, measure/verdict.hpp). Then the variants of H2O's score (summed, averaged or decayed,
+// a protected start area; TOVA per KV head), the numbers, and prompt-time against token-by-token
+// eviction (the paper's code cuts a whole prompt once; the decoder here can also evict from the
+// first token).
 // --csv PATH writes the sweep's numbers; --pictures DIR draws one chart per measure.
 // A text the model does not know (bits_per_byte.hpp) gets one warning and the numbers, no verdict.
 //
@@ -89,7 +89,8 @@ int main(int argc, char** argv) {
 
   // Step 2: the sweep. Every evicting policy of the factory, each with its paper's scoring, and
   // the variants right after their policy: H2O's sums per step in the cache (OpenVINO's
-  // normalised sum) and with the first positions protected, and TOVA scoring each KV head alone.
+  // normalised sum), decayed every step (A2SF's forgetting factor) and with the first positions
+  // protected, and TOVA scoring each KV head alone.
   const std::vector<h2o::SweepPolicy> variants = h2o::score_variants();
   const std::vector<h2o::SweepPolicy> contenders =
       h2o::with_variants(h2o::evicting_policies(), variants);

@@ -1,13 +1,13 @@
 // test_attention_stats.cpp: the definitions of sparsity, top shares, the power-law fit,
 // stability and the age profile (attention_stats.hpp) on hand-made numbers, and the collector on
 // a real decoder run.
-#include "h2o_catch.hpp"
 #include <cmath>
 #include <memory>
 #include <stdexcept>
 #include <vector>
 
 #include "h2o/measure/attention_stats.hpp"
+#include "h2o_catch.hpp"
 #include "policy_test_support.hpp"
 #include "test_support.hpp"
 
@@ -68,6 +68,14 @@ TEST_CASE("the age profile: scores along the text and where the heavy hitters si
   // earlier positions 0 and 1.
   CHECK(profile.top_share_by_sum == std::vector<double>{2.0 / 3, 1.0 / 3, 0.0});
   CHECK(profile.top_share_by_per_step == std::vector<double>{2.0 / 3, 0.0, 1.0 / 3});
+  CHECK(profile.top_share_by_decayed.empty());  // no decayed sums given
+  // Decayed sums given: the top 3 by them are 5, 4 and (the tie at 1: the earlier) 2.
+  const AgeProfile decayed = age_profile({6, 5, 2, 3, 1, 2}, 3, 0.5, {0.5, 0.5, 1, 0.5, 2, 3});
+  CHECK(decayed.top_share_by_decayed == std::vector<double>{0.0, 1.0 / 3, 2.0 / 3});
+  CHECK(decayed.top_share_by_sum == profile.top_share_by_sum);
+  CHECK(h2o_test::error_of<std::invalid_argument>([] {
+          age_profile({1, 2}, 2, 0.5, {1});
+        }) == "age_profile: 1 decayed sums for 2 scores");
 
   // Attention spread evenly (1 / (t + 1) to each of the t + 1 tokens at step t) prefers no token,
   // yet every heavy hitter is among the oldest tenth: the age bias, by sum and even per step
@@ -86,7 +94,9 @@ TEST_CASE("the age profile: scores along the text and where the heavy hitters si
   for (double share : age_profile(even, 7, 0.3).top_share_by_sum) total += share;
   CHECK(total == Approx(1.0));
 
-  CHECK(h2o_test::error_of<std::invalid_argument>([] { age_profile({1, 2}, 3, 0.1); }) ==
+  CHECK(h2o_test::error_of<std::invalid_argument>([] {
+          age_profile({1, 2}, 3, 0.1);
+        }) ==
         "age_profile: 3 parts of 2 scores, top fraction 0.100000 (needs 1 to the number of scores, "
         "and a fraction in (0, 1])");
   CHECK_THROWS_AS(age_profile({1, 2}, 0, 0.1), std::invalid_argument);
@@ -102,9 +112,18 @@ TEST_CASE("the collector adds up a full cache's attention like shared h2o scores
   Decoder decoder(weights, std::make_unique<FullCachePolicy>(), 48);
   decoder.set_record_attention(true);
   AttentionStatistics stats(c.n_layers, c.n_heads, tokens.size(), {19, 9, 39});
+  std::vector<std::vector<std::vector<double>>> mean_attention(c.n_layers);  // (L, steps, T)
   for (int token : tokens) {
     decoder.forward(token);
     stats.add_step(decoder);
+    for (std::size_t l = 0; l < c.n_layers; ++l) {
+      const Matrix& weights = decoder.attention(l).weights;  // (H, live)
+      std::vector<double> mean(weights.shape()[1], 0.0);
+      for (std::size_t h = 0; h < c.n_heads; ++h) {
+        for (std::size_t s = 0; s < mean.size(); ++s) mean[s] += weights(h, s) / double(c.n_heads);
+      }
+      mean_attention[l].push_back(mean);
+    }
   }
   REQUIRE(stats.steps() == 40);
   for (std::size_t l = 0; l < c.n_layers; ++l) {
@@ -123,6 +142,18 @@ TEST_CASE("the collector adds up a full cache's attention like shared h2o scores
   }
   CHECK_THROWS_AS(stats.snapshot(0, 5), std::out_of_range);
   CHECK_NOTHROW(stats.require_finite());
+  // The decayed sums, recomputed from the recorded attention: sum_t decay^(39 - t) * a_t.
+  for (std::size_t l = 0; l < c.n_layers; ++l) {
+    for (std::size_t p = 0; p < tokens.size(); ++p) {
+      double expected = 0.0;
+      for (std::size_t t = p; t < tokens.size(); ++t) {
+        expected +=
+            std::pow(stats.decay(), double(tokens.size() - 1 - t)) * mean_attention[l][t][p];
+      }
+      CHECK(stats.decayed(l)[p] == Approx(expected).epsilon(1e-9).margin(1e-12));
+    }
+  }
+  CHECK_THROWS_AS(AttentionStatistics(1, 1, 4, {}, 0.01, 1.0), std::invalid_argument);
   // The age profile over layers: each entry the mean of the layers' own.
   const AgeProfile mean = stats.mean_age_profile(4, 0.25);
   for (std::size_t j = 0; j < 4; ++j) {
@@ -136,6 +167,13 @@ TEST_CASE("the collector adds up a full cache's attention like shared h2o scores
     CHECK(mean.mean_score[j] == Approx(score));
     CHECK(mean.top_share_by_sum[j] == Approx(share));
     CHECK(mean.top_share_by_per_step[j] == Approx(share_per_step));
+    double share_decayed = 0.0;
+    for (std::size_t l = 0; l < c.n_layers; ++l) {
+      share_decayed +=
+          age_profile(stats.accumulated(l), 4, 0.25, stats.decayed(l)).top_share_by_decayed[j] /
+          c.n_layers;
+    }
+    CHECK(mean.top_share_by_decayed[j] == Approx(share_decayed));
   }
 
   // Without recording (or with an evicting cache) the collector refuses the step.

@@ -140,9 +140,12 @@ TEST_CASE("normalising by steps in the cache changes the victim where it should"
 }
 
 TEST_CASE("H2O's fused step decides as observe then choose_victims", "[h2o-options]") {
+  // The plain sum adds and picks in one pass at one token over budget (eviction_scan.hpp); that
+  // pass does not decay, so the decayed sum must not take it and gives the general way's result.
   const ScoringMode mode = GENERATE(ScoringMode::PerHead, ScoringMode::Shared);
+  const H2OScore score = GENERATE(H2OScore::Sum, H2OScore::DecayedSum);
   const std::size_t H = 8, G = 4, budget = 12, steps = 60;
-  H2OPolicy policy(CacheBudget(6, 6), mode);
+  H2OPolicy policy(CacheBudget(6, 6), mode, score, 0, 0.8f);
   LayerKVCache fused(G, 2, budget + 1), general(G, 2, budget + 1);
   const std::vector<float> zeros(G * 2, 0.0f);
   Rng rng(47);
@@ -152,7 +155,7 @@ TEST_CASE("H2O's fused step decides as observe then choose_victims", "[h2o-optio
     const CraftedAttention attention = random_attention(H, fused.size(), budget + 1, rng);
     policy.after_attention(fused, attention.view());
     policy.CachePolicy::after_attention(general, attention.view());  // observe, then choose
-    INFO("step " << step << ", mode " << to_string(mode));
+    INFO("step " << step << ", mode " << to_string(mode) << ", " << to_string(score));
     REQUIRE(fused.size() == general.size());
     for (std::size_t g = 0; g < G; ++g) {
       REQUIRE(
@@ -239,7 +242,7 @@ TEST_CASE("the H2O options refuse what cannot work", "[h2o-options]") {
         }) == "H2O: a start area of 3 tokens does not fit in the heavy budget of 2");
   CHECK_NOTHROW(H2OPolicy(CacheBudget(2, 2), ScoringMode::PerHead, H2OScore::Sum, 2));
   CHECK(error_of<std::invalid_argument>([] { parse_h2o_score("mean"); }) ==
-        "unknown H2O score 'mean' (expected sum or normalised-sum)");
+        "unknown H2O score 'mean' (expected sum, normalised-sum or decayed-sum)");
   CHECK(parse_h2o_score(to_string(H2OScore::NormalisedSum)) == H2OScore::NormalisedSum);
   CHECK(parse_h2o_score(to_string(H2OScore::Sum)) == H2OScore::Sum);
   // Every slot protected: a caller's bug, named.

@@ -297,6 +297,7 @@ TEST_CASE("a factory h2o policy whose budget covers every step matches the full 
   settings.heavy = 12;
   settings.recent = 12;
   settings.scoring = GENERATE(ScoringMode::PerHead, ScoringMode::Shared);
+  settings.h2o_score = GENERATE(H2OScore::Sum, H2OScore::NormalisedSum, H2OScore::DecayedSum);
   Decoder full(weights, make_policy("full", settings));
   Decoder h2o(weights, make_policy("h2o", settings));
   for (int pos = 0; pos < 24; ++pos) {

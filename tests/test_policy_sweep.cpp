@@ -1,11 +1,12 @@
 // test_policy_sweep.cpp: the sweep lesson 11 and compare_policies share (measure/policy_sweep.hpp)
 // adds up what teacher forcing measures story by story, treats 100% as the full cache, keeps the
 // reference the others compare with, and its context gain is 1 where a window holds everything;
-// a policy's KV format quantises its own runs only.
+// a policy's KV format quantises its own runs only; the score variants follow their policies.
 #include <algorithm>
 #include <cmath>
 #include <memory>
 #include <set>
+#include <string>
 #include <vector>
 
 #include "h2o/cache/budget.hpp"
@@ -141,4 +142,25 @@ TEST_CASE("a sweep policy's KV format: its own runs quantised, the reference in 
   CHECK(quantised.live_kv_bytes < fp32.live_kv_bytes);
   CHECK(fp32.stories_kv_bytes < sweep.full.stories_kv_bytes);
   CHECK(quantised.perplexity() != fp32.perplexity());  // 4 bits change what attention reads
+}
+
+TEST_CASE("the score variants sit after their policy, each with its own label and description",
+          "[policy_sweep]") {
+  const std::vector<SweepPolicy> variants = score_variants();
+  const std::vector<SweepPolicy> contenders = with_variants(evicting_policies(), variants);
+  std::vector<std::string> labels;
+  for (const SweepPolicy& p : contenders) labels.push_back(p.label);
+  // Each variant right after its paper's policy (or the variants before it), in the listed order.
+  CHECK(std::vector<std::string>(labels.begin(), labels.begin() + 4) ==
+        std::vector<std::string>{"h2o", "h2o-norm", "h2o-decay", "h2o+start4"});
+  CHECK(std::set<std::string>(labels.begin(), labels.end()).size() == labels.size());
+  CHECK(contenders.size() == evicting_policies().size() + variants.size());
+  // What each variant changes shows in the policy it makes at a budget of 10 tokens.
+  auto described = [](const SweepPolicy& p) {
+    return make_policy(p.policy, settings_for_budget(p.policy, 10, p.settings))->describe();
+  };
+  CHECK_THAT(described(variants[0]), Contains("normalised by steps in the cache"));
+  CHECK_THAT(described(variants[1]), Contains("decayed by 0.980 per step"));
+  CHECK_THAT(described(variants[2]), Contains("the first 4 of the heavy slots protected"));
+  CHECK_THAT(described(variants[3]), Contains("per-head"));
 }

@@ -64,7 +64,7 @@ TEST_CASE("a budget covering the text makes prompt compression the full cache, b
 
 TEST_CASE("prompt compression cuts once to plan_keep's tokens and keeps the budget after",
           "[prompt-compression]") {
-  const H2OScore score = GENERATE(H2OScore::Sum, H2OScore::NormalisedSum);
+  const H2OScore score = GENERATE(H2OScore::Sum, H2OScore::NormalisedSum, H2OScore::DecayedSum);
   const auto weights = h2o_test::random_model(150, 63);
   const ModelConfig& c = weights->config;
   const std::size_t P = 90, heavy = 12, recent = 8, budget = heavy + recent;
@@ -72,8 +72,9 @@ TEST_CASE("prompt compression cuts once to plan_keep's tokens and keeps the budg
   const std::vector<int> prompt(tokens.begin(), tokens.begin() + P);
   INFO("score " << to_string(score));
 
-  // A decoder that never evicts gathers the scores the whole prompt leaves.
-  Decoder watcher(weights, std::make_unique<H2OPolicy>(CacheBudget(150, 0)), 150);
+  // A decoder that never evicts gathers the scores the whole prompt leaves (sums, or decayed sums).
+  Decoder watcher(
+      weights, std::make_unique<H2OPolicy>(CacheBudget(150, 0), ScoringMode::PerHead, score), 150);
   Matrix expected_logits;  // (P, V)
   watcher.forward_batch(prompt, &expected_logits);
 

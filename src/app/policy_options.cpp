@@ -14,7 +14,9 @@ ArgParser& add_scoring_options(ArgParser& args) {
       .add_option("scoring", "MODE", to_string(defaults.scoring),
                   "per-head, shared, or paper (each policy its paper's way, as listed above)")
       .add_option("h2o-score", "RULE", to_string(defaults.h2o_score),
-                  "h2o: rank tokens by sum, or normalised-sum (per step cached)")
+                  "h2o: rank tokens by sum, normalised-sum (per step cached), decayed-sum")
+      .add_option("h2o-decay", "GAMMA", fixed(defaults.h2o_decay, 2),
+                  "h2o decayed-sum: scores times GAMMA each step, 0 < GAMMA < 1")
       .add_option("start-area", "N", std::to_string(defaults.start_area),
                   "h2o: first N positions never evicted (out of the heavy part)")
       .add_option("snapkv-pool", "P", to_string(defaults.snapkv_pooling.pool),
@@ -41,6 +43,8 @@ void read_scoring_options(const ArgParser& args, PolicySettings& settings) {
   try {
     settings.scoring = parse_scoring_choice(args.text("scoring"));
     settings.h2o_score = parse_h2o_score(args.text("h2o-score"));
+    settings.h2o_decay = static_cast<float>(args.real("h2o-decay", 0.0, 1.0));
+    check_h2o_decay(settings.h2o_decay);  // 0 and 1 too (and what rounds to them as a float)
     settings.snapkv_pooling.pool = parse_snapkv_pool(args.text("snapkv-pool"));
     settings.snapkv_pooling.kernel = static_cast<std::size_t>(
         args.integer("snapkv-kernel", 1, static_cast<long long>(kMaxPoolKernel)));

@@ -69,13 +69,18 @@ std::size_t top_k_kept(const std::vector<double>& before, const std::vector<doub
   }));
 }
 
-AgeProfile age_profile(const std::vector<double>& scores, std::size_t parts, double top_fraction) {
+AgeProfile age_profile(const std::vector<double>& scores, std::size_t parts, double top_fraction,
+                       const std::vector<double>& decayed) {
   const std::size_t n = scores.size();
   if (parts == 0 || parts > n || !(top_fraction > 0.0 && top_fraction <= 1.0)) {
     throw std::invalid_argument("age_profile: " + std::to_string(parts) + " parts of " +
                                 std::to_string(n) + " scores, top fraction " +
                                 std::to_string(top_fraction) +
                                 " (needs 1 to the number of scores, and a fraction in (0, 1])");
+  }
+  if (!decayed.empty() && decayed.size() != n) {
+    throw std::invalid_argument("age_profile: " + std::to_string(decayed.size()) +
+                                " decayed sums for " + std::to_string(n) + " scores");
   }
   std::vector<double> per_step(n);  // (T,) each score divided by the steps that looked at it
   for (std::size_t p = 0; p < n; ++p) per_step[p] = scores[p] / static_cast<double>(n - p);
@@ -101,23 +106,27 @@ AgeProfile age_profile(const std::vector<double>& scores, std::size_t parts, dou
   };
   profile.top_share_by_sum = shares(scores);
   profile.top_share_by_per_step = shares(per_step);
+  if (!decayed.empty()) profile.top_share_by_decayed = shares(decayed);
   return profile;
 }
 
 AttentionStatistics::AttentionStatistics(std::size_t n_layers, std::size_t n_heads,
                                          std::size_t max_steps,
                                          std::vector<std::size_t> snapshot_steps,
-                                         double tiny_fraction)
+                                         double tiny_fraction, double decay)
     : tiny_fraction_(tiny_fraction),
+      decay_(decay),
       n_heads_(n_heads),
       snapshot_steps_(std::move(snapshot_steps)),
       tiny_(n_layers, 0),
       weights_(n_layers, 0),
       accumulated_(n_layers, std::vector<double>(max_steps, 0.0)),
+      decayed_(accumulated_),
       snapshots_(n_layers) {
   if (n_layers == 0 || n_heads == 0) {
     throw std::invalid_argument("AttentionStatistics: a model needs layers and heads");
   }
+  check_h2o_decay(decay);
   std::sort(snapshot_steps_.begin(), snapshot_steps_.end());
   snapshot_steps_.erase(std::unique(snapshot_steps_.begin(), snapshot_steps_.end()),
                         snapshot_steps_.end());
@@ -135,11 +144,15 @@ void AttentionStatistics::add_step(const Decoder& decoder) {
                                   " keys; it needs a full cache with attention recording on");
     }
     const double share = 1.0 / static_cast<double>(n_heads_);
+    for (std::size_t s = 0; s < live; ++s) decayed_[l][s] *= decay_;
     for (std::size_t h = 0; h < n_heads_; ++h) {
       const float* row = &record.weights(h, 0);  // (T,) slot s = position s: a full cache
       tiny_[l] += count_below_fraction_of_max(row, live, tiny_fraction_);
       weights_[l] += live;
-      for (std::size_t s = 0; s < live; ++s) accumulated_[l][s] += share * row[s];
+      for (std::size_t s = 0; s < live; ++s) {
+        accumulated_[l][s] += share * row[s];
+        decayed_[l][s] += share * row[s];
+      }
     }
     if (std::count(snapshot_steps_.begin(), snapshot_steps_.end(), step) > 0) {
       snapshots_[l].emplace_back(accumulated_[l].begin(), accumulated_[l].begin() + live);
@@ -172,17 +185,18 @@ const std::vector<double>& AttentionStatistics::snapshot(std::size_t layer,
 AgeProfile AttentionStatistics::mean_age_profile(std::size_t parts, double top_fraction) const {
   AgeProfile mean;
   for (std::vector<double>* entry : {&mean.mean_score, &mean.mean_per_step, &mean.top_share_by_sum,
-                                     &mean.top_share_by_per_step}) {
+                                     &mean.top_share_by_per_step, &mean.top_share_by_decayed}) {
     entry->assign(parts, 0.0);
   }
   const auto L = static_cast<double>(layers());
-  for (const std::vector<double>& scores : accumulated_) {
-    const AgeProfile layer = age_profile(scores, parts, top_fraction);
+  for (std::size_t l = 0; l < layers(); ++l) {
+    const AgeProfile layer = age_profile(accumulated_[l], parts, top_fraction, decayed_[l]);
     for (std::size_t j = 0; j < parts; ++j) {
       mean.mean_score[j] += layer.mean_score[j] / L;
       mean.mean_per_step[j] += layer.mean_per_step[j] / L;
       mean.top_share_by_sum[j] += layer.top_share_by_sum[j] / L;
       mean.top_share_by_per_step[j] += layer.top_share_by_per_step[j] / L;
+      mean.top_share_by_decayed[j] += layer.top_share_by_decayed[j] / L;
     }
   }
   return mean;

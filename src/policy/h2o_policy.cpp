@@ -1,23 +1,51 @@
 #include "h2o/policy/h2o_policy.hpp"
 
+#include <sstream>
 #include <stdexcept>
+
+#include "h2o/base/format.hpp"
 
 namespace h2o {
 
-std::string to_string(H2OScore score) { return score == H2OScore::Sum ? "sum" : "normalised-sum"; }
-
-H2OScore parse_h2o_score(const std::string& text) {
-  if (text == "sum") return H2OScore::Sum;
-  if (text == "normalised-sum") return H2OScore::NormalisedSum;
-  throw std::invalid_argument("unknown H2O score '" + text + "' (expected sum or normalised-sum)");
+std::string to_string(H2OScore score) {
+  switch (score) {
+    case H2OScore::Sum:
+      return "sum";
+    case H2OScore::NormalisedSum:
+      return "normalised-sum";
+    case H2OScore::DecayedSum:
+      return "decayed-sum";
+  }
+  throw std::logic_error("to_string: not an H2O score");
 }
 
-H2OPolicy::H2OPolicy(CacheBudget budget, ScoringMode mode, H2OScore score, std::size_t start_area)
+H2OScore parse_h2o_score(const std::string& text) {
+  for (H2OScore score : {H2OScore::Sum, H2OScore::NormalisedSum, H2OScore::DecayedSum}) {
+    if (text == to_string(score)) return score;
+  }
+  throw std::invalid_argument("unknown H2O score '" + text +
+                              "' (expected sum, normalised-sum or decayed-sum)");
+}
+
+void check_h2o_decay(double gamma) {
+  // Written so that NaN fails too. gamma = 1 is the plain sum; gamma = 0 forgets all but the last
+  // step; outside [0, 1] scores would grow without bound or flip sign every step.
+  if (!(gamma > 0.0 && gamma < 1.0)) {
+    std::ostringstream shown;  // 6 significant digits: 1.5, 1e-09, nan
+    shown << gamma << " is not between 0 and 1 (exclusive), e.g. " << kDefaultH2ODecay;
+    throw std::invalid_argument("H2O decay " + shown.str());
+  }
+}
+
+H2OPolicy::H2OPolicy(CacheBudget budget, ScoringMode mode, H2OScore score, std::size_t start_area,
+                     float decay)
     : CachePolicy(budget.total()),
       budget_(budget),
       mode_(mode),
       score_(score),
+      decay_(decay),
       rule_{budget.recent, start_area, score == H2OScore::NormalisedSum} {
+  if (score == H2OScore::DecayedSum) check_h2o_decay(decay);
   if (start_area > budget.heavy) {
     throw std::invalid_argument("H2O: a start area of " + std::to_string(start_area) +
                                 " tokens does not fit in the heavy budget of " +
@@ -28,6 +56,7 @@ H2OPolicy::H2OPolicy(CacheBudget budget, ScoringMode mode, H2OScore score, std::
 std::string H2OPolicy::describe() const {
   std::string text = "H2O, " + budget_.describe() + ", " + to_string(mode_) + " scores";
   if (score_ == H2OScore::NormalisedSum) text += ", normalised by steps in the cache";
+  if (score_ == H2OScore::DecayedSum) text += ", decayed by " + fixed(decay_, 3) + " per step";
   if (rule_.start_area > 0) {
     text += ", the first " + std::to_string(rule_.start_area) + " of the heavy slots protected";
   }
@@ -35,6 +64,7 @@ std::string H2OPolicy::describe() const {
 }
 
 void H2OPolicy::observe(LayerKVCache& cache, const StepAttention& attention) {
+  if (score_ == H2OScore::DecayedSum) decay_scores(cache, decay_);
   add_step_attention(cache, attention, mode_);
 }
 
@@ -50,9 +80,9 @@ void H2OPolicy::choose_victims(LayerKVCache& cache, std::size_t* victims) {
 void H2OPolicy::compress(LayerKVCache& cache, std::size_t keep) { cut_by_rule(cache, keep, rule_); }
 
 void H2OPolicy::after_attention(LayerKVCache& cache, const StepAttention& attention) {
-  // The options, and every step that evicts nothing, take CachePolicy's way: observe, then
-  // choose_victims (selection.hpp's plain rule).
-  if (rule_.start_area > 0 || rule_.normalise || cache.size() != budget_.total() + 1) {
+  // The options (the fused pass only adds: it is the plain sum's), and every step that evicts
+  // nothing, take CachePolicy's way: observe, then choose_victims (selection.hpp's rule).
+  if (score_ != H2OScore::Sum || rule_.start_area > 0 || cache.size() != budget_.total() + 1) {
     CachePolicy::after_attention(cache, attention);
     return;
   }

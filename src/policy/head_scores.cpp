@@ -77,6 +77,13 @@ void add_step_attention(LayerKVCache& cache, const StepAttention& attention, Sco
   }
 }
 
+void decay_scores(LayerKVCache& cache, float gamma) {
+  for (std::size_t g = 0; g < cache.n_kv_heads(); ++g) {
+    float* scores = cache.scores(g);
+    for (std::size_t s = 0; s < cache.size(); ++s) scores[s] *= gamma;
+  }
+}
+
 void add_step_attention_and_pick_victims(LayerKVCache& cache, const StepAttention& attention,
                                          ScoringMode mode, std::size_t recent,
                                          std::size_t* victims_out) {

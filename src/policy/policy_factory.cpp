@@ -59,7 +59,7 @@ const std::vector<PolicyEntry>& policy_table() {
         kPerHead, /*evicts=*/true, /*protects_newest=*/true, "heavy hitter", last_recent},
        [](const Settings& s) {
          return std::make_unique<H2OPolicy>(CacheBudget{s.heavy, s.recent}, *s.scoring, s.h2o_score,
-                                            s.start_area);
+                                            s.start_area, s.h2o_decay);
        },
        [](Settings s, std::size_t tokens) {
          s = halves(s, tokens);

@@ -4,7 +4,10 @@
 //
 //   --scoring MODE     policies reading attention: per-head, shared, or paper (each policy's own
 //                      paper's way, policy_factory.hpp; the default) (head_scores.hpp)
-//   --h2o-score RULE   h2o: sum or normalised-sum (h2o_policy.hpp)
+//   --h2o-score RULE   h2o: sum, normalised-sum or decayed-sum (h2o_policy.hpp)
+//   --h2o-decay GAMMA  h2o decayed-sum: every score is multiplied by GAMMA (0 < GAMMA < 1) each
+//                      step before the step's attention is added (ignored by the other rules, as
+//                      every option here is by the policies it is not for)
 //   --start-area N     h2o: the first N positions are never evicted (taken out of the heavy part)
 //   --snapkv-pool P    snapkv: pool the prompt's votes by avg or max (snapkv_policy.hpp)
 //   --snapkv-kernel K  snapkv: over K positions (odd)
@@ -15,7 +18,7 @@
 
 namespace h2o {
 
-// Adds the five options, with PolicySettings' defaults. Returns the parser.
+// Adds the six options, with PolicySettings' defaults. Returns the parser.
 ArgParser& add_scoring_options(ArgParser& args);
 
 // For a program's --help: one line per policy of the factory (name and summary), and which way

@@ -16,6 +16,9 @@
 //                  take heavy-hitter slots because they are old. Dividing each score by its
 //                  T - p steps (OpenVINO's normalised sum, h2o_policy.hpp) takes out the number
 //                  of steps, though not that the early steps shared attention among few tokens.
+//                  A decayed sum (every score times gamma before each step's attention is added,
+//                  h2o_policy.hpp) lets old attention fade instead: a token's score is mostly
+//                  what the last 1 / (1 - gamma) steps gave it, whatever its age.
 // AttentionStatistics collects them from a decoder reading a text with the full cache and its
 // attention recording switched on; the small functions below are the definitions, testable alone.
 //
@@ -27,6 +30,7 @@
 
 #include "h2o/base/tensor.hpp"
 #include "h2o/model/decoder.hpp"
+#include "h2o/policy/h2o_policy.hpp"
 
 namespace h2o {
 
@@ -61,23 +65,29 @@ struct AgeProfile {
   std::vector<double> mean_score;     // (parts,) mean accumulated score of the part's positions
   std::vector<double> mean_per_step;  // (parts,) the same with each score divided by T - p
   // (parts,) share of the heavy hitters in each part: the ceil(top_fraction * T) highest scores
-  // (top_k_positions' ties), ranked by the sums and by the sums per step. Each sums to 1.
-  std::vector<double> top_share_by_sum, top_share_by_per_step;
+  // (top_k_positions' ties), ranked by the sums, by the sums per step and by the decayed sums
+  // (empty when none were given). Each sums to 1.
+  std::vector<double> top_share_by_sum, top_share_by_per_step, top_share_by_decayed;
 };
 
-// The profile above. Throws std::invalid_argument unless 1 <= parts <= T and 0 < top_fraction
-// <= 1.
-AgeProfile age_profile(const std::vector<double>& scores, std::size_t parts, double top_fraction);
+// The profile above; `decayed` (T,): the same tokens' decayed sums, or none. Throws
+// std::invalid_argument unless 1 <= parts <= T and 0 < top_fraction <= 1, and when `decayed` is
+// given for another number of tokens.
+AgeProfile age_profile(const std::vector<double>& scores, std::size_t parts, double top_fraction,
+                       const std::vector<double>& decayed = {});
 
 class AttentionStatistics {
  public:
   // For a decoder of this shape reading up to max_steps tokens with the FULL cache (so slot s holds
   // position s). Scores are snapshotted after each step listed in snapshot_steps (0-based).
+  // The decayed sums forget `decay` (0 < decay < 1; std::invalid_argument otherwise) per step.
   AttentionStatistics(std::size_t n_layers, std::size_t n_heads, std::size_t max_steps,
-                      std::vector<std::size_t> snapshot_steps, double tiny_fraction = 0.01);
+                      std::vector<std::size_t> snapshot_steps, double tiny_fraction = 0.01,
+                      double decay = kDefaultH2ODecay);
 
   // After each decoder.forward() (attention recording on): counts tiny weights, adds the mean over
-  // the query heads of this step's attention to every token's accumulated score, and snapshots.
+  // the query heads of this step's attention to every token's accumulated score and, after
+  // multiplying them by the decay, to its decayed sum; and snapshots.
   void add_step(const Decoder& decoder);
 
   std::size_t steps() const { return steps_; }
@@ -87,20 +97,25 @@ class AttentionStatistics {
   // (T,) accumulated attention of every token in a layer, mean over heads, summed over steps.
   const std::vector<double>& accumulated(std::size_t layer) const { return accumulated_.at(layer); }
   const std::vector<std::vector<double>>& accumulated() const { return accumulated_; }  // (L, T)
+  // (T,) the same with every step's attention decayed by decay() per later step (H2O's decayed
+  // sum): sum over steps t of decay^(last step - t) * mean attention at t.
+  const std::vector<double>& decayed(std::size_t layer) const { return decayed_.at(layer); }
+  double decay() const { return decay_; }
   // The same as it stood after step `step` (one of snapshot_steps).
   const std::vector<double>& snapshot(std::size_t layer, std::size_t step) const;
-  // age_profile of every layer's accumulated scores, each entry the mean over the layers.
+  // age_profile of every layer's accumulated (and decayed) scores, each entry the mean over the
+  // layers.
   AgeProfile mean_age_profile(std::size_t parts, double top_fraction) const;
   // Throws std::runtime_error naming the first layer whose attention is not a number (a model
   // whose scores overflow float range gives NaN weights): no measure of it would mean anything.
   void require_finite() const;
 
  private:
-  double tiny_fraction_;
+  double tiny_fraction_, decay_;
   std::size_t n_heads_, steps_ = 0;
   std::vector<std::size_t> snapshot_steps_;
   std::vector<std::size_t> tiny_, weights_;                  // (L,) counts
-  std::vector<std::vector<double>> accumulated_;             // (L, T)
+  std::vector<std::vector<double>> accumulated_, decayed_;   // (L, T) each
   std::vector<std::vector<std::vector<double>>> snapshots_;  // (L, snapshots, T)
 };
 

@@ -59,8 +59,9 @@ std::vector<SweepPolicy> evicting_policies(const PolicySettings& base = {},
                                            const KvFormat& format = {});
 
 // The variants lesson 11 weighs against their papers' policies: H2O's sums normalised by the
-// steps each token spent in the cache (OpenVINO GenAI), H2O with the first kStartArea positions
-// protected, and TOVA scoring each KV head on its own; `policy` names the paper's policy.
+// steps each token spent in the cache (OpenVINO GenAI), H2O's sums decayed by kDefaultH2ODecay per
+// step (A2SF's forgetting factor), H2O with the first kStartArea positions protected, and TOVA
+// scoring each KV head on its own; `policy` names the paper's policy.
 constexpr std::size_t kStartArea = 4;
 std::vector<SweepPolicy> score_variants();
 // `policies` with each variant inserted right after the last policy of its kind.

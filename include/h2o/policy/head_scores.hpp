@@ -37,6 +37,11 @@ std::optional<ScoringMode> parse_scoring_choice(const std::string& text);
 // multiple of the KV heads.
 void add_step_attention(LayerKVCache& cache, const StepAttention& attention, ScoringMode mode);
 
+// scores(g)[s] *= gamma for every KV head and live slot: H2O's decayed sum forgets a little of
+// every score before each step's attention is added (h2o_policy.hpp). A product is rounded once,
+// in its own pass, so its bits too are the same in every build.
+void decay_scores(LayerKVCache& cache, float gamma);
+
 // The same sums into any buffer: out (G, out_stride), head g's first n entries.
 void add_step_attention(float* out, std::size_t out_stride, std::size_t n_kv, std::size_t n,
                         const StepAttention& attention, ScoringMode mode);

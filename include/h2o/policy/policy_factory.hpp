@@ -40,7 +40,8 @@ struct PolicySettings {
   // Policies that read attention: per-head or shared scores. Unset: the policy's paper's way
   // (PolicyKind::paper_scoring).
   std::optional<ScoringMode> scoring;
-  H2OScore h2o_score = H2OScore::Sum;  // h2o: sum or normalised sum
+  H2OScore h2o_score = H2OScore::Sum;  // h2o: sum, normalised sum or decayed sum
+  float h2o_decay = kDefaultH2ODecay;  // h2o: the decayed sum's gamma (the others ignore it)
   std::size_t start_area = 0;          // h2o: first positions never evicted (of heavy)
   std::size_t sinks = 4;               // sinks: first positions always kept (StreamingLLM's 4)
   SnapKVPooling snapkv_pooling;        // snapkv: how votes are pooled (average over 5)
