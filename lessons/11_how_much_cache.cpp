@@ -164,9 +164,9 @@ int main(int argc, char** argv) {
               << "\n";
 
     // Step 4: which score, which protected tokens? Each variant against its paper's policy at
-    // every budget below 100%, by the same 95% intervals.
+    // every budget below 100%, by the same 95% intervals, and then against the window.
     std::cout << "\nStep 4: which score, which protected tokens? (each variant against its paper's "
-                 "policy)\n";
+                 "policy,\n        then against the window)\n";
     for (const h2o::SweepPolicy& variant : variants) {
       const h2o::BudgetComparison against_paper =
           h2o::compare_over_budgets(sweep.of(variant.label), sweep.of(variant.policy), evicting);
@@ -186,6 +186,23 @@ int main(int argc, char** argv) {
         std::cout << indent << "=> the paper's \"averaging did worse\" "
                   << (worse > better ? "holds here" : "does not hold here") << " (perplexity)\n";
       }
+      // And the question of Step 3 for the variant: at which budgets does it beat the window?
+      const h2o::BudgetComparison against_window =
+          h2o::compare_over_budgets(sweep.of(variant.label), sweep.of("window"), evicting);
+      std::string at[3];  // the budgets of each verdict: better, worse, within noise
+      for (std::size_t i = 0; i < evicting.size(); ++i) {
+        std::string& list = at[static_cast<int>(against_window.verdicts[i])];
+        list += (list.empty() ? "" : ", ") + percent_text(evicting[i]);
+      }
+      std::string line = indent + "against the window:";
+      for (h2o::Verdict v :
+           {h2o::Verdict::Better, h2o::Verdict::Worse, h2o::Verdict::WithinNoise}) {
+        if (!at[static_cast<int>(v)].empty()) {
+          line += " " + h2o::verdict_word(v) + " at " + at[static_cast<int>(v)] + ";";
+        }
+      }
+      if (!evicting.empty())
+        std::cout << h2o::wrap_words(line.substr(0, line.size() - 1), 100, indent + "  ") << "\n";
     }
   }
 

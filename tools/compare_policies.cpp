@@ -4,11 +4,12 @@
 // and then with every other policy at several budgets, and shows what each policy does:
 //   a TABLE   perplexity and bits per byte (measure/bits_per_byte.hpp), change versus the full
 //             cache, how often the most likely next token is the full cache's, name recall, the KV
-//             bytes held at the end; the best policy at each budget is marked, and H2O against
-//             the window is stated as a perplexity difference with a 95% interval (bootstrap over
-//             the stories, or over blocks of one story: measure/verdict.hpp) - unless the full
-//             cache itself does not know the text (bits_per_byte.hpp's rule): then one warning
-//             and no verdict; and the context gain (how much the model uses its cache at all);
+//             bytes held at the end; the best policy at each budget is marked, it is weighed
+//             against the runner-up, and H2O against the window is stated as a perplexity
+//             difference with a 95% interval (bootstrap over the stories, or over blocks of one
+//             story: measure/verdict.hpp) - unless the full cache itself does not know the text
+//             (bits_per_byte.hpp's rule): then one warning and no verdict; and the context gain
+//             (how much the model uses its cache at all);
 //   a PICTURE (--svg PATH) one panel per policy at one budget: x = decoding step, y = original
 //             position, a cell is filled while that position is still in the cache of layer 0,
 //             KV head 0. A recent window is a diagonal band, H2O's heavy hitters are horizontal
@@ -303,13 +304,13 @@ int compare_policies(int argc, char** argv) {
     const double perplexity = run.perplexity();
     const double kv_share =
         static_cast<double>(run.live_kv_bytes) / static_cast<double>(full.live_kv_bytes);
-    table.add({budget_text, run.policy, std::to_string(run.kept), fixed(perplexity, 3),
-               format.quantised() ? fixed(100.0 * kv_share, 1) + "%"
-                                  : fixed(run.bits_per_byte(), 3),
-               &run == &full ? "-" : change_text(perplexity, full_perplexity),
-               fixed(100.0 * run.agreement(), 1) + "%",
-               run.name_events == 0 ? "-" : fixed(100.0 * run.recall(), 1) + "%",
-               std::to_string(run.live_kv_bytes), best ? "<- best" : ""});
+    table.add(
+        {budget_text, run.policy, std::to_string(run.kept), fixed(perplexity, 3),
+         format.quantised() ? fixed(100.0 * kv_share, 1) + "%" : fixed(run.bits_per_byte(), 3),
+         &run == &full ? "-" : change_text(perplexity, full_perplexity),
+         fixed(100.0 * run.agreement(), 1) + "%",
+         run.name_events == 0 ? "-" : fixed(100.0 * run.recall(), 1) + "%",
+         std::to_string(run.live_kv_bytes), best ? "<- best" : ""});
   };
   add_row("reference", full, false);
   if (full_quantised) add_row(std::to_string(format.bits) + "-bit all", *full_quantised, false);
@@ -359,6 +360,15 @@ int compare_policies(int argc, char** argv) {
                 change_text(worst->perplexity(), full_perplexity) + ")";
       }
       verdicts.push_back(line);
+      // Is the best one better than the runner-up beyond noise? The same 95% interval as below.
+      const h2o::SweepRun* runner_up =
+          rows.size() > 1 && rows[1]->refused.empty() ? rows[1] : nullptr;
+      if (runner_up != nullptr) {
+        verdicts.push_back(h2o::wrap_words(
+            std::string(14, ' ') + rows.front()->policy + "'s " +
+                h2o::verdict_against(*rows.front(), *runner_up, runner_up->policy + "'s"),
+            100, std::string(16, ' ')));
+      }
       // H2O against the window, with its 95% interval (measure/verdict.hpp).
       const h2o::SweepRun *with_heavy = nullptr, *window = nullptr;
       for (const h2o::SweepRun* r : rows) {
