@@ -9,7 +9,7 @@
 # Steps: install python3-torch if missing, generate stories, sample plain-English stories from
 # a teacher model (stories260K, found in ../shared/models; training text only, never committed),
 # train the tokenizer, pretokenize, train, measure the result on the generator's held-out stories
-# and on the hand-written ones: about 100 minutes in all on 2 cores.
+# and on the hand-written ones: about 85 minutes in all on 2 cores.
 # Work files (the generated corpus, token ids, logs) go to build/train/, never committed.
 #
 # Usage: bash scripts/train-model.sh [--out DIR] [--install] [--seed N] [--schedule SPEC]
