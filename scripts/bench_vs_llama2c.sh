@@ -11,8 +11,8 @@
 # all cores (one thread per core sharing the buffer as --threads shares a product).
 # Then, per shape: decode tok/s (greedy, no prompt) of the project and of run.c built twice
 # (gcc -O3, and gcc -Ofast -march=native), and whether the texts are byte-identical; the same with
-# the project's decode kernel forced to each other kernel this CPU can run (H2O_MATVEC_KERNEL=avx2,
-# baseline: how the project runs on a CPU without AVX-512, or without AVX2); the bytes of weights
+# the project's decode kernel forced to each other kernel this CPU can run (H2O_MATVEC_KERNEL=avx512,
+# avx2, baseline: baseline is how the project runs on a CPU without AVX2); the bytes of weights
 # decode streams per second (checkpoint bytes x tok/s) as a share of the measured bandwidth;
 # the project's decode tok/s with --threads 2 next to run.c built with -fopenmp (runomp, 2 OpenMP
 # threads), as a multiple of one thread and against the 2-thread / 1-thread bandwidth; prompt
@@ -156,7 +156,7 @@ echo "read bandwidth (all $cores cores, 256 MiB): $bandwidth_all GB/s," \
 echo "project's decode kernel on this CPU: $default_kernel"
 # The other kernels this CPU can run, measured by forcing them (H2O_MATVEC_KERNEL).
 forced_kernels=()
-for k in avx2 baseline; do
+for k in avx512 avx2 baseline; do
   [ "$k" = "$default_kernel" ] && continue
   if H2O_MATVEC_KERNEL=$k "$bin/bench_decode" --sections bandwidth --repeats 1 >/dev/null 2>&1
   then forced_kernels+=("$k"); fi

@@ -188,9 +188,11 @@ bool kernel_supported(MatvecKernel kernel) {
 }
 
 MatvecKernel best_matvec_kernel() {
-  for (MatvecKernel kernel : {MatvecKernel::avx512, MatvecKernel::avx2}) {
-    if (kernel_supported(kernel)) return kernel;
-  }
+  // AVX2 before AVX-512: the two give the same bits, a decode step streams the weights from
+  // memory, and on the AMD Zen 4 we measured AVX2 was the faster in three quiet runs of
+  // scripts/bench_vs_llama2c.sh (1.16x and 1.20x runfast at 15M and 110M, AVX-512 0.96x and
+  // 0.94x; docs/speed.md). H2O_MATVEC_KERNEL=avx512 still chooses AVX-512.
+  if (kernel_supported(MatvecKernel::avx2)) return MatvecKernel::avx2;
   return MatvecKernel::baseline;
 }
 

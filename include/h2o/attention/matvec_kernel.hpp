@@ -43,7 +43,8 @@ void matvec_rows(MatvecKernel kernel, float* out, const float* w, const float* x
 
 // Whether this CPU can run `kernel` (reference and baseline: always).
 bool kernel_supported(MatvecKernel kernel);
-// The fastest kernel this CPU supports.
+// The kernel matvec() uses by default: AVX2 where the CPU has it (also on AVX-512 CPUs: the same
+// bits, and faster where measured, docs/speed.md), else the SSE2 baseline.
 MatvecKernel best_matvec_kernel();
 
 // The kernel matvec() uses: H2O_MATVEC_KERNEL's if set (a bad or unsupported name stops the
