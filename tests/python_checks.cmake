@@ -33,8 +33,15 @@ add_test(NAME kv_quant_matches_kivi
           -DPARITY=$<TARGET_FILE:h2o_model_parity> -DWORK=${h2o_py_work}/kivi -DMODE=kivi
           -DMODEL=${h2o_data}/model.bin -DTOKENIZER=${h2o_data}/tokenizer.bin
           -DTEXT=${h2o_data}/heldout_story.txt -P ${CMAKE_CURRENT_SOURCE_DIR}/check_python.cmake)
+# StreamingLLM's cache in C++ (compare_policies) against its PyTorch replay (sink_positions.py,
+# which also measures pos_shift): the same perplexities.
+add_test(NAME sinks_positions_match_compare_policies
+  COMMAND ${CMAKE_COMMAND} -DPYTHON=${H2O_PYTHON} -DSCRIPTS=${h2o_training}
+          -DCOMPARE=$<TARGET_FILE:compare_policies> -DWORK=${h2o_py_work}/sinks -DMODE=sinks
+          -DMODEL=${h2o_data}/model.bin -DTOKENIZER=${h2o_data}/tokenizer.bin
+          -DTEXT=${h2o_data}/heldout_story.txt -P ${CMAKE_CURRENT_SOURCE_DIR}/check_python.cmake)
 set_tests_properties(shipped_model_matches_pytorch_logits exporter_writes_what_the_loader_reads
-  kv_quant_matches_kivi PROPERTIES SKIP_REGULAR_EXPRESSION "SKIPPED: " TIMEOUT 900)
+  kv_quant_matches_kivi sinks_positions_match_compare_policies PROPERTIES SKIP_REGULAR_EXPRESSION "SKIPPED: " TIMEOUT 900)
 
 # The scripts' own checks (self-test, corpus generator, bad input to every script) are in
 # tests/checks/training_*.txt; the files some of them read are written here.
