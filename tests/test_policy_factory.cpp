@@ -210,6 +210,63 @@ TEST_CASE("the rows' recent windows and kept labels, worked out for a budget of 
   CHECK(policy_kind("snapkv").kept_label == "heavy hitter");
 }
 
+TEST_CASE("a heavy share other than half: 19 tokens at 10% and at 75%, worked out") {
+  PolicySettings tenth;
+  tenth.heavy_percent = 10;  // 19 * 10 / 100 = 1.9, rounded down: 1 heavy, 18 recent
+  const PolicySettings h2o = settings_for_budget("h2o", 19, tenth);
+  CHECK(h2o.heavy == 1);
+  CHECK(h2o.recent == 18);
+  const PolicySettings sinks = settings_for_budget("sinks", 19, tenth);
+  CHECK(sinks.sinks == 1);  // StreamingLLM's 4, cut to the heavy part
+  CHECK(sinks.recent == 18);
+  const PolicySettings snapkv = settings_for_budget("snapkv", 19, tenth);
+  CHECK(snapkv.recent == 18);  // the recent part (< its paper's 32)
+  CHECK(snapkv.heavy == 1);
+  PolicySettings most;
+  most.heavy_percent = 75;  // 19 * 75 / 100 = 14.25: 14 heavy, 5 recent
+  most.start_area = 20;
+  const PolicySettings h2o_most = settings_for_budget("h2o", 19, most);
+  CHECK(h2o_most.heavy == 14);
+  CHECK(h2o_most.recent == 5);
+  CHECK(h2o_most.start_area == 14);  // cut to the heavy part
+  const PolicySettings window = settings_for_budget("window", 19, most);
+  CHECK(window.heavy + window.recent == 19);  // a window keeps the whole budget either way
+}
+
+TEST_CASE("every heavy share keeps the budget whole, the recent part non-empty, and half is the "
+          "old split") {
+  for (const PolicyKind& kind : policy_kinds()) {
+    for (std::size_t tokens = 2; tokens <= 70; ++tokens) {
+      for (int percent = 0; percent <= 99; ++percent) {
+        PolicySettings base;
+        base.heavy_percent = percent;
+        const PolicySettings s = settings_for_budget(kind.name, tokens, base);
+        INFO(kind.name << ", " << tokens << " tokens, heavy share " << percent << "%");
+        REQUIRE(s.recent >= 1);
+        if (kind.name == "sinks") {
+          REQUIRE(s.sinks + s.recent == tokens);
+          REQUIRE(s.sinks <= tokens * static_cast<std::size_t>(percent) / 100);
+        } else {
+          REQUIRE(s.heavy + s.recent == tokens);
+        }
+        if (percent == kDefaultHeavyPercent && kind.name != "snapkv" && kind.name != "sinks") {
+          REQUIRE(s.heavy == tokens / 2);  // the paper's halves, the odd token to the recent
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("a heavy share outside 0..99 percent is refused, naming it") {
+  for (int percent : {-1, 100, 250}) {
+    PolicySettings base;
+    base.heavy_percent = percent;
+    CHECK_THROWS_WITH(settings_for_budget("h2o", 20, base),
+                      "the heavy share of a budget must be 0 to 99 percent, got " +
+                          std::to_string(percent));
+  }
+}
+
 TEST_CASE("the full policy keeps every position") {
   const auto policy = make_policy("full");
   CHECK(policy->describe() == "full cache (keeps every token)");

@@ -190,7 +190,8 @@ int compare_policies(int argc, char** argv) {
   // layer 0 keeps, in the first story.
   const bool picture_in_table =
       std::find(percents.begin(), percents.end(), picture_percent) != percents.end();
-  // What settings_for_budget does not set: --scoring, --h2o-score, --start-area; and --kv-bits.
+  // What settings_for_budget does not set: --scoring, --h2o-score, --start-area, --heavy-share;
+  // and --kv-bits.
   const h2o::KvFormat& format = options.kv_format;
   std::vector<h2o::SweepPolicy> evicting;
   for (const h2o::SweepPolicy& policy : h2o::evicting_policies(options.scoring, format)) {
@@ -254,11 +255,20 @@ int compare_policies(int argc, char** argv) {
             << " predictions per run (teacher forcing),\n"
             << full.name_events << " of them of a name last seen more than " << gap
             << " tokens back (name recall counts those)\n\n";
-  std::cout << "Budgets, in tokens per layer and KV head. Each policy gets heavy = recent = half "
-               "of the\nbudget (sinks takes its "
-            << h2o::PolicySettings{}.sinks
-            << " sinks out of the heavy half) and the factory's defaults otherwise, so\n"
-               "every cache holds the same number of tokens. In each policy's own words:\n";
+  const int heavy_percent = options.scoring.heavy_percent;
+  if (heavy_percent == h2o::kDefaultHeavyPercent) {
+    std::cout << "Budgets, in tokens per layer and KV head. Each policy gets heavy = recent = half "
+                 "of the\nbudget (sinks takes its "
+              << h2o::PolicySettings{}.sinks
+              << " sinks out of the heavy half) and the factory's defaults otherwise, so\n"
+                 "every cache holds the same number of tokens. In each policy's own words:\n";
+  } else {
+    std::cout << "Budgets, in tokens per layer and KV head. Each policy gets heavy = "
+              << heavy_percent << "% of the budget (rounded\ndown) and recent = the rest "
+              << "(sinks takes its " << h2o::PolicySettings{}.sinks
+              << " sinks out of the heavy part) and the factory's\ndefaults otherwise, so every "
+                 "cache holds the same number of tokens. In each policy's own words:\n";
+  }
   if (format.quantised()) {
     std::cout << "KV storage of the evicting policies and of the full cache at '" << format.bits
               << "-bit all': " << h2o::describe_kv_format(format)

@@ -28,6 +28,8 @@ ArgParser compare_policies_arguments() {
                   "the budget the picture shows (default: the smallest of --budgets)");
   args.add_option("names", "PATH", default_names_file(), names_option_help());
   args.add_option("name-gap", "N", "64", "name recall counts names last seen > N tokens back");
+  args.add_option("heavy-share", "PERCENT", std::to_string(kDefaultHeavyPercent),
+                  "percent of each budget kept outside the recent window (heavy, sinks)");
   add_scoring_options(args);
   add_kv_format_options(args);
   return args;
@@ -46,6 +48,7 @@ ComparePoliciesOptions compare_policies_options(const ArgParser& args) {
   options.names_path = args.text("names");
   options.name_gap = static_cast<std::size_t>(args.integer("name-gap", 1, 100000));
   read_scoring_options(args, options.scoring);
+  options.scoring.heavy_percent = static_cast<int>(args.integer("heavy-share", 0, 99));
   options.kv_format = read_kv_format_options(args);
   return options;
 }

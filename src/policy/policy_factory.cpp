@@ -19,10 +19,10 @@ namespace {
 
 using Settings = PolicySettings;
 
-// heavy = recent = half of an equal budget; the odd token goes to the recent window.
-Settings halves(Settings s, std::size_t tokens) {
-  s.heavy = tokens / 2;
-  s.recent = tokens - tokens / 2;
+// heavy = heavy_percent of an equal budget, rounded down (by default half); recent = the rest.
+Settings heavy_and_recent(Settings s, std::size_t tokens) {
+  s.heavy = tokens * static_cast<std::size_t>(s.heavy_percent) / 100;
+  s.recent = tokens - s.heavy;
   return s;
 }
 
@@ -54,7 +54,7 @@ const std::vector<PolicyEntry>& policy_table() {
       {{"full", "keep every token (exact attention, memory grows with the sequence)", kNoAttention,
         /*evicts=*/false, /*protects_newest=*/true, /*kept_label=*/"", every_token},
        [](const Settings&) { return std::make_unique<FullCachePolicy>(); },
-       halves},
+       heavy_and_recent},
       {{"h2o", "Heavy-Hitter Oracle: keep the recent window plus the highest-scoring tokens",
         kPerHead, /*evicts=*/true, /*protects_newest=*/true, "heavy hitter", last_recent},
        [](const Settings& s) {
@@ -62,8 +62,8 @@ const std::vector<PolicyEntry>& policy_table() {
                                             s.start_area, s.h2o_decay);
        },
        [](Settings s, std::size_t tokens) {
-         s = halves(s, tokens);
-         s.start_area = std::min(s.start_area, s.heavy);  // it comes out of the heavy half
+         s = heavy_and_recent(s, tokens);
+         s.start_area = std::min(s.start_area, s.heavy);  // it comes out of the heavy part
          return s;
        }},
       {{"window", "sliding window: keep the last heavy + recent tokens (H2O's local baseline)",
@@ -71,13 +71,13 @@ const std::vector<PolicyEntry>& policy_table() {
        [](const Settings& s) {
          return std::make_unique<SlidingWindowPolicy>(CacheBudget{s.heavy, s.recent});
        },
-       halves},
+       heavy_and_recent},
       {{"sinks", "StreamingLLM: keep the first --sinks tokens (attention sinks) + the last recent",
         kNoAttention, /*evicts=*/true, /*protects_newest=*/true, "sink", last_recent},
        [](const Settings& s) { return std::make_unique<SinkWindowPolicy>(s.sinks, s.recent); },
        [](Settings s, std::size_t tokens) {
-         s = halves(s, tokens);
-         s.sinks = std::min(s.sinks, s.heavy);  // the sinks come out of the heavy half
+         s = heavy_and_recent(s, tokens);
+         s.sinks = std::min(s.sinks, s.heavy);  // the sinks come out of the heavy part
          s.recent = tokens - s.sinks;
          return s;
        }},
@@ -86,19 +86,19 @@ const std::vector<PolicyEntry>& policy_table() {
        [](const Settings& s) {
          return std::make_unique<RandomEvictionPolicy>(CacheBudget{s.heavy, s.recent}, s.seed);
        },
-       halves},
+       heavy_and_recent},
       {{"tova", "TOVA: keep heavy + recent tokens, evicting the one the new query attends least",
         kShared, /*evicts=*/true, /*protects_newest=*/false, "kept by score", no_window},
        [](const Settings& s) {
          return std::make_unique<TovaPolicy>(CacheBudget{s.heavy, s.recent}, *s.scoring);
        },
-       halves},
+       heavy_and_recent},
       {{"knorm", "key norm: keep the recent window plus the tokens with the shortest keys",
         kNoAttention, /*evicts=*/true, /*protects_newest=*/true, "short key", last_recent},
        [](const Settings& s) {
          return std::make_unique<KeyNormPolicy>(CacheBudget{s.heavy, s.recent});
        },
-       halves},
+       heavy_and_recent},
       {{"snapkv", "SnapKV: cut a prompt by its last recent queries' attention; then as h2o",
         // Decoding it ranks as H2O does, so what it keeps besides the window are heavy hitters.
         kPerHead, /*evicts=*/true, /*protects_newest=*/true, "heavy hitter", last_recent},
@@ -107,7 +107,7 @@ const std::vector<PolicyEntry>& policy_table() {
                                               s.snapkv_pooling);
        },
        [](Settings s, std::size_t tokens) {
-         s.recent = std::min(SnapKVPolicy::kPaperWindow, tokens - tokens / 2);
+         s.recent = std::min(SnapKVPolicy::kPaperWindow, heavy_and_recent(s, tokens).recent);
          s.heavy = tokens - s.recent;
          return s;
        }},
@@ -181,6 +181,10 @@ std::unique_ptr<CachePolicy> make_policy(const std::string& name, const PolicySe
 
 PolicySettings settings_for_budget(const std::string& name, std::size_t tokens,
                                    PolicySettings base) {
+  if (base.heavy_percent < 0 || base.heavy_percent > 99) {
+    throw std::invalid_argument("the heavy share of a budget must be 0 to 99 percent, got " +
+                                std::to_string(base.heavy_percent));
+  }
   return entry_for(name).split(base, tokens);
 }
 

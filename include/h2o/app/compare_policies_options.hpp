@@ -25,7 +25,8 @@ struct ComparePoliciesOptions {
   std::string names_path;             // --names: the character names, for name recall
   std::size_t name_gap = 64;          // --name-gap: names last seen more than this many back
   KvFormat kv_format;                 // --kv-bits, --kv-group: how every cache stores K and V
-  PolicySettings scoring;  // --scoring, --h2o-score, --start-area (the factory sets the budget)
+  // --scoring, --h2o-score, --start-area, --heavy-share (the factory sets the budget's tokens)
+  PolicySettings scoring;
 };
 
 // compare_policies' options (model, tokenizer and text files included) and --help text.

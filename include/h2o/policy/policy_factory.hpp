@@ -34,6 +34,8 @@ namespace h2o {
 //   snapkv: `heavy` voted tokens + an observation window of the last `recent`
 // A budget of heavy + recent = 0 is refused by CacheBudget (budget.hpp), the one place that
 // checks it; the full cache ignores both numbers.
+inline constexpr int kDefaultHeavyPercent = 50;
+
 struct PolicySettings {
   std::size_t heavy = 0;   // tokens per layer and KV head (see above)
   std::size_t recent = 0;  // tokens per layer and KV head (see above)
@@ -46,6 +48,9 @@ struct PolicySettings {
   std::size_t sinks = 4;               // sinks: first positions always kept (StreamingLLM's 4)
   SnapKVPooling snapkv_pooling;        // snapkv: how votes are pooled (average over 5)
   std::uint64_t seed = 1;              // random: seed of the eviction draws
+  // settings_for_budget: the percent of a budget kept outside the recent window (heavy hitters,
+  // sinks, an H2O start area), 0..99; the recent window gets the rest. H2O's paper: half.
+  int heavy_percent = kDefaultHeavyPercent;
 };
 
 // One policy as the factory knows it: what --help says, and what tests, lessons and tools may rely
@@ -98,11 +103,13 @@ std::unique_ptr<CachePolicy> make_policy(const std::string& name,
                                          const PolicySettings& settings = {});
 
 // Settings under which the named policy holds exactly `tokens` tokens per layer and KV head, so
-// that policies compare at equal cache size (compare_policies, lessons 09 and 11): heavy = recent
-// = half of it (the odd token goes to the recent window); sinks take their sinks (at most half)
-// out of the heavy half and give the rest to the recent window; H2O's start area is cut to the
-// heavy half when the budget is smaller; SnapKV's observation window is its paper's 32 tokens, or
-// half the budget when that is less. Other fields come from `base`.
+// that policies compare at equal cache size (compare_policies, lessons 09 and 11): heavy =
+// tokens * base.heavy_percent / 100 rounded down (by default half), recent = the rest, so the odd
+// token goes to the recent window; sinks take their sinks (at most the heavy part) out of the
+// heavy part and give the rest to the recent window; H2O's start area is cut to the heavy part
+// when that is smaller; SnapKV's observation window is its paper's 32 tokens, or the recent part
+// when that is less. Other fields come from `base`. A heavy_percent outside 0..99 throws
+// std::invalid_argument.
 PolicySettings settings_for_budget(const std::string& name, std::size_t tokens,
                                    PolicySettings base = {});
 
