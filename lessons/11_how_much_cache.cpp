@@ -7,7 +7,8 @@
 // per byte, KL, top-1 agreement, name recall), and reads the answer off the sweep first: the
 // smallest budget each policy needs, and whether H2O beats the window by more than noise (a 95%
 // interval, measure/verdict.hpp). Then the variants of H2O's score (summed, averaged or decayed,
-// a protected start area; TOVA per KV head), the numbers, and prompt-time against token-by-token
+// a protected start area, a tenth of the budget heavy instead of half; TOVA per KV head), the
+// numbers, and prompt-time against token-by-token
 // eviction (the paper's code cuts a whole prompt once; the decoder here can also evict from the
 // first token).
 // --csv PATH writes the sweep's numbers; --pictures DIR draws one chart per measure.
@@ -163,10 +164,10 @@ int main(int argc, char** argv) {
                                        " H2O does not beat the window beyond noise.")
               << "\n";
 
-    // Step 4: which score, which protected tokens? Each variant against its paper's policy at
-    // every budget below 100%, by the same 95% intervals, and then against the window.
-    std::cout << "\nStep 4: which score, which protected tokens? (each variant against its paper's "
-                 "policy,\n        then against the window)\n";
+    // Step 4: which score, which protected tokens, which split? Each variant against its paper's
+    // policy at every budget below 100%, by the same 95% intervals, and then against the window.
+    std::cout << "\nStep 4: which score, which protected tokens, which split? (each variant against "
+                 "its\n        paper's policy, then against the window)\n";
     for (const h2o::SweepPolicy& variant : variants) {
       const h2o::BudgetComparison against_paper =
           h2o::compare_over_budgets(sweep.of(variant.label), sweep.of(variant.policy), evicting);

@@ -151,8 +151,8 @@ TEST_CASE("the score variants sit after their policy, each with its own label an
   std::vector<std::string> labels;
   for (const SweepPolicy& p : contenders) labels.push_back(p.label);
   // Each variant right after its paper's policy (or the variants before it), in the listed order.
-  CHECK(std::vector<std::string>(labels.begin(), labels.begin() + 4) ==
-        std::vector<std::string>{"h2o", "h2o-norm", "h2o-decay", "h2o+start4"});
+  CHECK(std::vector<std::string>(labels.begin(), labels.begin() + 5) ==
+        std::vector<std::string>{"h2o", "h2o-norm", "h2o-decay", "h2o+start4", "h2o-heavy10"});
   CHECK(std::set<std::string>(labels.begin(), labels.end()).size() == labels.size());
   CHECK(contenders.size() == evicting_policies().size() + variants.size());
   // What each variant changes shows in the policy it makes at a budget of 10 tokens.
@@ -162,5 +162,6 @@ TEST_CASE("the score variants sit after their policy, each with its own label an
   CHECK_THAT(described(variants[0]), Contains("normalised by steps in the cache"));
   CHECK_THAT(described(variants[1]), Contains("decayed by 0.980 per step"));
   CHECK_THAT(described(variants[2]), Contains("the first 4 of the heavy slots protected"));
-  CHECK_THAT(described(variants[3]), Contains("per-head"));
+  CHECK_THAT(described(variants[3]), Contains("heavy 1 + recent 9"));
+  CHECK_THAT(described(variants[4]), Contains("per-head"));
 }

@@ -33,11 +33,13 @@ std::vector<SweepPolicy> score_variants() {
   std::vector<SweepPolicy> variants = {{"h2o-norm", "h2o", {}},
                                        {"h2o-decay", "h2o", {}},
                                        {"h2o+start" + std::to_string(kStartArea), "h2o", {}},
+                                       {"h2o-heavy" + std::to_string(kSmallHeavyPercent), "h2o", {}},
                                        {"tova-per-head", "tova", {}}};
   variants[0].settings.h2o_score = H2OScore::NormalisedSum;
   variants[1].settings.h2o_score = H2OScore::DecayedSum;  // gamma: kDefaultH2ODecay
   variants[2].settings.start_area = kStartArea;
-  variants[3].settings.scoring = ScoringMode::PerHead;
+  variants[3].settings.heavy_percent = kSmallHeavyPercent;
+  variants[4].settings.scoring = ScoringMode::PerHead;
   return variants;
 }
 

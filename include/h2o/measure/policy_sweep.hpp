@@ -60,9 +60,11 @@ std::vector<SweepPolicy> evicting_policies(const PolicySettings& base = {},
 
 // The variants lesson 11 weighs against their papers' policies: H2O's sums normalised by the
 // steps each token spent in the cache (OpenVINO GenAI), H2O's sums decayed by kDefaultH2ODecay per
-// step (A2SF's forgetting factor), H2O with the first kStartArea positions protected, and TOVA
-// scoring each KV head on its own; `policy` names the paper's policy.
+// step (A2SF's forgetting factor), H2O with the first kStartArea positions protected, H2O with
+// only kSmallHeavyPercent of each budget for heavy hitters (the paper: half) and the rest for the
+// recent window, and TOVA scoring each KV head on its own; `policy` names the paper's policy.
 constexpr std::size_t kStartArea = 4;
+constexpr int kSmallHeavyPercent = 10;
 std::vector<SweepPolicy> score_variants();
 // `policies` with each variant inserted right after the last policy of its kind.
 std::vector<SweepPolicy> with_variants(std::vector<SweepPolicy> policies,
