@@ -56,9 +56,12 @@ macro(h2o_check_finish_block)
       if(NOT "${b_stdout}${b_stderr}${b_not_stdout}${b_not_stderr}${b_file}" STREQUAL "")
         message(FATAL_ERROR "${check_file}: test ${b_name}: 'stable: yes' takes no texts")
       endif()
+      h2o_check_expand("${b_requires}" b_requires)
       add_test(NAME ${b_name}
         COMMAND ${CMAKE_COMMAND} -DPROGRAM=${program} "-DARGS=${all_args}"
+                "-DREQUIRES=${b_requires}" "-DREQUIRES_IMPORT=${b_import}"
                 -P ${H2O_CHECK_SCRIPTS}/check_stable_output.cmake)
+      set_tests_properties(${b_name} PROPERTIES SKIP_REGULAR_EXPRESSION "SKIPPED: ")
     elseif(b_file)
       h2o_check_expand("${b_file}" b_file)
       add_test(NAME ${b_name}

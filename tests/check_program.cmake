@@ -13,19 +13,7 @@
 
 include(${CMAKE_CURRENT_LIST_DIR}/check_values.cmake)
 
-if(REQUIRES AND NOT EXISTS "${REQUIRES}")
-  message("SKIPPED: ${REQUIRES} not found (the real model lives outside this repository; see README)")
-  return()
-endif()
-# PROGRAM is a python3 here: without the optional module (PyTorch) the check is skipped, not failed.
-if(REQUIRES_IMPORT)
-  execute_process(COMMAND "${PROGRAM}" -c "import ${REQUIRES_IMPORT}" RESULT_VARIABLE import_rc
-    OUTPUT_QUIET ERROR_QUIET)
-  if(NOT import_rc EQUAL 0)
-    message("SKIPPED: ${PROGRAM} cannot import ${REQUIRES_IMPORT} (optional; see README)")
-    return()
-  endif()
-endif()
+h2o_skip_unless_available()  # REQUIRES, REQUIRES_IMPORT (check_values.cmake)
 h2o_decode_arguments("${ARGS}" arg_list)
 set(env_prefix)
 if(ENV_SETTING)

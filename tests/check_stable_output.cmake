@@ -1,7 +1,9 @@
 # Runs PROGRAM (with ARGS, "@@"-separated) twice; fails unless both runs exit 0 with identical
 # stdout, and every line of it fits in 100 columns (lesson output is plain ASCII: bytes = columns).
 # (ARGS as check_program.cmake takes them: check_values.cmake.)
+# REQUIRES and REQUIRES_IMPORT skip it as they skip check_program.cmake's checks.
 include(${CMAKE_CURRENT_LIST_DIR}/check_values.cmake)
+h2o_skip_unless_available()
 h2o_decode_arguments("${ARGS}" arg_list)
 foreach(run 1 2)
   execute_process(COMMAND "${PROGRAM}" ${arg_list} RESULT_VARIABLE rc OUTPUT_VARIABLE out_${run}

@@ -29,3 +29,21 @@ function(h2o_decode_arguments joined out_var)
   endforeach()
   set(${out_var} "${decoded}" PARENT_SCOPE)
 endfunction()
+
+# Skips the calling check (prints "SKIPPED: ..." and returns from the script; a macro, so its
+# return() is the caller's) when REQUIRES names a missing file (the external stories260K) or
+# PROGRAM, a python3, cannot import the module REQUIRES_IMPORT (PyTorch): optional, not failed.
+macro(h2o_skip_unless_available)
+  if(REQUIRES AND NOT EXISTS "${REQUIRES}")
+    message("SKIPPED: ${REQUIRES} not found (the real model lives outside this repository; see README)")
+    return()
+  endif()
+  if(REQUIRES_IMPORT)
+    execute_process(COMMAND "${PROGRAM}" -c "import ${REQUIRES_IMPORT}" RESULT_VARIABLE import_rc
+      OUTPUT_QUIET ERROR_QUIET)
+    if(NOT import_rc EQUAL 0)
+      message("SKIPPED: ${PROGRAM} cannot import ${REQUIRES_IMPORT} (optional; see README)")
+      return()
+    endif()
+  endif()
+endmacro()
