@@ -13,12 +13,19 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${H2O_BUILD_DIR:-$root/build}"
 build_first=1
 if [ "${1:-}" = "--no-build" ]; then build_first=0; shift; fi
-out="${1:-$root/docs/pictures}"
 if [ $# -gt 1 ]; then echo "usage: make-pictures.sh [--no-build] [DIR]" >&2; exit 2; fi
+# A folder given is made and named absolutely; the default is named relative to the checkout, so
+# the command each committed picture records in its <desc> holds no path of this machine.
+if [ $# -eq 1 ]; then
+  mkdir -p "$1"
+  out="$(cd "$1" && pwd)"
+else
+  out=docs/pictures
+fi
 if [ "$build_first" = 1 ]; then "$root/scripts/build.sh"; fi
-mkdir -p "$out"
 
 cd "$root"  # the programs' default files (data/...) are found from here
+mkdir -p "$out"
 # Lesson 10: one head's attention (heatmap) and accumulated attention against rank (line chart).
 "$build/bin/10_sparse_attention" --pictures "$out" >/dev/null
 # Lesson 11: one line chart per measure of the budget sweep.
@@ -33,7 +40,8 @@ cd "$root"  # the programs' default files (data/...) are found from here
 # which compares the SVG pictures only, skips it (H2O_NO_SCREENSHOT).
 if [ -z "${H2O_NO_SCREENSHOT:-}" ] && command -v chromium >/dev/null 2>&1; then
   "$build/bin/explore" --out "$build/explorer_readme.html" >/dev/null
-  bash "$root/scripts/headless-chromium.sh" --window-size=1400,1200 --screenshot="$out/explorer.png" \
+  bash "$root/scripts/headless-chromium.sh" --window-size=1400,1200 \
+    --screenshot="$(cd "$out" && pwd)/explorer.png" \
     "file://$build/explorer_readme.html#step=300&layer=1&head=0&policy=h2o&compare=window"
 fi
 echo "pictures written to $out"

@@ -14,9 +14,9 @@ namespace h2o {
 namespace {
 
 // Distinguishable line colours, in legend order (a series past the last reuses them).
-// Eleven: lesson 11 draws every evicting policy of the factory and the score variants.
+// Twelve: lesson 11 draws every evicting policy of the factory and the score variants.
 const char* const kPalette[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b",
-                                "#e377c2", "#7f7f7f", "#17becf", "#bcbd22", "#393b79"};
+                                "#e377c2", "#7f7f7f", "#17becf", "#bcbd22", "#393b79", "#000000"};
 constexpr std::size_t kPaletteSize = sizeof(kPalette) / sizeof(kPalette[0]);
 
 // Coordinates with one decimal: enough for a screen, identical on every run.
