@@ -198,8 +198,12 @@ int explore(int argc, char** argv) {
 
   // Step 6: what was written, in words.
   std::cout << "explore: " << h2o::printable(model_name) << " reading " << h2o::printable(text_name)
-            << ", " << n << " tokens;\n  budget " << options.budget.describe(n) << "\n  "
-            << h2o::reading_summary(h2o::printable(text_name), 1, story.stories_in_file,
+            << ", " << n << " tokens;\n  budget " << options.budget.describe(n)
+            << (options.scoring.heavy_percent == h2o::kDefaultHeavyPercent
+                    ? ""
+                    : ", " + std::to_string(options.scoring.heavy_percent) +
+                          "% of it outside the recent window (--heavy-share)")
+            << "\n  " << h2o::reading_summary(h2o::printable(text_name), 1, story.stories_in_file,
                                     story.paragraphs, n, std::nullopt)
             << "\n";
   for (const Explored& e : explored) {

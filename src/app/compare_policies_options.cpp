@@ -28,8 +28,7 @@ ArgParser compare_policies_arguments() {
                   "the budget the picture shows (default: the smallest of --budgets)");
   args.add_option("names", "PATH", default_names_file(), names_option_help());
   args.add_option("name-gap", "N", "64", "name recall counts names last seen > N tokens back");
-  args.add_option("heavy-share", "PERCENT", std::to_string(kDefaultHeavyPercent),
-                  "percent of each budget kept outside the recent window (heavy, sinks)");
+  add_heavy_share_option(args);
   add_scoring_options(args);
   add_kv_format_options(args);
   return args;
@@ -48,7 +47,7 @@ ComparePoliciesOptions compare_policies_options(const ArgParser& args) {
   options.names_path = args.text("names");
   options.name_gap = static_cast<std::size_t>(args.integer("name-gap", 1, 100000));
   read_scoring_options(args, options.scoring);
-  options.scoring.heavy_percent = static_cast<int>(args.integer("heavy-share", 0, 99));
+  read_heavy_share_option(args, options.scoring);
   options.kv_format = read_kv_format_options(args);
   return options;
 }

@@ -39,6 +39,7 @@ ArgParser explore_arguments() {
   args.add_option("out", "PATH", "explorer.html", "the page to write");
   args.add_option("kept", "PATH", "",
                   "also write every step's kept positions as text (for tests)");
+  add_heavy_share_option(args);
   add_scoring_options(args);
   add_kv_format_options(args);
   return args;
@@ -85,6 +86,7 @@ ExploreOptions explore_options(const ArgParser& args) {
     throw UsageError("--kept needs a file path");
   }
   read_scoring_options(args, options.scoring);
+  read_heavy_share_option(args, options.scoring);
   options.kv_format = read_kv_format_options(args);
   return options;
 }

@@ -25,6 +25,15 @@ ArgParser& add_scoring_options(ArgParser& args) {
                   "snapkv: pooling kernel, an odd number of positions (paper's runs: 7)");
 }
 
+ArgParser& add_heavy_share_option(ArgParser& args) {
+  return args.add_option("heavy-share", "PERCENT", std::to_string(kDefaultHeavyPercent),
+                         "percent of each budget kept outside the recent window (heavy, sinks)");
+}
+
+void read_heavy_share_option(const ArgParser& args, PolicySettings& settings) {
+  settings.heavy_percent = static_cast<int>(args.integer("heavy-share", 0, 99));
+}
+
 std::string policy_list_help() {
   std::string text = "cache policies (--cache):";
   for (const PolicyKind& kind : policy_kinds()) {

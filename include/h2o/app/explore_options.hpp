@@ -39,7 +39,7 @@ struct ExploreOptions {
   ExploreBudget budget;               // --budget
   std::string out_path;               // --out: the page
   std::string kept_path;              // --kept: every step's kept positions as text ("" = none)
-  PolicySettings scoring;             // --scoring, --h2o-score, --start-area
+  PolicySettings scoring;             // --scoring, --h2o-score, --start-area, --heavy-share
   KvFormat kv_format;                 // --kv-bits, --kv-group: the policies' caches (the full
                                       // cache, the reference, keeps float32)
 };

@@ -1,6 +1,7 @@
 // policy_options.hpp: the command-line options that tune how the scoring policies score, shared
-// by every program that offers them (generate, compare_policies), so the names, defaults, help
-// lines and checks live in one place.
+// by every program that offers them (generate, compare_policies, explore), and the budget split
+// of the programs that split one (compare_policies, explore), so the names, defaults, help lines
+// and checks live in one place.
 //
 //   --scoring MODE     policies reading attention: per-head, shared, or paper (each policy's own
 //                      paper's way, policy_factory.hpp; the default) (head_scores.hpp)
@@ -28,5 +29,12 @@ std::string policy_list_help();
 // Reads them into `settings` (the other fields are left alone). A bad value is a UsageError
 // naming the rule; --start-area goes up to the longest sequence a model may have.
 void read_scoring_options(const ArgParser& args, PolicySettings& settings);
+
+// --heavy-share PERCENT, for the programs that split a budget between the policies
+// (compare_policies, explore; settings_for_budget): the percent of each budget kept outside the
+// recent window (heavy hitters, sinks), 0..99, by default half (H2O's even split).
+ArgParser& add_heavy_share_option(ArgParser& args);
+// Reads it into settings.heavy_percent; a value outside 0..99 is a UsageError.
+void read_heavy_share_option(const ArgParser& args, PolicySettings& settings);
 
 }  // namespace h2o
