@@ -49,22 +49,31 @@ if ! [[ "$seconds" =~ ^[0-9]+$ ]] || [ "$seconds" -lt 1 ]; then
 fi
 [ ${#harnesses[@]} -gt 0 ] || harnesses=("${all_harnesses[@]}")
 
+# Temporary folders (--fresh corpora) go on Ctrl-C or a kill as on a normal exit.
+temp_dirs=()
+remove_temp_dirs() { if [ ${#temp_dirs[@]} -gt 0 ]; then rm -rf "${temp_dirs[@]}"; fi; }
+trap remove_temp_dirs EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
 # A clang++ that links libFuzzer with both sanitizers, or nothing.
 find_clang() {
   local probe
   probe="$(mktemp -d)"
+  # Called as $(find_clang), a subshell of its own: this trap removes the probe on every exit.
+  trap 'rm -rf "$probe"' EXIT
+  trap 'exit 130' INT
+  trap 'exit 143' TERM
   echo 'extern "C" int LLVMFuzzerTestOneInput(const unsigned char*, unsigned long) { return 0; }' \
     > "$probe/probe.cpp"
   for candidate in clang++ clang++-14 clang++-15 clang++-16 clang++-17 clang++-18 clang++-19; do
     if command -v "$candidate" >/dev/null 2>&1 &&
        "$candidate" -fsanitize=fuzzer,address,undefined "$probe/probe.cpp" -o "$probe/probe" \
          >/dev/null 2>&1; then
-      rm -rf "$probe"
       command -v "$candidate"
       return 0
     fi
   done
-  rm -rf "$probe"
   return 1
 }
 
@@ -99,6 +108,7 @@ status=0
 for harness in "${harnesses[@]}"; do
   if [ "$fresh" -eq 1 ]; then
     corpus="$(mktemp -d)"
+    temp_dirs+=("$corpus")
   else
     corpus="$build/corpus/$harness"
     mkdir -p "$corpus"
