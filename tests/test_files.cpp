@@ -316,7 +316,7 @@ TEST_CASE("stories with Windows line endings split as with Unix ones") {
   CHECK(split_stories("a\rb") == std::vector<std::string>{"a\rb"});  // a lone \r is text
 }
 
-TEST_CASE("blank lines separate paragraphs of one story; the separator line separates stories") {
+TEST_CASE("blank lines separate paragraphs of one story, the separator line separates stories") {
   // Paragraphs written with blank lines read as the model was trained: one "\n" between them.
   const std::string written = "\n\nOne day.\n\n  \n\tHe ran.\nShe sat.\n\n";
   CHECK(split_stories(written) == std::vector<std::string>{"One day.\n\tHe ran.\nShe sat."});

@@ -232,7 +232,7 @@ TEST_CASE("a decoder's logits agree within the stated bound whichever kernel run
   }
 }
 
-TEST_CASE("kernels by name; the ones a CPU lacks are refused", "[matvec_kernel]") {
+TEST_CASE("kernels by name, and the ones a CPU lacks are refused", "[matvec_kernel]") {
   RestoreSettings restore;
   for (MatvecKernel kernel : kAllKernels) {
     REQUIRE(parse_matvec_kernel(kernel_name(kernel)) == kernel);

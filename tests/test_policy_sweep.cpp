@@ -95,7 +95,7 @@ TEST_CASE("context gain: 1 when the window holds every token, above 0 always", "
                                                      "the last 64 tokens over the full cache's"));
 }
 
-TEST_CASE("every measure has its own name and column; the CSV has one row per run",
+TEST_CASE("every measure has its own name and column, the CSV one row per run",
           "[policy_sweep]") {
   std::set<std::string> names, columns;
   for (const SweepMeasure& measure : sweep_measures()) {
