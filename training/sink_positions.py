@@ -23,7 +23,8 @@ t-j. So only the query-sink scores change: the query is rotated by s+recent for 
 
 Prints, per budget, the perplexity of all predicted tokens with original positions, with
 pos_shift and with the full cache, and the pos_shift change with a 95% bootstrap interval over
-the stories (over positions when one story is given).
+the stories (over blocks of 32 predictions when fewer than 8 stories are given, as the C++
+programs' verdicts).
 
 Usage:
   /usr/bin/python3 training/sink_positions.py [--model data/model.bin]
@@ -39,6 +40,11 @@ from common import (Parser, UsageError, count_non_finite_floats, read_input, rea
 
 BOOTSTRAP_SAMPLES = 2000
 BOOTSTRAP_SEED = 1
+# The units of the bootstrap, as include/h2o/measure/verdict.hpp chooses them: from this many
+# stories on, each story; with fewer, blocks of BOOTSTRAP_BLOCK consecutive predictions (single
+# positions are not independent: an evicted token hurts the next few predictions together).
+MIN_STORIES_TO_RESAMPLE = 8
+BOOTSTRAP_BLOCK = 32
 
 
 def budget_tokens(n, percent):
@@ -183,22 +189,24 @@ def main(argv):
     if any(t >= model.cfg.vocab_size for s in stories for t in s):
         raise UsageError("the tokenizer's ids go beyond the model's vocabulary")
     one = len(stories) == 1
+    by_story = len(stories) >= MIN_STORIES_TO_RESAMPLE
     print(f"{len(stories)} {'story' if one else 'stories'}, {sum(map(len, stories))} tokens "
           f"(BOS included), read token by token through StreamingLLM's cache:")
     print(f"{args.sinks} attention sinks + a recent window, keys at their original positions (as "
           "this")
     print("project caches them) or at their positions in the cache (StreamingLLM's pos_shift)")
-    print(f"95% interval: bootstrap over the {'positions' if one else 'stories'}, "
+    print(f"95% interval: bootstrap over the "
+          f"{'stories' if by_story else f'blocks of {BOOTSTRAP_BLOCK} predictions'}, "
           f"{BOOTSTRAP_SAMPLES} draws, seed {BOOTSTRAP_SEED}")
 
     def units(losses_of_story):
-        # One unit per story, or per position when one story is given.
+        # (loss sum, predictions) per story, or per block of a story when there are few stories.
         out = []
         for losses in losses_of_story:
-            if one:
-                out += [(float(v), 1.0) for v in losses]
-            else:
-                out.append((float(losses.sum()), float(len(losses))))
+            step = len(losses) if by_story else BOOTSTRAP_BLOCK
+            for at in range(0, len(losses), step):
+                block = losses[at:at + step]
+                out.append((float(block.sum()), float(len(block))))
         return out
 
     def perplexity(u):
