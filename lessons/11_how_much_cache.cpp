@@ -8,9 +8,8 @@
 // smallest budget each policy needs, and whether H2O beats the window by more than noise (a 95%
 // interval, measure/verdict.hpp). Then the variants of H2O's score (summed, averaged or decayed,
 // a protected start area, a tenth of the budget heavy instead of half; TOVA per KV head), the
-// numbers, and prompt-time against token-by-token
-// eviction (the paper's code cuts a whole prompt once; the decoder here can also evict from the
-// first token).
+// numbers, and prompt-time against token-by-token eviction (the paper's code cuts a whole prompt
+// once; the decoder here can also evict from the first token).
 // --csv PATH writes the sweep's numbers; --pictures DIR draws one chart per measure.
 // A text the model does not know (bits_per_byte.hpp) gets one warning and the numbers, no verdict.
 //

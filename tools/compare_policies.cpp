@@ -255,20 +255,21 @@ int compare_policies(int argc, char** argv) {
             << " predictions per run (teacher forcing),\n"
             << full.name_events << " of them of a name last seen more than " << gap
             << " tokens back (name recall counts those)\n\n";
+  // How settings_for_budget splits each budget (policy_factory.hpp), in one sentence.
   const int heavy_percent = options.scoring.heavy_percent;
-  if (heavy_percent == h2o::kDefaultHeavyPercent) {
-    std::cout << "Budgets, in tokens per layer and KV head. Each policy gets heavy = recent = half "
-                 "of the\nbudget (sinks takes its "
-              << h2o::PolicySettings{}.sinks
-              << " sinks out of the heavy half) and the factory's defaults otherwise, so\n"
-                 "every cache holds the same number of tokens. In each policy's own words:\n";
-  } else {
-    std::cout << "Budgets, in tokens per layer and KV head. Each policy gets heavy = "
-              << heavy_percent << "% of the budget (rounded\ndown) and recent = the rest "
-              << "(sinks takes its " << h2o::PolicySettings{}.sinks
-              << " sinks out of the heavy part) and the factory's\ndefaults otherwise, so every "
-                 "cache holds the same number of tokens. In each policy's own words:\n";
-  }
+  const std::string split =
+      heavy_percent == h2o::kDefaultHeavyPercent
+          ? "heavy = recent = half of the budget"
+          : "heavy = " + std::to_string(heavy_percent) +
+                "% of the budget (rounded down) and recent = the rest";
+  std::cout << h2o::wrap_words("Budgets, in tokens per layer and KV head. Each policy gets " +
+                                   split + " (sinks takes its " +
+                                   std::to_string(h2o::PolicySettings{}.sinks) +
+                                   " sinks out of the heavy part) and the factory's defaults "
+                                   "otherwise, so every cache holds the same number of tokens. "
+                                   "In each policy's own words:",
+                               100, "")
+            << "\n";
   if (format.quantised()) {
     std::cout << "KV storage of the evicting policies and of the full cache at '" << format.bits
               << "-bit all': " << h2o::describe_kv_format(format)

@@ -24,8 +24,8 @@ Usage:
 import math
 import sys
 
-from common import (Parser, UsageError, count_non_finite_floats, read_input, read_names,
-                    read_stories, repo_path, require_finite, run_main)
+from common import (Parser, UsageError, load_model_for_stories, read_model_and_stories,
+                    read_names, repo_path, require_finite, run_main)
 
 
 def single_token_names(tok, names):
@@ -124,35 +124,14 @@ def main(argv):
     gaps = parse_ints(args.gaps, "--gaps")
     windows = parse_ints(args.window, "--window") if args.window else []
     # Every input is checked before PyTorch is imported (and without it).
-    import bpe
-    bad = count_non_finite_floats(read_input(args.model, "model", binary=True), 28)
-    if bad:
-        raise UsageError(f"model file '{args.model}': {bad} of its weights are NaN or "
-                         "infinite (a diverged training run)")
-    try:
-        tok = bpe.Tokenizer.load(args.tokenizer)
-    except (OSError, ValueError, UnicodeDecodeError) as e:
-        raise UsageError(str(e))
+    tok, texts, stories = read_model_and_stories(args.model, args.tokenizer, args.stories)
     names, split = single_token_names(tok, read_names(args.names))
-    texts = read_stories(args.stories)
-    stories = [tok.encode(s) for s in texts]
     text_bytes = sum(len(s.encode("utf-8")) for s in texts)
     predicted = sum(len(s) - 1 for s in stories)
-    try:
-        import torch
-    except ImportError:
+    model = load_model_for_stories(args.model, stories)
+    if model is None:
         print("SKIPPED: python3-torch is not installed")
         return 0
-    from model import load_legacy
-    torch.set_num_threads(2)
-    try:
-        model = load_legacy(args.model).eval()
-    except (OSError, ValueError, UnicodeDecodeError) as e:
-        raise UsageError(str(e))
-    too_long = [len(s) for s in stories if len(s) > model.cfg.seq_len]
-    if too_long:
-        raise UsageError(f"a story has {too_long[0]} tokens, more than seq_len "
-                         f"{model.cfg.seq_len}")
     counted = "1 story" if len(stories) == 1 else f"{len(stories)} stories"
     print(f"{counted}, {sum(map(len, stories))} tokens (BOS included), {text_bytes} bytes")
     if split:

@@ -35,7 +35,7 @@ Usage:
 import math
 import sys
 
-from common import (Parser, UsageError, count_non_finite_floats, read_input, read_stories,
+from common import (Parser, UsageError, load_model_for_stories, read_model_and_stories,
                     repo_path, require_finite, run_main)
 
 BOOTSTRAP_SAMPLES = 2000
@@ -160,34 +160,12 @@ def main(argv):
     percents = parse_percents(args.budgets)
     if not 1 <= args.sinks <= 1024:
         raise UsageError(f"--sinks must be 1..1024, got {args.sinks}")
-    import bpe
-    bad = count_non_finite_floats(read_input(args.model, "model", binary=True), 28)
-    if bad:
-        raise UsageError(f"model file '{args.model}': {bad} of its weights are NaN or "
-                         "infinite (a diverged training run)")
-    try:
-        tok = bpe.Tokenizer.load(args.tokenizer)
-    except (OSError, ValueError, UnicodeDecodeError) as e:
-        raise UsageError(str(e))
-    stories = [tok.encode(s) for s in read_stories(args.stories)]
-    try:
-        import numpy as np
-        import torch
-    except ImportError:
+    _, _, stories = read_model_and_stories(args.model, args.tokenizer, args.stories)
+    model = load_model_for_stories(args.model, stories)
+    if model is None:
         print("SKIPPED: python3-torch is not installed")
         return 0
-    from model import load_legacy
-    torch.set_num_threads(2)
-    try:
-        model = load_legacy(args.model).eval()
-    except (OSError, ValueError, UnicodeDecodeError) as e:
-        raise UsageError(str(e))
-    too_long = [len(s) for s in stories if len(s) > model.cfg.seq_len]
-    if too_long:
-        raise UsageError(f"a story has {too_long[0]} tokens, more than seq_len "
-                         f"{model.cfg.seq_len}")
-    if any(t >= model.cfg.vocab_size for s in stories for t in s):
-        raise UsageError("the tokenizer's ids go beyond the model's vocabulary")
+    import numpy as np  # python3-torch depends on it
     one = len(stories) == 1
     by_story = len(stories) >= MIN_STORIES_TO_RESAMPLE
     print(f"{len(stories)} {'story' if one else 'stories'}, {sum(map(len, stories))} tokens "
