@@ -68,7 +68,7 @@ class LessonH2O final : public h2o::CachePolicy {
   void observe(h2o::LayerKVCache& cache, const h2o::StepAttention& attention) override {
     const std::size_t group = attention.n_heads / cache.n_kv_heads();  // query heads per KV head
     for (std::size_t h = 0; h < attention.n_heads; ++h) {
-      for (std::size_t slot = 0; slot < cache.size(); ++slot) {
+      for (std::size_t slot = 0; slot < cache.size(h / group); ++slot) {
         cache.scores(h / group)[slot] += attention.head(h)[slot] / static_cast<float>(group);
       }
     }
@@ -77,8 +77,8 @@ class LessonH2O final : public h2o::CachePolicy {
   void choose_victims(h2o::LayerKVCache& cache, std::size_t* victims) override {
     for (std::size_t g = 0; g < cache.n_kv_heads(); ++g) {
       const std::vector<h2o::Position> positions(cache.positions(g),
-                                                 cache.positions(g) + cache.size());
-      const std::vector<float> h2o_scores(cache.scores(g), cache.scores(g) + cache.size());
+                                                 cache.positions(g) + cache.size(g));
+      const std::vector<float> h2o_scores(cache.scores(g), cache.scores(g) + cache.size(g));
       victims[g] = h2o::plan_keep(positions, h2o_scores, budget_).evicted.at(0);
     }
   }
@@ -113,8 +113,8 @@ std::vector<TokenComparison> compare_logits(h2o::Decoder& full, h2o::Decoder& le
     const h2o::Vector& library_logits = library.forward(token);
     TokenComparison step;
     step.token = token;
-    step.full_kv = full.cache(0).size();
-    step.h2o_kv = lesson.cache(0).size();
+    step.full_kv = full.cache(0).uniform_size();
+    step.h2o_kv = lesson.cache(0).uniform_size();
     step.gap = xt::amax(xt::abs(full_logits - h2o_logits))();
     step.same_top = h2o::sample_argmax(full_logits.data(), vocab_size) ==
                     h2o::sample_argmax(h2o_logits.data(), vocab_size);

@@ -66,7 +66,7 @@ struct CraftedAttention {
 
 // Score of the slot holding `position` in KV head g.
 inline float score_of(const LayerKVCache& cache, std::size_t g, Position position) {
-  for (std::size_t s = 0; s < cache.size(); ++s) {
+  for (std::size_t s = 0; s < cache.uniform_size(); ++s) {
     if (cache.positions(g)[s] == position) return cache.scores(g)[s];
   }
   FAIL("position " << position << " is not in head " << g);
@@ -83,7 +83,7 @@ inline void require_bounded_caches(const h2o::Decoder& decoder, std::size_t step
   const std::size_t expected_size = std::min(step + 1, total);
   for (std::size_t l = 0; l < c.n_layers; ++l) {
     const LayerKVCache& cache = decoder.cache(l);
-    REQUIRE(cache.size() == expected_size);
+    REQUIRE(cache.uniform_size() == expected_size);
     REQUIRE(decoder.evicted_tokens(l) == step + 1 - expected_size);
     for (std::size_t g = 0; g < c.n_kv_heads; ++g) {
       const std::vector<Position> kept = cache.sorted_positions(g);
@@ -148,7 +148,7 @@ class FilterRowsH2OPolicy final : public h2o::CachePolicy {
   }
   void after_attention(LayerKVCache& cache, const StepAttention& attention) override {
     h2o::add_step_attention(cache, attention, mode_);
-    const std::size_t n = cache.size();
+    const std::size_t n = cache.uniform_size();
     if (n <= budget_.total()) return;
     std::vector<std::vector<std::size_t>> kept(cache.n_kv_heads());
     for (std::size_t g = 0; g < cache.n_kv_heads(); ++g) {

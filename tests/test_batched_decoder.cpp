@@ -41,8 +41,8 @@ void require_same_caches(const Decoder& batched, const Decoder& single) {
   for (std::size_t l = 0; l < c.n_layers; ++l) {
     const LayerKVCache& a = batched.cache(l);
     const LayerKVCache& b = single.cache(l);
-    REQUIRE(a.size() == b.size());
-    const std::size_t T = b.size(), D = c.head_dim();
+    REQUIRE(a.uniform_size() == b.uniform_size());
+    const std::size_t T = b.uniform_size(), D = c.head_dim();
     for (std::size_t g = 0; g < c.n_kv_heads; ++g) {
       INFO("layer " << l << ", KV head " << g);
       REQUIRE(std::equal(a.positions(g), a.positions(g) + T, b.positions(g)));
@@ -141,7 +141,7 @@ TEST_CASE("forward_batch refuses bad input before processing any token", "[batch
   CHECK_THROWS_AS(decoder.forward_batch({1, -1}), std::out_of_range);
   CHECK_THROWS_AS(decoder.forward_batch(std::vector<int>(11, 1)), std::length_error);
   CHECK(decoder.position() == 0);
-  CHECK(decoder.cache(0).size() == 0);
+  CHECK(decoder.cache(0).uniform_size() == 0);
   decoder.forward_batch(std::vector<int>(10, 1));
   CHECK(decoder.position() == 10);
   CHECK_THROWS_AS(decoder.forward_batch({1}), std::length_error);

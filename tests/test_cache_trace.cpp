@@ -133,7 +133,7 @@ TEST_CASE("a trace notes the KV bytes a quantised cache holds after every step",
   CHECK(trace.kv_bytes == seen);
   // Fewer bytes than the same tokens in float32 once a key group has filled.
   const ModelConfig& c = weights->config;
-  const std::size_t kept = decoder.cache(0).size();
+  const std::size_t kept = decoder.cache(0).uniform_size();
   CHECK(trace.kv_bytes.back() < kept * c.n_layers * 2 * c.kv_dim() * sizeof(float));
 }
 
@@ -144,7 +144,7 @@ TEST_CASE("H2O's traced scores are the cache's accumulated attention", "[cache_t
   std::vector<float> largest;  // (S,) largest score of layer 0, KV head 0, from the cache
   const CacheTrace trace = trace_cache(decoder, tokens, nullptr, [&](std::size_t) {
     const LayerKVCache& cache = decoder.cache(0);
-    largest.push_back(*std::max_element(cache.scores(0), cache.scores(0) + cache.size()));
+    largest.push_back(*std::max_element(cache.scores(0), cache.scores(0) + cache.uniform_size()));
   });
   const HeadTrace& head = trace.heads[0][0];
   for (std::size_t t = 0; t < trace.steps; ++t) {

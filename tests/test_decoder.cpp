@@ -10,6 +10,7 @@
 #include <algorithm>
 #include "h2o_catch.hpp"
 #include <cmath>
+#include <functional>
 #include <memory>
 #include <stdexcept>
 #include <vector>
@@ -65,7 +66,14 @@ struct ReferenceRun {
   std::vector<std::vector<Row>> attention;  // (L, H) rows over positions 0..T-1 of the last token
 };
 
-ReferenceRun reference_forward(const DecoderWeights& w, const std::vector<int>& tokens) {
+// Which earlier positions a query sees: position t's query heads that read KV head g of layer l
+// attend over the positions s <= t with visible(l, g, t, s) (every one, by default: the full
+// cache). A cache policy that keeps different tokens per head is one such rule.
+using Visibility =
+    std::function<bool(std::size_t l, std::size_t g, std::size_t t, std::size_t s)>;
+
+ReferenceRun reference_forward(const DecoderWeights& w, const std::vector<int>& tokens,
+                               const Visibility& visible = nullptr) {
   const ModelConfig& c = w.config;
   const std::size_t T = tokens.size(), C = c.dim, F = c.hidden_dim, H = c.n_heads;
   const std::size_t G = c.n_kv_heads, D = c.head_dim(), KV = c.kv_dim();
@@ -93,16 +101,19 @@ ReferenceRun reference_forward(const DecoderWeights& w, const std::vector<int>& 
       for (std::size_t h = 0; h < H; ++h) {
         const std::size_t g = h / (H / G);
         Row weights(t + 1);
+        std::vector<bool> seen(t + 1);
+        double top = -1e300;
         for (std::size_t s = 0; s <= t; ++s) {
+          seen[s] = !visible || visible(l, g, t, s);
           double dot = 0.0;
           for (std::size_t d = 0; d < D; ++d) dot += q[t][h * D + d] * k[s][g * D + d];
           weights[s] = dot / std::sqrt(static_cast<double>(D));
+          if (seen[s]) top = std::max(top, weights[s]);
         }
-        const double top = *std::max_element(weights.begin(), weights.end());
         double sum = 0.0;
-        for (double& a : weights) {
-          a = std::exp(a - top);
-          sum += a;
+        for (std::size_t s = 0; s <= t; ++s) {
+          weights[s] = seen[s] ? std::exp(weights[s] - top) : 0.0;
+          sum += weights[s];
         }
         for (double& a : weights) a /= sum;
         for (std::size_t s = 0; s <= t; ++s) {
@@ -200,6 +211,83 @@ TEST_CASE("cached decoding equals a causal forward recomputed from scratch", "[d
   CHECK(worst < 1e-5 * scale);
   // The logits are not trivially small: the comparison means something.
   CHECK(scale > 1.0);
+}
+
+namespace {
+// A policy whose KV heads keep windows of different lengths: between steps head g of every
+// layer keeps its last 2 + 3 g tokens, evicting the oldest from that head alone. It exercises
+// caches whose heads hold different numbers of tokens.
+class UnevenWindows final : public CachePolicy {
+ public:
+  explicit UnevenWindows(std::size_t n_kv_heads) : CachePolicy(window(n_kv_heads - 1)) {}
+  static std::size_t window(std::size_t g) { return 2 + 3 * g; }
+  std::string name() const override { return "uneven-windows"; }
+  std::string describe() const override { return "windows of 2 + 3 g tokens"; }
+  void observe(LayerKVCache&, const StepAttention&) override {}
+  void choose_victims(LayerKVCache&, std::size_t*) override {
+    throw std::logic_error("UnevenWindows evicts per head in after_attention");
+  }
+  void after_attention(LayerKVCache& cache, const StepAttention&) override {
+    for (std::size_t g = 0; g < cache.n_kv_heads(); ++g) {
+      while (cache.size(g) > window(g)) {
+        const Position* positions = cache.positions(g);
+        const auto oldest = std::min_element(positions, positions + cache.size(g)) - positions;
+        cache.remove_slot(g, static_cast<std::size_t>(oldest));
+      }
+    }
+  }
+};
+}  // namespace
+
+TEST_CASE("heads that keep different numbers of tokens decode as attention over what each keeps",
+          "[decoder]") {
+  // GQA and MHA shapes; every KV head of every layer its own window, so the caches' heads hold
+  // 2, 5, 8, ... tokens. The reference sees exactly those positions per head.
+  const ModelConfig config = GENERATE(small_config(4, 2, false), small_config(4, 4, true),
+                                      small_config(8, 2, true));
+  const std::uint64_t seed = GENERATE(1, 2, 3);
+  const auto weights = std::make_shared<const DecoderWeights>(random_weights(config, seed));
+  const std::size_t T = 30;
+  const std::vector<int> tokens = random_tokens(T, config.vocab_size, seed + 7);
+  const ReferenceRun expected =
+      reference_forward(*weights, tokens, [](std::size_t, std::size_t g, std::size_t t,
+                                             std::size_t s) {
+        return t - s <= UnevenWindows::window(g);  // the window, and the token just read
+      });
+  Decoder decoder(weights, std::make_unique<UnevenWindows>(config.n_kv_heads));
+  double worst = 0.0, scale = 1.0;
+  for (std::size_t t = 0; t < T; ++t) {
+    const Vector& logits = decoder.forward(tokens[t]);
+    for (std::size_t v = 0; v < logits.size(); ++v) {
+      worst = std::max(worst, std::abs(logits(v) - expected.logits[t][v]));
+      scale = std::max(scale, std::abs(expected.logits[t][v]));
+    }
+    for (std::size_t g = 0; g < config.n_kv_heads; ++g) {
+      REQUIRE(decoder.cache(1).size(g) == std::min(t + 1, UnevenWindows::window(g)));
+      REQUIRE(decoder.evicted_tokens(1, g) == t + 1 - decoder.cache(1).size(g));
+    }
+  }
+  INFO("seed " << seed << ": max |diff| " << worst << ", scale " << scale);
+  CHECK(worst < 1e-5 * scale);
+  CHECK(scale > 1.0);
+  CHECK_THROWS_AS(decoder.evicted_tokens(0), std::logic_error);  // the heads differ
+  // The attention record holds each head's own slots.
+  decoder.set_record_attention(true);
+  decoder.reset();
+  for (std::size_t t = 0; t < 12; ++t) decoder.forward(tokens[t]);
+  const AttentionRecord& record = decoder.attention(2);
+  const std::size_t group = config.n_heads / config.n_kv_heads;
+  for (std::size_t h = 0; h < config.n_heads; ++h) {
+    // Recorded before the step's eviction: the window and the newest token.
+    const std::size_t g = h / group, held = std::min<std::size_t>(12, UnevenWindows::window(g) + 1);
+    REQUIRE(record.positions[g].size() == held);
+    double sum = 0.0;
+    for (std::size_t s = 0; s < record.weights.shape()[1]; ++s) {
+      if (s >= held) REQUIRE(record.weights(h, s) == 0.0f);
+      sum += record.weights(h, s);
+    }
+    CHECK(sum == Approx(1.0).margin(1e-5));
+  }
 }
 
 TEST_CASE("query head h reads kv head h over the group size", "[decoder]") {
@@ -471,7 +559,7 @@ TEST_CASE("decoder reset starts the same sequence over", "[decoder]") {
   decoder.reset();
   CHECK(decoder.position() == 0);
   CHECK(decoder.live_kv_bytes() == 0);
-  for (std::size_t l = 0; l < config.n_layers; ++l) CHECK(decoder.cache(l).size() == 0);
+  for (std::size_t l = 0; l < config.n_layers; ++l) CHECK(decoder.cache(l).uniform_size() == 0);
   for (std::size_t t = 0; t < tokens.size(); ++t) {
     INFO("position " << t);
     REQUIRE(copy_of(decoder.forward(tokens[t])) == first[t]);

@@ -36,8 +36,8 @@ namespace {
 CraftedAttention attention_by_position(const LayerKVCache& cache,
                                        const std::map<Position, float>& weights) {
   CraftedAttention attention(1, cache.capacity());
-  std::vector<float> row(cache.size());
-  for (std::size_t s = 0; s < cache.size(); ++s) row[s] = weights.at(cache.positions(0)[s]);
+  std::vector<float> row(cache.uniform_size());
+  for (std::size_t s = 0; s < cache.uniform_size(); ++s) row[s] = weights.at(cache.positions(0)[s]);
   attention.set_row(0, row);
   return attention;
 }
@@ -86,7 +86,7 @@ TEST_CASE("the decayed sum forgets old attention and evicts another token than t
       cache.append(zeros.data(), zeros.data(), Position(t));
       policy.after_attention(cache, attention_by_position(cache, steps[t]).view());
       INFO("step " << t);
-      REQUIRE(cache.size() == expected[t].size());
+      REQUIRE(cache.uniform_size() == expected[t].size());
       for (const auto& [position, value] : expected[t])
         CHECK(score_of(cache, 0, position) == value);
     }
@@ -110,7 +110,7 @@ TEST_CASE("decayed scores are sum_t gamma^(now - t) * a_t, head by head", "[h2o-
       seen.push_back(random_rows(H, t + 1, rng));
       policy.after_attention(cache, crafted(seen.back(), steps).view());
     }
-    REQUIRE(cache.size() == steps);
+    REQUIRE(cache.uniform_size() == steps);
     for (std::size_t g = 0; g < G; ++g) {
       // KV head g reads query heads 2g, 2g + 1 (per head) or all four (shared).
       const std::size_t first = mode == ScoringMode::PerHead ? g * (H / G) : 0;
@@ -147,11 +147,11 @@ TEST_CASE("the decayed policy evicts by the rule on scores kept by hand", "[h2o-
     std::vector<std::vector<float>> scores(G);
     for (std::size_t t = 0; t < steps; ++t) {
       cache.append(zeros.data(), zeros.data(), Position(t));
-      const std::vector<std::vector<float>> rows = random_rows(H, cache.size(), rng);
+      const std::vector<std::vector<float>> rows = random_rows(H, cache.uniform_size(), rng);
       for (std::size_t g = 0; g < G; ++g) {
         positions[g].push_back(Position(t));
         scores[g].push_back(0.0f);
-        for (std::size_t s = 0; s < cache.size(); ++s) {  // slot s -> its position's index
+        for (std::size_t s = 0; s < cache.uniform_size(); ++s) {  // slot s -> its position's index
           const Position p = cache.positions(g)[s];
           const auto i = static_cast<std::size_t>(
               std::find(positions[g].begin(), positions[g].end(), p) - positions[g].begin());

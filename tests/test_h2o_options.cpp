@@ -152,15 +152,15 @@ TEST_CASE("H2O's fused step decides as observe then choose_victims", "[h2o-optio
   for (std::size_t step = 0; step < steps; ++step) {
     fused.append(zeros.data(), zeros.data(), Position(step));
     general.append(zeros.data(), zeros.data(), Position(step));
-    const CraftedAttention attention = random_attention(H, fused.size(), budget + 1, rng);
+    const CraftedAttention attention = random_attention(H, fused.uniform_size(), budget + 1, rng);
     policy.after_attention(fused, attention.view());
     policy.CachePolicy::after_attention(general, attention.view());  // observe, then choose
     INFO("step " << step << ", mode " << to_string(mode) << ", " << to_string(score));
-    REQUIRE(fused.size() == general.size());
+    REQUIRE(fused.uniform_size() == general.uniform_size());
     for (std::size_t g = 0; g < G; ++g) {
-      REQUIRE(
-          std::equal(fused.positions(g), fused.positions(g) + fused.size(), general.positions(g)));
-      REQUIRE(std::equal(fused.scores(g), fused.scores(g) + fused.size(), general.scores(g)));
+      const std::size_t n = fused.uniform_size();
+      REQUIRE(std::equal(fused.positions(g), fused.positions(g) + n, general.positions(g)));
+      REQUIRE(std::equal(fused.scores(g), fused.scores(g) + n, general.scores(g)));
     }
   }
 }
@@ -202,7 +202,7 @@ TEST_CASE("compress keeps the one cut of the rule, head by head", "[h2o-options]
     }
     policy.compress(cache, heavy + recent);
     INFO("trial " << trial << ", heavy " << heavy << ", recent " << recent);
-    REQUIRE(cache.size() == heavy + recent);
+    REQUIRE(cache.uniform_size() == heavy + recent);
     for (std::size_t g = 0; g < G; ++g) CHECK(cache.sorted_positions(g) == expected[g]);
   }
 }
@@ -225,7 +225,7 @@ TEST_CASE("every policy's compress cuts to the asked size and keeps its promises
       policy->observe(cache, random_attention(H, p + 1, n, rng).view());
     }
     policy->compress(cache, keep);
-    REQUIRE(cache.size() == keep);
+    REQUIRE(cache.uniform_size() == keep);
     for (std::size_t g = 0; g < G; ++g) {
       const std::vector<Position> kept = cache.sorted_positions(g);
       if (kind.protects_newest) CHECK(kept.back() == Position(n - 1));

@@ -51,7 +51,7 @@ void append_position(LayerKVCache& cache, Position p) {
 void require_rows_follow_positions(const LayerKVCache& cache) {
   const std::size_t D = cache.head_dim();
   for (std::size_t g = 0; g < cache.n_kv_heads(); ++g) {
-    for (std::size_t s = 0; s < cache.size(); ++s) {
+    for (std::size_t s = 0; s < cache.uniform_size(); ++s) {
       const Position p = cache.positions(g)[s];
       for (std::size_t d = 0; d < D; ++d) {
         REQUIRE(cache.keys(g)[s * D + d] == key_number(g, p, d));
@@ -96,7 +96,7 @@ TEST_CASE("h2o per head mode keeps different tokens in different heads", "[h2o_p
   // head 1 scores [1.2, 1.7, 0.1] -> keeps 1 (heavy) and 2 (recent)
   step(2, {0.1f, 0.1f, 0.8f}, {0.1f, 0.8f, 0.1f});
 
-  REQUIRE(cache.size() == 2);
+  REQUIRE(cache.uniform_size() == 2);
   CHECK(cache.sorted_positions(0) == std::vector<Position>{0, 2});
   CHECK(cache.sorted_positions(1) == std::vector<Position>{1, 2});
   // A KV head's score adds the rows of its query heads: `group` identical rows each.
@@ -125,7 +125,7 @@ TEST_CASE("h2o shared mode keeps the same tokens in every head", "[h2o_policy]")
   step(1, {0.9f, 0.1f}, {0.1f, 0.9f});              // sum [1, 1]           -> scores [3, 1]
   step(2, {0.1f, 0.1f, 0.8f}, {0.1f, 0.8f, 0.1f});  // sum [0.2, 0.9, 0.9]  -> [3.2, 1.9, 0.9]
 
-  REQUIRE(cache.size() == 2);
+  REQUIRE(cache.uniform_size() == 2);
   CHECK(cache.sorted_positions(0) == std::vector<Position>{0, 2});
   CHECK(cache.sorted_positions(1) == std::vector<Position>{0, 2});
   for (std::size_t g = 0; g < G; ++g) {
@@ -338,7 +338,7 @@ TEST_CASE("h2o decisions in a decoder follow plan_keep step by step", "[h2o_poli
 
     INFO("step " << i << ", layer " << l << ", KV head " << g);
     REQUIRE(cache.sorted_positions(g) == expected);
-    for (std::size_t s = 0; s < cache.size(); ++s) {
+    for (std::size_t s = 0; s < cache.uniform_size(); ++s) {
       REQUIRE(cache.scores(g)[s] == head_scores.at(cache.positions(g)[s]));
     }
   };

@@ -48,12 +48,16 @@ void append_token(LayerKVCache& cache, Reference& ref, Position position) {
   for (auto& head : ref.heads) head.push_back(RefRow{position, 0.0f});
 }
 
-// Every live slot holds exactly the reference row; the live rows are slots [0, size()).
+// Every live slot holds exactly the reference row; the live rows of head g are slots
+// [0, size(g)), and the counts over all heads agree.
 void require_matches(const LayerKVCache& cache, const Reference& ref) {
   const std::size_t G = cache.n_kv_heads(), D = cache.head_dim();
+  std::size_t total = 0, largest = 0;
   for (std::size_t g = 0; g < G; ++g) {
-    REQUIRE(ref.heads[g].size() == cache.size());
-    for (std::size_t s = 0; s < cache.size(); ++s) {
+    REQUIRE(ref.heads[g].size() == cache.size(g));
+    total += cache.size(g);
+    largest = std::max(largest, cache.size(g));
+    for (std::size_t s = 0; s < cache.size(g); ++s) {
       const RefRow& row = ref.heads[g][s];
       INFO("head " << g << ", slot " << s);
       REQUIRE(cache.positions(g)[s] == row.position);
@@ -64,6 +68,16 @@ void require_matches(const LayerKVCache& cache, const Reference& ref) {
       }
     }
   }
+  REQUIRE(cache.total_size() == total);
+  REQUIRE(cache.max_size() == largest);
+  REQUIRE(cache.live_kv_numbers() == 2 * total * D);
+}
+
+// Evicts slot s of head g from the reference as the cache does: the last row moves into s.
+void remove_from_reference(Reference& ref, std::size_t g, std::size_t s) {
+  auto& head = ref.heads[g];
+  head[s] = head.back();
+  head.pop_back();
 }
 
 }  // namespace
@@ -73,7 +87,7 @@ TEST_CASE("kv cache refuses empty dimensions", "[kv_cache]") {
   CHECK_THROWS_AS(LayerKVCache(2, 0, 4), std::invalid_argument);
   CHECK_THROWS_AS(LayerKVCache(2, 8, 0), std::invalid_argument);
   const LayerKVCache cache(2, 8, 4);
-  CHECK(cache.size() == 0);
+  CHECK(cache.uniform_size() == 0);
   CHECK(cache.capacity() == 4);
   CHECK(cache.n_kv_heads() == 2);
   CHECK(cache.head_dim() == 8);
@@ -84,7 +98,7 @@ TEST_CASE("kv cache append keeps rows positions and scores together", "[kv_cache
   Reference ref{std::vector<std::vector<RefRow>>(3)};
   for (Position p = 0; p < 5; ++p) {
     append_token(cache, ref, p);
-    CHECK(cache.size() == static_cast<std::size_t>(p + 1));
+    CHECK(cache.uniform_size() == static_cast<std::size_t>(p + 1));
     require_matches(cache, ref);
   }
   // New tokens enter with score 0 even into a slot that held a scored token before.
@@ -99,7 +113,8 @@ TEST_CASE("kv cache append keeps rows positions and scores together", "[kv_cache
 }
 
 TEST_CASE("kv cache swap remove matches a reference model", "[kv_cache]") {
-  // Random appends, evictions (a different slot in each head) and score updates.
+  // Random appends, evictions (a different slot in each head, or one head alone, so the heads'
+  // counts drift apart) and score updates.
   const std::uint64_t seed = GENERATE(range(1, 31));
   Rng rng(seed);
   const std::size_t G = 1 + rng.below(4), D = 1 + rng.below(6), S = 1 + rng.below(12);
@@ -107,22 +122,32 @@ TEST_CASE("kv cache swap remove matches a reference model", "[kv_cache]") {
   Reference ref{std::vector<std::vector<RefRow>>(G)};
   Position next = 0;
   INFO("seed " << seed << ", G " << G << ", D " << D << ", S " << S);
-  for (int step = 0; step < 200; ++step) {
-    const std::uint32_t action = rng.below(3);
-    if (action == 0 && cache.size() < S) {
+  auto smallest = [&] {
+    std::size_t n = cache.size(0);
+    for (std::size_t g = 1; g < G; ++g) n = std::min(n, cache.size(g));
+    return n;
+  };
+  for (int step = 0; step < 300; ++step) {
+    const std::uint32_t action = rng.below(4);
+    if (action == 0 && cache.max_size() < S) {
       append_token(cache, ref, next++);
-    } else if (action == 1 && cache.size() > 0) {
+    } else if (action == 1 && smallest() > 0) {
       std::vector<std::size_t> slots(G);  // (G,)
       for (std::size_t g = 0; g < G; ++g) {
-        slots[g] = rng.below(static_cast<std::uint32_t>(cache.size()));
-        auto& head = ref.heads[g];
-        head[slots[g]] = head.back();
-        head.pop_back();
+        slots[g] = rng.below(static_cast<std::uint32_t>(cache.size(g)));
+        remove_from_reference(ref, g, slots[g]);
       }
       cache.remove_one_per_head(slots.data());
-    } else if (cache.size() > 0) {
+    } else if (action == 2) {
+      const std::size_t g = rng.below(static_cast<std::uint32_t>(G));
+      if (cache.size(g) == 0) continue;
+      const std::size_t s = rng.below(static_cast<std::uint32_t>(cache.size(g)));
+      remove_from_reference(ref, g, s);
+      cache.remove_slot(g, s);
+    } else {
       for (std::size_t g = 0; g < G; ++g) {
-        const std::size_t s = rng.below(static_cast<std::uint32_t>(cache.size()));
+        if (cache.size(g) == 0) continue;
+        const std::size_t s = rng.below(static_cast<std::uint32_t>(cache.size(g)));
         const float add = static_cast<float>(rng.below(8));  // small whole numbers: exact sums
         cache.scores(g)[s] += add;
         ref.heads[g][s].score += add;
@@ -176,7 +201,6 @@ TEST_CASE("kv cache refuses bad keep lists and leaves itself unchanged", "[kv_ca
   for (Position p = 0; p < 4; ++p) append_token(cache, ref, p);
 
   CHECK_THROWS_AS(cache.keep_per_head({{0, 1}}), std::invalid_argument);          // one list
-  CHECK_THROWS_AS(cache.keep_per_head({{0, 1}, {2}}), std::invalid_argument);     // uneven
   CHECK_THROWS_AS(cache.keep_per_head({{0, 1}, {2, 4}}), std::out_of_range);      // slot 4 dead
   CHECK_THROWS_AS(cache.keep_per_head({{0, 9}, {2, 3}}), std::out_of_range);      // first head
   CHECK_THROWS_AS(cache.keep_per_head({{0, 1}, {2, 2}}), std::invalid_argument);  // twice
@@ -194,7 +218,59 @@ TEST_CASE("kv cache refuses bad evictions and leaves itself unchanged", "[kv_cac
   // Heads 0 and 1 name live slots; head 2 names slot 4, which is not live. Nothing may move.
   const std::size_t bad[3] = {0, 1, 4};
   CHECK_THROWS_AS(cache.remove_one_per_head(bad), std::out_of_range);
+  CHECK_THROWS_AS(cache.remove_slot(3, 0), std::out_of_range);  // no head 3
+  CHECK_THROWS_AS(cache.remove_slot(1, 4), std::out_of_range);  // slot 4 is not live
   require_matches(cache, ref);
+  // A head emptied alone: the others still evict one by one, the empty head refuses.
+  for (std::size_t s = 0; s < 4; ++s) {
+    cache.remove_slot(2, 0);
+    remove_from_reference(ref, 2, 0);
+  }
+  CHECK_THROWS_AS(cache.remove_slot(2, 0), std::out_of_range);
+  const std::size_t two_heads[3] = {0, 0, 0};
+  CHECK_THROWS_AS(cache.remove_one_per_head(two_heads), std::logic_error);  // head 2 is empty
+  require_matches(cache, ref);
+}
+
+TEST_CASE("kv cache heads hold their own numbers of tokens", "[kv_cache]") {
+  // Two KV heads, four tokens each; head 0 evicts two of them alone, then head 1 keeps three.
+  LayerKVCache cache(2, 3, 6);
+  Reference ref{std::vector<std::vector<RefRow>>(2)};
+  for (Position p = 0; p < 4; ++p) append_token(cache, ref, p);
+  CHECK(cache.uniform_size() == 4);
+  cache.remove_slot(0, 1);  // position 3 moves into slot 1
+  remove_from_reference(ref, 0, 1);
+  cache.remove_slot(0, 0);  // position 2 moves into slot 0
+  remove_from_reference(ref, 0, 0);
+  require_matches(cache, ref);
+  CHECK(cache.size(0) == 2);
+  CHECK(cache.size(1) == 4);
+  CHECK(cache.sorted_positions(0) == std::vector<Position>{2, 3});
+  CHECK(cache.sorted_positions(1) == std::vector<Position>{0, 1, 2, 3});
+  CHECK_THROWS_AS(cache.uniform_size(), std::logic_error);  // the heads differ now
+  CHECK(cache.live_kv_bytes() == 2 * (2 + 4) * 3 * sizeof(float));
+
+  // The next token lands in each head's own next slot; keep lists may differ in length.
+  append_token(cache, ref, 4);
+  CHECK(cache.positions(0)[2] == 4);
+  CHECK(cache.positions(1)[4] == 4);
+  cache.keep_per_head({{2, 0}, {4, 1, 0}});
+  ref.heads[0] = {ref.heads[0][2], ref.heads[0][0]};
+  ref.heads[1] = {ref.heads[1][4], ref.heads[1][1], ref.heads[1][0]};
+  require_matches(cache, ref);
+  CHECK(cache.sorted_positions(0) == std::vector<Position>{2, 4});
+  CHECK(cache.sorted_positions(1) == std::vector<Position>{0, 1, 4});
+
+  // Full means one head is at capacity: the others cannot take another token either.
+  append_token(cache, ref, 5);
+  append_token(cache, ref, 6);
+  append_token(cache, ref, 7);
+  CHECK(cache.size(1) == 6);
+  std::vector<float> row(2 * 3, 0.0f);
+  CHECK_THROWS_AS(cache.append(row.data(), row.data(), 8), std::length_error);
+  require_matches(cache, ref);
+  cache.clear();
+  CHECK(cache.uniform_size() == 0);
 }
 
 TEST_CASE("kv cache refuses to append past its capacity", "[kv_cache]") {
@@ -204,7 +280,7 @@ TEST_CASE("kv cache refuses to append past its capacity", "[kv_cache]") {
   std::vector<float> row(8, 1.0f);
   CHECK_THROWS_AS(cache.append(row.data(), row.data(), 3), std::length_error);
   CHECK_THROWS_WITH(cache.append(row.data(), row.data(), 3), h2o_catch::Contains("full (3 slots)"));
-  CHECK(cache.size() == 3);
+  CHECK(cache.uniform_size() == 3);
   require_matches(cache, ref);
 }
 
@@ -223,7 +299,7 @@ TEST_CASE("kv cache counts live and reserved bytes", "[kv_cache]") {
   cache.remove_one_per_head(slots);
   CHECK(cache.live_kv_bytes() == 2 * G * 6 * D * sizeof(float));
   cache.clear();
-  CHECK(cache.size() == 0);
+  CHECK(cache.uniform_size() == 0);
   CHECK(cache.live_kv_bytes() == 0);
   CHECK(cache.reserved_kv_bytes() == reserved);
 }

@@ -196,20 +196,20 @@ TEST_CASE("a quantised cache under random evictions holds KIVI's numbers", "[kv_
         live.insert(p);
         // Evict one slot (the same position in every head, so one reference serves all heads)
         // when full, or now and then.
-        if (cache.size() == S || rng.below(3) == 0) {
-          const std::size_t slot = rng.below(static_cast<std::uint32_t>(cache.size()));
+        if (cache.uniform_size() == S || rng.below(3) == 0) {
+          const std::size_t slot = rng.below(static_cast<std::uint32_t>(cache.uniform_size()));
           const Position gone = cache.positions(0)[slot];
           std::vector<std::size_t> slots(G);
           for (std::size_t g = 0; g < G; ++g) {
             slots[g] = static_cast<std::size_t>(
-                std::find(cache.positions(g), cache.positions(g) + cache.size(), gone) -
+                std::find(cache.positions(g), cache.positions(g) + cache.uniform_size(), gone) -
                 cache.positions(g));
           }
           cache.remove_one_per_head(slots.data());
           live.erase(gone);
         }
         for (std::size_t g = 0; g < G; ++g) {
-          for (std::size_t s = 0; s < cache.size(); ++s) {
+          for (std::size_t s = 0; s < cache.uniform_size(); ++s) {
             const Position q = cache.positions(g)[s];
             const bool quantised = expect_k.count(q) > 0;
             const std::vector<float>& want_k = quantised ? expect_k[q] : keys[q];
@@ -242,7 +242,7 @@ TEST_CASE("attention over a quantised cache is attention over its dequantised ro
   cache.remove_one_per_head(slots);
   std::vector<float> queries(Q * D), buffer(D);
   for (float& x : queries) x = rng.normal();
-  const std::size_t T = cache.size();
+  const std::size_t T = cache.uniform_size();
   for (std::size_t g = 0; g < G; ++g) {
     std::vector<float> keys(T * D), values(T * D);  // (T, D) dequantised
     for (std::size_t t = 0; t < T; ++t) {

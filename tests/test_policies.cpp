@@ -67,7 +67,7 @@ std::vector<Position> span(Position first, Position last) {
 std::vector<std::vector<Position>> slot_positions(const LayerKVCache& cache) {
   std::vector<std::vector<Position>> out;
   for (std::size_t g = 0; g < cache.n_kv_heads(); ++g) {
-    out.emplace_back(cache.positions(g), cache.positions(g) + cache.size());
+    out.emplace_back(cache.positions(g), cache.positions(g) + cache.uniform_size());
   }
   return out;
 }
@@ -134,7 +134,7 @@ TEST_CASE("the sliding window keeps exactly the last tokens", "[policies]") {
       for (std::size_t g = 0; g < c.n_kv_heads; ++g) {
         INFO("step " << i << ", layer " << l << ", KV head " << g);
         REQUIRE(cache.sorted_positions(g) == expected);
-        for (std::size_t s = 0; s < cache.size(); ++s) REQUIRE(cache.scores(g)[s] == 0.0f);
+        for (std::size_t s = 0; s < cache.uniform_size(); ++s) REQUIRE(cache.scores(g)[s] == 0.0f);
       }
     }
   }
@@ -232,7 +232,7 @@ TEST_CASE("random eviction picks every unprotected token equally often", "[polic
     LayerKVCache cache(1, 1, 5);
     for (Position p = 0; p < 5; ++p) append_position(cache, p);
     policy.after_attention(cache, no_attention.view());
-    REQUIRE(cache.size() == 4);
+    REQUIRE(cache.uniform_size() == 4);
     const std::vector<Position> kept = cache.sorted_positions(0);
     for (Position p = 0; p < 5; ++p) {
       if (!std::binary_search(kept.begin(), kept.end(), p)) ++evicted[static_cast<std::size_t>(p)];
@@ -266,7 +266,7 @@ TEST_CASE("tova evicts the lowest attention of the current step in each kv head"
   SECTION("per head: each KV head drops its own least attended token") {
     TovaPolicy policy(CacheBudget{0, 3}, ScoringMode::PerHead);
     policy.after_attention(cache, att.view());
-    REQUIRE(cache.size() == 3);
+    REQUIRE(cache.uniform_size() == 3);
     CHECK(cache.sorted_positions(0) == std::vector<Position>{0, 2, 3});
     CHECK(cache.sorted_positions(1) == std::vector<Position>{0, 1, 2});  // the newest token went
     CHECK(score_of(cache, 0, 0) == 0.75f);
@@ -290,7 +290,7 @@ TEST_CASE("tova evicts the lowest attention of the current step in each kv head"
   SECTION("under budget: scores are overwritten and nothing is evicted") {
     TovaPolicy policy(CacheBudget{0, 4}, ScoringMode::PerHead);
     policy.after_attention(cache, att.view());
-    REQUIRE(cache.size() == 4);
+    REQUIRE(cache.uniform_size() == 4);
     CHECK(score_of(cache, 0, 1) == 0.25f);
     CHECK(score_of(cache, 1, 3) == 0.125f);
   }
@@ -352,7 +352,7 @@ TEST_CASE("tova decisions in a decoder follow the recorded attention step by ste
 
     INFO("step " << i << ", layer " << l << ", KV head " << g);
     REQUIRE(cache.sorted_positions(g) == expected);
-    for (std::size_t s = 0; s < cache.size(); ++s) {
+    for (std::size_t s = 0; s < cache.uniform_size(); ++s) {
       const auto at = std::find(slots.begin(), slots.end(), cache.positions(g)[s]);
       REQUIRE(cache.scores(g)[s] == mean[static_cast<std::size_t>(at - slots.begin())]);
     }
@@ -381,7 +381,7 @@ TEST_CASE("a policy whose budget covers the sequence matches the full cache", "[
     for (std::size_t v = 0; v < c.vocab_size; ++v) REQUIRE(got(v) == expected(v));
   }
   CHECK(policy.evicted_tokens(0) == 0);
-  CHECK(policy.cache(0).size() == steps);
+  CHECK(policy.cache(0).uniform_size() == steps);
 }
 
 TEST_CASE("every policy that reduces to a sliding window gives its logits bit for bit",
@@ -503,10 +503,10 @@ TEST_CASE("every policy evicts one token a step and refuses a cache two over bud
   att.set_row(0, {0.25f, 0.25f, 0.25f, 0.25f});
   att.set_row(1, {0.25f, 0.25f, 0.25f, 0.25f});
   CHECK_THROWS_AS(policy->after_attention(crowded, att.view()), std::logic_error);
-  CHECK(crowded.size() == 4);  // refused before anything moved
+  CHECK(crowded.uniform_size() == 4);  // refused before anything moved
 
   LayerKVCache one_over(2, 2, 4);
   for (Position p = 0; p < 3; ++p) append_position(one_over, p);
   policy->after_attention(one_over, att.view());
-  CHECK(one_over.size() == 2);
+  CHECK(one_over.uniform_size() == 2);
 }

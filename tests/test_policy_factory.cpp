@@ -118,7 +118,7 @@ void random_step(CachePolicy& policy, LayerKVCache& cache, Position position, st
   for (float& k : keys) k = rng.normal();
   for (float& v : values) v = rng.normal();
   cache.append(keys.data(), values.data(), position);
-  const std::size_t T = cache.size();
+  const std::size_t T = cache.uniform_size();
   std::vector<float> weights(n_heads * T);  // (H, T)
   for (std::size_t h = 0; h < n_heads; ++h) {
     float* row = weights.data() + h * T;
@@ -377,7 +377,7 @@ TEST_CASE("a factory h2o policy with a small budget evicts one token per step") 
   Decoder decoder(weights, make_policy("h2o", settings));
   for (int pos = 0; pos < 20; ++pos) decoder.forward(pos + 3);
   for (std::size_t layer = 0; layer < config.n_layers; ++layer) {
-    CHECK(decoder.cache(layer).size() == 5);
+    CHECK(decoder.cache(layer).uniform_size() == 5);
     CHECK(decoder.evicted_tokens(layer) == 15);
   }
 }

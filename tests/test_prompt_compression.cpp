@@ -89,7 +89,7 @@ TEST_CASE("prompt compression cuts once to plan_keep's tokens and keeps the budg
   for (std::size_t l = 0; l < c.n_layers; ++l) {
     const LayerKVCache& cache = decoder.cache(l);
     const LayerKVCache& all = watcher.cache(l);
-    REQUIRE(cache.size() == budget);
+    REQUIRE(cache.uniform_size() == budget);
     CHECK(decoder.evicted_tokens(l) == P - budget);
     for (std::size_t g = 0; g < c.n_kv_heads; ++g) {
       const std::vector<Position> positions(all.positions(g), all.positions(g) + P);
@@ -135,7 +135,7 @@ TEST_CASE("teacher forcing reads a compressed prompt, then the rest token by tok
   for (std::size_t t = 0; t < 50; ++t) {
     CHECK(cut.token_nll[t] == Approx(reference.token_nll[t]).epsilon(1e-5));
   }
-  CHECK(small.cache(0).size() == 10);
+  CHECK(small.cache(0).uniform_size() == 10);
 
   Decoder again(weights, make_policy("full"), 100);
   options.compressed_prompt = 80;
@@ -153,12 +153,12 @@ TEST_CASE("read_prompt_compressed refuses what it cannot do", "[prompt-compressi
   CHECK(decoder.position() == 0);
   // A failed prompt leaves the decoder usable: nothing observed-only lingers.
   decoder.read_prompt_compressed({1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12});
-  CHECK(decoder.cache(0).size() == 8);
+  CHECK(decoder.cache(0).uniform_size() == 8);
   CHECK(h2o_test::error_of<std::logic_error>([&] { decoder.read_prompt_compressed({1}); }) ==
         "read_prompt_compressed: the prompt must come first (position 0)");
   decoder.reset();
   decoder.read_prompt_compressed({1, 2, 3});
-  CHECK(decoder.cache(0).size() == 3);
+  CHECK(decoder.cache(0).uniform_size() == 3);
 }
 
 // =============================================================================================
@@ -242,7 +242,7 @@ TEST_CASE("knorm keeps the recent window and the shortest keys", "[prompt-compre
   CHECK(cache.sorted_positions(0) == std::vector<Position>{1, 3, 4});
   // Token by token the decoder asks for one victim at a time: the same tokens go.
   std::size_t victim = 0;
-  while (stepwise.size() > 3) {
+  while (stepwise.uniform_size() > 3) {
     policy->choose_victims(stepwise, &victim);
     stepwise.remove_one_per_head(&victim);
   }
@@ -395,7 +395,7 @@ TEST_CASE("snapkv decodes token by token exactly as h2o", "[prompt-compression]"
   h2o_prompt.read_prompt_compressed(prompt);
   bool differ = false;
   for (std::size_t l = 0; l < weights->config.n_layers; ++l) {
-    REQUIRE(snap_prompt.cache(l).size() == 20);
+    REQUIRE(snap_prompt.cache(l).uniform_size() == 20);
     for (std::size_t g = 0; g < weights->config.n_kv_heads; ++g) {
       differ |= snap_prompt.cache(l).sorted_positions(g) != h2o_prompt.cache(l).sorted_positions(g);
       // The observation window (the last 10 prompt tokens) is always kept.

@@ -289,24 +289,25 @@ TEST_CASE("the library h2o policy makes the toy cache's online decisions", "[toy
   for (Position p = 0; p < 60; ++p) {
     toy.append(word_for(p), p, key_for(p, 1), value_for(p, 1));
     cache.append(unused_row, unused_row, p);
-    std::vector<float> by_slot(n_heads * cache.size());  // (H, T) in the library's slot order
+    const std::size_t T = cache.uniform_size();
+    std::vector<float> by_slot(n_heads * T);  // (H, T) in the library's slot order
     for (std::size_t h = 0; h < n_heads; ++h) {
       const std::vector<float> attention = random_attention(rng, toy.size());
       for (std::size_t s = 0; s < toy.size(); ++s) toy.h2o_scores[s] += attention[s];
-      for (std::size_t slot = 0; slot < cache.size(); ++slot) {
+      for (std::size_t slot = 0; slot < T; ++slot) {
         const auto at =
             std::find(toy.positions.begin(), toy.positions.end(), cache.positions(0)[slot]);
         REQUIRE(at != toy.positions.end());
-        by_slot[h * cache.size() + slot] =
+        by_slot[h * T + slot] =
             attention[static_cast<std::size_t>(at - toy.positions.begin())];
       }
     }
-    policy.after_attention(cache, h2o::StepAttention{by_slot.data(), n_heads, cache.size()});
+    policy.after_attention(cache, h2o::StepAttention{by_slot.data(), n_heads, T});
     if (toy.size() > budget.total()) {
       toy.keep(h2o::plan_keep(toy.positions, toy.h2o_scores, budget).kept);
     }
     REQUIRE(cache.sorted_positions(0) == toy.positions);
-    for (std::size_t slot = 0; slot < cache.size(); ++slot) {
+    for (std::size_t slot = 0; slot < cache.uniform_size(); ++slot) {
       const auto at =
           std::find(toy.positions.begin(), toy.positions.end(), cache.positions(0)[slot]);
       CHECK(toy.h2o_scores[static_cast<std::size_t>(at - toy.positions.begin())] ==

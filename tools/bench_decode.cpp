@@ -194,7 +194,7 @@ EvictionCost measure_eviction(const ModelConfig& c, std::size_t budget, std::siz
     for (std::size_t g = 0; g < G; ++g) {
       const std::size_t h = g * group;
       attend_group_into(&queries[(row * H + h) * D], group, cache.keys(g), cache.values(g),
-                        cache.size(), D, &weights[h * stride], stride, &outputs[h * D]);
+                        cache.size(g), D, &weights[h * stride], stride, &outputs[h * D]);
     }
     const Clock::time_point t1 = Clock::now();
     policy.after_attention(cache, StepAttention{weights.data(), H, stride});

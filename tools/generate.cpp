@@ -177,7 +177,7 @@ int generate(int argc, char** argv) {
   }
   std::cerr << "positions run: " << decoder.position() << "\n";
   std::cerr << "KV cache in use: " << decoder.live_kv_bytes() << " bytes ("
-            << decoder.cache(0).size() << " tokens per KV head, " << config.n_layers << " layers), "
+            << decoder.cache(0).uniform_size() << " tokens per KV head, " << config.n_layers << " layers), "
             << decoder.reserved_kv_bytes() << " bytes reserved"
             << (options.kv_format.quantised()
                     ? " (" + h2o::describe_kv_format(options.kv_format) + ")"

@@ -67,7 +67,11 @@ void gather_rows(T* base, std::size_t width, const std::vector<std::size_t>& slo
 
 LayerKVCache::LayerKVCache(std::size_t n_kv_heads, std::size_t head_dim, std::size_t capacity,
                            const KvFormat& format, std::size_t max_positions)
-    : n_kv_heads_(n_kv_heads), head_dim_(head_dim), capacity_(capacity), format_(format) {
+    : n_kv_heads_(n_kv_heads),
+      head_dim_(head_dim),
+      capacity_(capacity),
+      sizes_(n_kv_heads, 0),
+      format_(format) {
   if (n_kv_heads == 0 || head_dim == 0 || capacity == 0) {
     throw std::invalid_argument("LayerKVCache: KV heads, head_dim and capacity must all be >= 1");
   }
@@ -102,7 +106,7 @@ LayerKVCache::LayerKVCache(std::size_t n_kv_heads, std::size_t head_dim, std::si
 }
 
 void LayerKVCache::clear() {
-  size_ = 0;
+  std::fill(sizes_.begin(), sizes_.end(), std::size_t{0});
   if (!format_.quantised()) return;
   open_group_ = -1;
   const std::size_t key_groups = free_groups_.shape()[1], residual_rows = free_residual_.shape()[1];
@@ -118,6 +122,27 @@ void LayerKVCache::clear() {
     free_group_count_[g] = key_groups;
     free_residual_count_[g] = residual_rows;
   }
+}
+
+std::size_t LayerKVCache::uniform_size() const {
+  for (std::size_t g = 1; g < n_kv_heads_; ++g) {
+    if (sizes_[g] != sizes_[0]) {
+      throw std::logic_error("LayerKVCache: KV head " + std::to_string(g) + " holds " +
+                             std::to_string(sizes_[g]) + " tokens and head 0 holds " +
+                             std::to_string(sizes_[0]) + " (ask size(g) per head)");
+    }
+  }
+  return sizes_[0];
+}
+
+std::size_t LayerKVCache::max_size() const {
+  return *std::max_element(sizes_.begin(), sizes_.end());
+}
+
+std::size_t LayerKVCache::total_size() const {
+  std::size_t total = 0;
+  for (std::size_t n : sizes_) total += n;
+  return total;
 }
 
 const float* LayerKVCache::keys(std::size_t g) const {
@@ -161,16 +186,17 @@ const float* LayerKVCache::value_row(std::size_t g, std::size_t slot, float* buf
 }
 
 const float* LayerKVCache::newest_key(std::size_t g) const {
-  if (size_ == 0) throw std::logic_error("LayerKVCache::newest_key: the cache is empty");
-  if (format_.quantised() && group_of_(g, size_ - 1) != kResidual) {
+  const std::size_t n = sizes_[g];
+  if (n == 0) throw std::logic_error("LayerKVCache::newest_key: the cache is empty");
+  if (format_.quantised() && group_of_(g, n - 1) != kResidual) {
     throw std::logic_error("LayerKVCache::newest_key: the newest slot is already quantised");
   }
-  return key_row(g, size_ - 1, nullptr);
+  return key_row(g, n - 1, nullptr);
 }
 
 std::size_t LayerKVCache::quantised_rows(std::size_t g) const {
   if (!format_.quantised()) return 0;
-  return size_ - (free_residual_.shape()[1] - free_residual_count_[g]);
+  return sizes_[g] - (free_residual_.shape()[1] - free_residual_count_[g]);
 }
 
 void LayerKVCache::quantise_residual() {
@@ -184,7 +210,7 @@ void LayerKVCache::quantise_residual() {
     for (std::size_t d = 0; d < D; ++d) {
       float lo = 0.0f, hi = 0.0f;
       bool first = true;
-      for (std::size_t s = 0; s < size_; ++s) {
+      for (std::size_t s = 0; s < sizes_[g]; ++s) {
         if (group_of_(g, s) != kResidual) continue;
         const float x = residual_keys_(g, static_cast<std::size_t>(residual_of_(g, s)), d);
         lo = first ? x : std::min(lo, x);
@@ -195,7 +221,7 @@ void LayerKVCache::quantise_residual() {
       group_scale_(g, group, d) = step.scale;
       group_zero_(g, group, d) = step.zero;
     }
-    for (std::size_t s = 0; s < size_; ++s) {
+    for (std::size_t s = 0; s < sizes_[g]; ++s) {
       if (group_of_(g, s) != kResidual) continue;
       const auto r = static_cast<std::size_t>(residual_of_(g, s));
       const float* key = &residual_keys_(g, r, 0);
@@ -248,7 +274,7 @@ void LayerKVCache::move_slot(std::size_t g, std::size_t from, std::size_t to) {
 }
 
 void LayerKVCache::append(const float* keys, const float* values, Position position) {
-  if (size_ == capacity_) {
+  if (max_size() == capacity_) {
     throw std::length_error("LayerKVCache is full (" + std::to_string(capacity_) +
                             " slots): the policy must evict before the next token");
   }
@@ -264,76 +290,69 @@ void LayerKVCache::append(const float* keys, const float* values, Position posit
       const auto row = static_cast<std::size_t>(r);
       std::copy(keys + g * head_dim_, keys + (g + 1) * head_dim_, &residual_keys_(g, row, 0));
       std::copy(values + g * head_dim_, values + (g + 1) * head_dim_, &residual_values_(g, row, 0));
-      group_of_(g, size_) = kResidual;
-      residual_of_(g, size_) = r;
-      positions_(g, size_) = position;
-      scores_(g, size_) = 0.0f;
+      const std::size_t slot = sizes_[g]++;
+      group_of_(g, slot) = kResidual;
+      residual_of_(g, slot) = r;
+      positions_(g, slot) = position;
+      scores_(g, slot) = 0.0f;
     }
-    ++size_;
     return;
   }
   for (std::size_t g = 0; g < n_kv_heads_; ++g) {
-    std::copy(keys + g * head_dim_, keys + (g + 1) * head_dim_, &keys_(g, size_, 0));
-    std::copy(values + g * head_dim_, values + (g + 1) * head_dim_, &values_(g, size_, 0));
-    positions_(g, size_) = position;
-    scores_(g, size_) = 0.0f;
+    const std::size_t slot = sizes_[g]++;
+    std::copy(keys + g * head_dim_, keys + (g + 1) * head_dim_, &keys_(g, slot, 0));
+    std::copy(values + g * head_dim_, values + (g + 1) * head_dim_, &values_(g, slot, 0));
+    positions_(g, slot) = position;
+    scores_(g, slot) = 0.0f;
   }
-  ++size_;
+}
+
+void LayerKVCache::remove_slot(std::size_t g, std::size_t slot) {
+  if (g >= n_kv_heads_) throw std::out_of_range("LayerKVCache: no KV head " + std::to_string(g));
+  if (slot >= sizes_[g]) {
+    throw std::out_of_range(sizes_[g] == 0 ? "LayerKVCache: nothing to evict"
+                                           : "LayerKVCache: evicting a slot that is not live");
+  }
+  const std::size_t last = --sizes_[g];
+  if (format_.quantised()) {
+    release_slot(g, slot);
+    if (slot != last) move_slot(g, last, slot);
+    return;
+  }
+  if (slot == last) return;
+  // Raw row pointers (no per-element index arithmetic): this runs once per layer, head and token.
+  const std::size_t D = head_dim_;
+  float* key_to = &keys_(g, slot, 0);
+  float* value_to = &values_(g, slot, 0);
+  const float* key_from = &keys_(g, last, 0);
+  const float* value_from = &values_(g, last, 0);
+  for (std::size_t d = 0; d < D; ++d) key_to[d] = key_from[d];
+  for (std::size_t d = 0; d < D; ++d) value_to[d] = value_from[d];
+  positions_(g, slot) = positions_(g, last);
+  scores_(g, slot) = scores_(g, last);
 }
 
 void LayerKVCache::remove_one_per_head(const std::size_t* slot_per_head) {
-  if (size_ == 0) throw std::logic_error("LayerKVCache: nothing to evict");
-  const std::size_t last = size_ - 1;
   // Check every head before moving any row, so a refused call leaves the cache unchanged.
   for (std::size_t g = 0; g < n_kv_heads_; ++g) {
-    if (slot_per_head[g] > last) {
+    if (sizes_[g] == 0) throw std::logic_error("LayerKVCache: nothing to evict");
+    if (slot_per_head[g] >= sizes_[g]) {
       throw std::out_of_range("LayerKVCache: evicting a slot that is not live");
     }
   }
-  if (format_.quantised()) {
-    for (std::size_t g = 0; g < n_kv_heads_; ++g) {
-      release_slot(g, slot_per_head[g]);
-      if (slot_per_head[g] != last) move_slot(g, last, slot_per_head[g]);
-    }
-    --size_;
-    return;
-  }
-  // Raw row pointers (no per-element index arithmetic): this runs once per layer and token.
-  const std::size_t D = head_dim_, rows = capacity_ * D;
-  float* keys = keys_.data();
-  float* values = values_.data();
-  Position* positions = positions_.data();
-  float* scores = scores_.data();
-  for (std::size_t g = 0; g < n_kv_heads_; ++g) {
-    const std::size_t slot = slot_per_head[g];
-    if (slot == last) continue;
-    float* key_to = keys + g * rows + slot * D;
-    float* value_to = values + g * rows + slot * D;
-    const float* key_from = keys + g * rows + last * D;
-    const float* value_from = values + g * rows + last * D;
-    for (std::size_t d = 0; d < D; ++d) key_to[d] = key_from[d];
-    for (std::size_t d = 0; d < D; ++d) value_to[d] = value_from[d];
-    positions[g * capacity_ + slot] = positions[g * capacity_ + last];
-    scores[g * capacity_ + slot] = scores[g * capacity_ + last];
-  }
-  --size_;
+  for (std::size_t g = 0; g < n_kv_heads_; ++g) remove_slot(g, slot_per_head[g]);
 }
 
 void LayerKVCache::keep_per_head(const std::vector<std::vector<std::size_t>>& slots_per_head) {
   if (slots_per_head.size() != n_kv_heads_) {
     throw std::invalid_argument("LayerKVCache::keep_per_head: need one slot list per KV head");
   }
-  const std::size_t kept = slots_per_head[0].size();
   // Check every list before moving any row, so a refused call leaves the cache unchanged.
-  for (const auto& slots : slots_per_head) {
-    if (slots.size() != kept) {
-      throw std::invalid_argument(
-          "LayerKVCache::keep_per_head: every head must keep as many slots");
-    }
+  for (std::size_t g = 0; g < n_kv_heads_; ++g) {
     // A slot listed twice would duplicate a token (and could write past the capacity).
-    std::vector<bool> listed(size_, false);
-    for (std::size_t s : slots) {
-      if (s >= size_) throw std::out_of_range("LayerKVCache::keep_per_head: slot is not live");
+    std::vector<bool> listed(sizes_[g], false);
+    for (std::size_t s : slots_per_head[g]) {
+      if (s >= sizes_[g]) throw std::out_of_range("LayerKVCache::keep_per_head: slot is not live");
       if (listed[s]) throw std::invalid_argument("LayerKVCache::keep_per_head: slot listed twice");
       listed[s] = true;
     }
@@ -342,9 +361,9 @@ void LayerKVCache::keep_per_head(const std::vector<std::vector<std::size_t>>& sl
     const std::size_t P = row_bytes_, VG = value_scale_.shape()[2];
     for (std::size_t g = 0; g < n_kv_heads_; ++g) {
       const auto& slots = slots_per_head[g];
-      std::vector<bool> kept_slot(size_, false);
+      std::vector<bool> kept_slot(sizes_[g], false);
       for (std::size_t s : slots) kept_slot[s] = true;
-      for (std::size_t s = 0; s < size_; ++s) {
+      for (std::size_t s = 0; s < sizes_[g]; ++s) {
         if (!kept_slot[s]) release_slot(g, s);
       }
       gather_rows(&key_codes_(g, 0, 0), P, slots);
@@ -355,12 +374,13 @@ void LayerKVCache::keep_per_head(const std::vector<std::vector<std::size_t>>& sl
       gather_rows(&residual_of_(g, 0), 1, slots);
       gather_rows(&positions_(g, 0), 1, slots);
       gather_rows(&scores_(g, 0), 1, slots);
+      sizes_[g] = slots.size();
     }
-    size_ = kept;
     return;
   }
   for (std::size_t g = 0; g < n_kv_heads_; ++g) {
     const auto& slots = slots_per_head[g];
+    const std::size_t kept = slots.size();
     // Gather through copies, so any order of slots is safe.
     Matrix kept_keys = xt::zeros<float>({kept, head_dim_});    // (n, D)
     Matrix kept_values = xt::zeros<float>({kept, head_dim_});  // (n, D)
@@ -379,8 +399,8 @@ void LayerKVCache::keep_per_head(const std::vector<std::vector<std::size_t>>& sl
       positions_(g, i) = kept_positions[i];
       scores_(g, i) = kept_scores[i];
     }
+    sizes_[g] = kept;
   }
-  size_ = kept;
 }
 
 std::size_t LayerKVCache::live_kv_bytes() const {
@@ -392,7 +412,7 @@ std::size_t LayerKVCache::live_kv_bytes() const {
   for (std::size_t g = 0; g < n_kv_heads_; ++g) {
     const std::size_t residual = free_residual_.shape()[1] - free_residual_count_[g];
     const std::size_t groups = free_groups_.shape()[1] - free_group_count_[g];
-    bytes += (size_ - residual) * quantised_row + residual * 2 * float_row +
+    bytes += (sizes_[g] - residual) * quantised_row + residual * 2 * float_row +
              groups * 2 * float_row;  // a key group: a scale and a zero per channel
   }
   return bytes;
@@ -439,7 +459,7 @@ std::size_t LayerKVCache::reserved_bytes() const {
 void attend_cached_group(const LayerKVCache& cache, std::size_t g, const float* queries,
                          std::size_t n_queries, float* weights_out, std::size_t weights_stride,
                          float* outputs_out, float* row_buffer) {
-  const std::size_t T = cache.size(), D = cache.head_dim();
+  const std::size_t T = cache.size(g), D = cache.head_dim();
   if (!cache.format().quantised()) {
     attend_group_into(queries, n_queries, cache.keys(g), cache.values(g), T, D, weights_out,
                       weights_stride, outputs_out);
@@ -471,7 +491,7 @@ void attend_cached_group(const LayerKVCache& cache, std::size_t g, const float* 
 }
 
 std::vector<Position> LayerKVCache::sorted_positions(std::size_t g) const {
-  std::vector<Position> out(positions(g), positions(g) + size_);
+  std::vector<Position> out(positions(g), positions(g) + sizes_[g]);
   std::sort(out.begin(), out.end());
   return out;
 }

@@ -84,7 +84,7 @@ CacheTrace trace_cache(Decoder& decoder, const std::vector<int>& tokens,
         head.attention_max.push_back(
             levels_in_order(row, position_order(held.data(), held.size()), head.attention.back()));
         // Kept after the step, with the policy's scores; whoever was held and is gone left now.
-        const std::size_t kept = cache.size();
+        const std::size_t kept = cache.size(g);
         const Position* positions = cache.positions(g);
         scores.assign(cache.scores(g), cache.scores(g) + kept);
         const std::vector<std::size_t> order = position_order(positions, kept);

@@ -124,7 +124,7 @@ SweepRun read_stories(std::shared_ptr<const DecoderWeights> weights, const Sweep
     run.bytes += text.bytes.at(i);
     run.stories_kv_bytes += decoder.live_kv_bytes();
     if (i == 0) {
-      run.kept = decoder.cache(0).size();
+      run.kept = decoder.cache(0).uniform_size();
       run.evicted = decoder.evicted_tokens(0);
       run.live_kv_bytes = decoder.live_kv_bytes();
       for (std::size_t l = 0; l < decoder.config().n_layers; ++l) {

@@ -123,13 +123,12 @@ void Decoder::attend_through_cache(std::size_t layer, const float* q, const floa
   const std::size_t stride = att_.shape()[1];
   LayerKVCache& cache = caches_[layer];
   cache.append(k, v, position);
-  const std::size_t live = cache.size();
   // Query heads g * group .. (g + 1) * group - 1 read KV head g, all in one kernel call. The KV
   // heads are independent, so --threads N shares them out like a product's rows (same bits).
   struct Heads {
     const float* q;
     const LayerKVCache* cache;
-    std::size_t live, D, group, stride;
+    std::size_t D, group, stride;
     float* att;
     float* out;
     float* rows;  // (G, D): a quantised cache's dequantised row, one per KV head
@@ -141,17 +140,19 @@ void Decoder::attend_through_cache(std::size_t layer, const float* q, const floa
                             p.out + h * p.D, p.rows + g * p.D);
       }
     }
-  } heads{q, &cache, live, D, group, stride, &att_(0, 0), out, kv_rows_.data()};
-  const std::size_t floats_read = 2 * live * c.kv_dim();  // keys and values
+  } heads{q, &cache, D, group, stride, &att_(0, 0), out, kv_rows_.data()};
+  const std::size_t floats_read = 2 * cache.total_size() * D;  // keys and values
   for_row_blocks(c.n_kv_heads, floats_read >= kMinFloatsToShare, &Heads::run, &heads);
   if (record_attention_) {
     AttentionRecord& record = records_[layer];
     record.positions.assign(c.n_kv_heads, {});
     for (std::size_t g = 0; g < c.n_kv_heads; ++g) {
-      record.positions[g].assign(cache.positions(g), cache.positions(g) + live);
+      record.positions[g].assign(cache.positions(g), cache.positions(g) + cache.size(g));
     }
-    record.weights = xt::zeros<float>({H, live});
-    for (std::size_t h = 0; h < H; ++h) std::copy_n(&att_(h, 0), live, &record.weights(h, 0));
+    record.weights = xt::zeros<float>({H, cache.max_size()});
+    for (std::size_t h = 0; h < H; ++h) {
+      std::copy_n(&att_(h, 0), cache.size(h / group), &record.weights(h, 0));
+    }
   }
   // The policy's turn: after_attention, or only observe while a prompt is read to be compressed.
   const StepAttention attention{att_.data(), H, stride};
@@ -352,7 +353,11 @@ std::size_t Decoder::reserved_kv_bytes() const {
 }
 
 std::size_t Decoder::evicted_tokens(std::size_t layer) const {
-  return static_cast<std::size_t>(position_) - caches_.at(layer).size();
+  return static_cast<std::size_t>(position_) - caches_.at(layer).uniform_size();
+}
+
+std::size_t Decoder::evicted_tokens(std::size_t layer, std::size_t g) const {
+  return static_cast<std::size_t>(position_) - caches_.at(layer).size(g);
 }
 
 }  // namespace h2o

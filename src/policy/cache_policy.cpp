@@ -9,10 +9,12 @@ namespace h2o {
 
 void CachePolicy::after_attention(LayerKVCache& cache, const StepAttention& attention) {
   observe(cache, attention);
+  // Every head has the same budget here, so every head holds as many tokens.
   const std::size_t budget = max_tokens(cache.capacity());
-  if (cache.size() <= budget) return;
+  const std::size_t size = cache.uniform_size();
+  if (size <= budget) return;
   // The decoder adds one token per step, so one token per head goes; more is a caller's bug.
-  if (cache.size() != budget + 1) {
+  if (size != budget + 1) {
     throw std::logic_error(name() + " policy: the cache is more than one token over budget");
   }
   std::size_t victims[kMaxStackHeads];
@@ -28,29 +30,34 @@ void CachePolicy::after_attention(LayerKVCache& cache, const StepAttention& atte
 
 void CachePolicy::compress(LayerKVCache& cache, std::size_t keep) {
   std::vector<std::size_t> victims(cache.n_kv_heads());
-  while (cache.size() > keep) {
+  while (cache.uniform_size() > keep) {
     choose_victims(cache, victims.data());
     cache.remove_one_per_head(victims.data());
   }
 }
 
 void CachePolicy::cut_by_rule(LayerKVCache& cache, std::size_t keep, const EvictionRule& rule) {
-  if (cache.size() <= keep) return;
-  const std::size_t n = cache.size();
   std::vector<std::vector<std::size_t>> kept(cache.n_kv_heads());
+  bool cut = false;
   for (std::size_t g = 0; g < cache.n_kv_heads(); ++g) {
+    const std::size_t n = cache.size(g);
+    if (n <= keep) {  // this head stays as it is
+      for (std::size_t s = 0; s < n; ++s) kept[g].push_back(s);
+      continue;
+    }
+    cut = true;
     const std::vector<Position> positions(cache.positions(g), cache.positions(g) + n);  // (n,)
     const std::vector<float> scores(cache.scores(g), cache.scores(g) + n);              // (n,)
     kept[g] = plan_cut(positions, scores, rule, keep).kept;
   }
-  cache.keep_per_head(kept);
+  if (cut) cache.keep_per_head(kept);
 }
 
 void FullCachePolicy::choose_victims(LayerKVCache& cache, std::size_t* victims) {
   for (std::size_t g = 0; g < cache.n_kv_heads(); ++g) {
-    const Position* positions = cache.positions(g);
-    victims[g] =
-        static_cast<std::size_t>(std::min_element(positions, positions + cache.size()) - positions);
+    const Position* positions = cache.positions(g);  // (size(g),)
+    const Position* oldest = std::min_element(positions, positions + cache.size(g));
+    victims[g] = static_cast<std::size_t>(oldest - positions);
   }
 }
 

@@ -73,7 +73,7 @@ void H2OPolicy::choose_victims(LayerKVCache& cache, std::size_t* victims) {
     // Shared mode: every head holds identical positions and scores, so head 0 decides for all.
     victims[g] = mode_ == ScoringMode::Shared && g > 0
                      ? victims[0]
-                     : slot_to_evict(cache.positions(g), cache.scores(g), cache.size(), rule_);
+                     : slot_to_evict(cache.positions(g), cache.scores(g), cache.size(g), rule_);
   }
 }
 
@@ -82,7 +82,8 @@ void H2OPolicy::compress(LayerKVCache& cache, std::size_t keep) { cut_by_rule(ca
 void H2OPolicy::after_attention(LayerKVCache& cache, const StepAttention& attention) {
   // The options (the fused pass only adds: it is the plain sum's), and every step that evicts
   // nothing, take CachePolicy's way: observe, then choose_victims (selection.hpp's rule).
-  if (score_ != H2OScore::Sum || rule_.start_area > 0 || cache.size() != budget_.total() + 1) {
+  if (score_ != H2OScore::Sum || rule_.start_area > 0 ||
+      cache.uniform_size() != budget_.total() + 1) {
     CachePolicy::after_attention(cache, attention);
     return;
   }

@@ -72,7 +72,7 @@ void add_step_attention(LayerKVCache& cache, const StepAttention& attention, Sco
   const HeadRows rows = rows_for(n_kv, attention, mode);
   for (std::size_t g = 0; g < n_kv; ++g) {
     for (std::size_t h = rows.first(g); h < rows.first(g) + rows.count; ++h) {
-      add_row(cache.scores(g), attention.head(h), cache.size());
+      add_row(cache.scores(g), attention.head(h), cache.size(g));
     }
   }
 }
@@ -80,7 +80,7 @@ void add_step_attention(LayerKVCache& cache, const StepAttention& attention, Sco
 void decay_scores(LayerKVCache& cache, float gamma) {
   for (std::size_t g = 0; g < cache.n_kv_heads(); ++g) {
     float* scores = cache.scores(g);
-    for (std::size_t s = 0; s < cache.size(); ++s) scores[s] *= gamma;
+    for (std::size_t s = 0; s < cache.size(g); ++s) scores[s] *= gamma;
   }
 }
 
@@ -88,12 +88,12 @@ void add_step_attention_and_pick_victims(LayerKVCache& cache, const StepAttentio
                                          ScoringMode mode, std::size_t recent,
                                          std::size_t* victims_out) {
   const std::size_t n_kv = cache.n_kv_heads();
-  const std::size_t n = cache.size();
   constexpr std::size_t kRowsInPass = 16;  // rows the fused pass adds; more are added first
   const float* rows[kRowsInPass];
   const HeadRows heads = rows_for(n_kv, attention, mode);
   for (std::size_t g = 0; g < n_kv; ++g) {
     float* scores = cache.scores(g);
+    const std::size_t n = cache.size(g);
     const std::size_t end = heads.first(g) + heads.count;
     const std::size_t in_pass = heads.count < kRowsInPass ? heads.count : kRowsInPass;
     for (std::size_t h = heads.first(g); h < end - in_pass; ++h) {

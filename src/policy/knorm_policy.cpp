@@ -26,16 +26,17 @@ double rounded_key_norm(const float* key, std::size_t head_dim) {
 }
 
 void KeyNormPolicy::observe(LayerKVCache& cache, const StepAttention&) {
-  if (cache.size() == 0) return;
-  const std::size_t newest = cache.size() - 1, D = cache.head_dim();
+  const std::size_t D = cache.head_dim();
   for (std::size_t g = 0; g < cache.n_kv_heads(); ++g) {
+    if (cache.size(g) == 0) continue;
+    const std::size_t newest = cache.size(g) - 1;
     cache.scores(g)[newest] = -static_cast<float>(rounded_key_norm(cache.newest_key(g), D));
   }
 }
 
 void KeyNormPolicy::choose_victims(LayerKVCache& cache, std::size_t* victims) {
   for (std::size_t g = 0; g < cache.n_kv_heads(); ++g) {
-    victims[g] = slot_to_evict(cache.positions(g), cache.scores(g), cache.size(), rule_);
+    victims[g] = slot_to_evict(cache.positions(g), cache.scores(g), cache.size(g), rule_);
   }
 }
 

@@ -30,13 +30,13 @@ Rng& RandomEvictionPolicy::draws_for(const LayerKVCache& cache, bool new_sequenc
 void RandomEvictionPolicy::observe(LayerKVCache& cache, const StepAttention&) {
   // A new sequence (its first token, position 0, alone in the cache): restart this layer's draws,
   // so every run of the same tokens repeats, also after Decoder::reset().
-  draws_for(cache, cache.size() == 1 && cache.positions(0)[0] == 0);
+  draws_for(cache, cache.size(0) == 1 && cache.positions(0)[0] == 0);
 }
 
 void RandomEvictionPolicy::choose_victims(LayerKVCache& cache, std::size_t* victims) {
-  const std::size_t n = cache.size();
   Rng& rng = draws_for(cache, false);
   for (std::size_t g = 0; g < cache.n_kv_heads(); ++g) {
+    const std::size_t n = cache.size(g);
     const Position* positions = cache.positions(g);  // (n,)
     // The recent window: selection.hpp's rule (positions at or above first_recent).
     const Position first_recent = first_recent_position(positions, n, recent_);

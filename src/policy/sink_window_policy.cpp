@@ -23,9 +23,9 @@ std::string SinkWindowPolicy::describe() const {
 }
 
 void SinkWindowPolicy::choose_victims(LayerKVCache& cache, std::size_t* victims) {
-  const std::size_t n = cache.size();
   const auto first_non_sink = static_cast<Position>(sinks_);
   for (std::size_t g = 0; g < cache.n_kv_heads(); ++g) {
+    const std::size_t n = cache.size(g);
     const Position* positions = cache.positions(g);  // (n,)
     // At most `sinks` slots are sinks and n > sinks + recent, so at least recent + 1 are not: the
     // oldest of them is never one of the last `recent` tokens.

@@ -12,8 +12,8 @@ std::string SlidingWindowPolicy::describe() const {
 }
 
 void SlidingWindowPolicy::choose_victims(LayerKVCache& cache, std::size_t* victims) {
-  const std::size_t n = cache.size();
   for (std::size_t g = 0; g < cache.n_kv_heads(); ++g) {
+    const std::size_t n = cache.size(g);
     const Position* positions = cache.positions(g);  // (n,)
     victims[g] = static_cast<std::size_t>(std::min_element(positions, positions + n) - positions);
   }

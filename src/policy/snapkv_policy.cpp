@@ -67,9 +67,10 @@ SnapKVPolicy::WindowRows& SnapKVPolicy::window_for(const LayerKVCache& cache) {
 
 void SnapKVPolicy::observe(LayerKVCache& cache, const StepAttention& attention) {
   decoding_.observe(cache, attention);
-  if (cache.size() == 0) return;
+  const std::size_t n = cache.uniform_size();  // SnapKV gives every head the same budget
+  if (n == 0) return;
   WindowRows& window = window_for(cache);
-  const std::size_t G = cache.n_kv_heads(), S = cache.capacity(), n = cache.size();
+  const std::size_t G = cache.n_kv_heads(), S = cache.capacity();
   // A cut keeps at most S - 1 tokens, so the window never needs more than S rows.
   const std::size_t rows = std::min(budget_.recent, S);
   if (window.rows.size() != rows * G * S) {
@@ -85,7 +86,7 @@ void SnapKVPolicy::observe(LayerKVCache& cache, const StepAttention& attention) 
 }
 
 void SnapKVPolicy::compress(LayerKVCache& cache, std::size_t keep) {
-  const std::size_t n = cache.size();
+  const std::size_t n = cache.uniform_size();
   if (n <= keep) return;
   const std::size_t w = std::min(budget_.recent, keep);  // the observation window, kept whole
   const std::size_t G = cache.n_kv_heads(), S = cache.capacity();

@@ -18,7 +18,7 @@ std::string TovaPolicy::describe() const {
 void TovaPolicy::observe(LayerKVCache& cache, const StepAttention& attention) {
   // Every live slot's score becomes this step's attention: no memory of earlier steps.
   for (std::size_t g = 0; g < cache.n_kv_heads(); ++g) {
-    std::fill(cache.scores(g), cache.scores(g) + cache.size(), 0.0f);
+    std::fill(cache.scores(g), cache.scores(g) + cache.size(g), 0.0f);
   }
   add_step_attention(cache, attention, mode_);
 }
@@ -30,7 +30,7 @@ void TovaPolicy::choose_victims(LayerKVCache& cache, std::size_t* victims) {
     victims[g] =
         mode_ == ScoringMode::Shared && g > 0
             ? victims[0]
-            : slot_to_evict(cache.positions(g), cache.scores(g), cache.size(), nothing_protected);
+            : slot_to_evict(cache.positions(g), cache.scores(g), cache.size(g), nothing_protected);
   }
 }
 

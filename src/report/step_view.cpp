@@ -74,8 +74,8 @@ CacheRow cache_row(const std::string& label, const std::vector<Position>& positi
 std::vector<CacheRow> cache_rows(const std::string& label, const LayerKVCache& cache) {
   std::vector<CacheRow> rows;
   for (std::size_t g = 0; g < cache.n_kv_heads(); ++g) {
-    const std::vector<Position> positions(cache.positions(g), cache.positions(g) + cache.size());
-    const std::vector<float> scores(cache.scores(g), cache.scores(g) + cache.size());
+    const std::vector<Position> positions(cache.positions(g), cache.positions(g) + cache.size(g));
+    const std::vector<float> scores(cache.scores(g), cache.scores(g) + cache.size(g));
     rows.push_back({label + " head " + std::to_string(g), {}, positions, scores});
   }
   return rows;

@@ -47,9 +47,11 @@
 namespace h2o {
 
 // One layer's attention for the last token, copied out for lessons and tests.
+// T_g = live slots of KV head g, T = the largest of them.
 struct AttentionRecord {
-  std::vector<std::vector<Position>> positions;  // (G, T): the position in each KV head's slots
-  Matrix weights;                                // (H, T): query head h over its KV head's slots
+  std::vector<std::vector<Position>> positions;  // (G, T_g): the position in each KV head's slots
+  // (H, T): query head h over its KV head g's slots, in its first T_g entries (0 beyond them).
+  Matrix weights;
 };
 
 class Decoder {
@@ -113,8 +115,10 @@ class Decoder {
   // and the bytes reserved for them.
   std::size_t live_kv_bytes() const;
   std::size_t reserved_kv_bytes() const;
-  // Tokens evicted so far from each KV head of a layer (all heads evict equally).
+  // Tokens evicted so far from every KV head of a layer, when its heads hold as many tokens
+  // (LayerKVCache::uniform_size), and from KV head g of a layer.
   std::size_t evicted_tokens(std::size_t layer) const;
+  std::size_t evicted_tokens(std::size_t layer, std::size_t g) const;
 
   // When on, forward() keeps a copy of every layer's attention (before eviction).
   void set_record_attention(bool on) { record_attention_ = on; }

@@ -22,7 +22,8 @@
 namespace h2o {
 
 // One layer's attention weights for the newest token: H rows, row h starts at data + h * stride,
-// and its first cache.size() entries are the weights over slots [0, size).
+// and its first cache.size(g) entries are the weights over KV head g's slots [0, size(g)), where g
+// is the KV head query head h reads.
 struct StepAttention {
   const float* data;    // (H, stride)
   std::size_t n_heads;  // H
