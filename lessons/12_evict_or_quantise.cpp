@@ -21,6 +21,7 @@
 
 #include "h2o/app/cli.hpp"
 #include "h2o/app/default_files.hpp"
+#include "h2o/app/program.hpp"
 #include "h2o/app/reading_report.hpp"
 #include "h2o/base/format.hpp"
 #include "h2o/base/output_file.hpp"
@@ -122,8 +123,7 @@ void print_answer(const std::vector<Point>& points, const std::vector<unsigned>&
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  h2o::report_uncaught_errors(argv[0]);  // any error: one line on stderr, no abort
+int run_lesson(int argc, char** argv) {
   h2o::ArgParser args("12_evict_or_quantise",
                       "Lesson 12: evict or quantise? H2O, a quantised KV cache and both, at equal "
                       "KV bytes.");
@@ -135,7 +135,7 @@ int main(int argc, char** argv) {
       .add_option("kv-group", "B", "32", "quantised KV: tokens per key group (KIVI's 32)")
       .add_option("names", "PATH", h2o::default_names_file(), h2o::names_option_help())
       .add_option("pictures", "DIR", "", "write quality against bytes as SVG into this folder");
-  if (!args.parse(argc, argv)) return 0;
+  args.parse(argc, argv);
   const auto n_stories = static_cast<std::size_t>(args.integer("stories", 1, 1000));
   std::vector<int> percents = h2o::parse_percent_list("budgets", args.text("budgets"));
   if (percents.back() != 100) percents.push_back(100);  // the full cache: the reference
@@ -238,3 +238,5 @@ int main(int argc, char** argv) {
   }
   return 0;
 }
+
+int main(int argc, char** argv) { return h2o::run_program(argc, argv, run_lesson); }

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "h2o/app/cli.hpp"
+#include "h2o/app/program.hpp"
 #include "h2o/app/default_files.hpp"
 #include "h2o/model/checkpoint.hpp"
 #include "h2o/model/weights.hpp"
@@ -173,6 +174,4 @@ int make_inputs(int argc, char** argv) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  return h2o::run_program("make_test_inputs", [&] { return make_inputs(argc, argv); });
-}
+int main(int argc, char** argv) { return h2o::run_program(argc, argv, make_inputs); }

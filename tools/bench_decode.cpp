@@ -44,6 +44,8 @@
 
 #include "h2o/app/bench_decode_options.hpp"
 #include "h2o/app/cli.hpp"
+#include "h2o/app/program.hpp"
+#include "h2o/app/threads_option.hpp"
 #include "h2o/attention/attention.hpp"
 #include "h2o/attention/linear.hpp"
 #include "h2o/attention/matvec_kernel.hpp"
@@ -335,10 +337,10 @@ void bandwidth_section(std::size_t repeats, std::size_t threads) {
   std::cout << "\n";
 }
 
-int run(int argc, const char* const* argv) {
+int run(int argc, char** argv) {
   // Step 1: read the command line (its table lives in app/bench_decode_options.hpp).
   ArgParser args = bench_decode_arguments();
-  if (!args.parse(argc, argv)) return 0;
+  args.parse(argc, argv);
   const BenchDecodeOptions options = bench_decode_options(args);
   const std::vector<std::string>& sections = options.sections;
   const std::vector<std::size_t>& lengths = options.lengths;
@@ -462,6 +464,4 @@ int run(int argc, const char* const* argv) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  return run_program("bench_decode", [&] { return run(argc, argv); });
-}
+int main(int argc, char** argv) { return h2o::run_program(argc, argv, run); }

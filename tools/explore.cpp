@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "h2o/app/cli.hpp"
+#include "h2o/app/program.hpp"
 #include "h2o/app/default_files.hpp"
 #include "h2o/app/explore_options.hpp"
 #include "h2o/app/reading_report.hpp"
@@ -99,7 +100,7 @@ int explore(int argc, char** argv) {
   // Step 1: options, all checked before any file is read; then the output paths, so that a path
   // that cannot be written fails before the runs.
   h2o::ArgParser args = h2o::explore_arguments();
-  if (!args.parse(argc, argv)) return 0;
+  args.parse(argc, argv);
   const h2o::ExploreOptions options = h2o::explore_options(args);
   h2o::check_output_path(options.out_path, "the page");
   if (!options.kept_path.empty()) h2o::check_output_path(options.kept_path, "the kept positions");
@@ -222,6 +223,4 @@ int explore(int argc, char** argv) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  return h2o::run_program("explore", [&] { return explore(argc, argv); });
-}
+int main(int argc, char** argv) { return h2o::run_program(argc, argv, explore); }

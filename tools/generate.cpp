@@ -32,6 +32,8 @@
 #include <vector>
 
 #include "h2o/app/cli.hpp"
+#include "h2o/app/program.hpp"
+#include "h2o/app/threads_option.hpp"
 #include "h2o/app/generate_options.hpp"
 #include "h2o/attention/linear.hpp"
 #include "h2o/base/format.hpp"
@@ -60,7 +62,7 @@ void print_piece(const std::string& piece) {
 int generate(int argc, char** argv) {
   // Step 1: read and check every option before touching any file (app/generate_options.hpp).
   h2o::ArgParser args = h2o::generate_arguments();
-  if (!args.parse(argc, argv)) return 0;
+  args.parse(argc, argv);
   h2o::GenerateOptions options = h2o::generate_options(args);
 
   h2o::use_threads_option("generate", options.threads);
@@ -200,6 +202,4 @@ int generate(int argc, char** argv) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  return h2o::run_program("generate", [&] { return generate(argc, argv); });
-}
+int main(int argc, char** argv) { return h2o::run_program(argc, argv, generate); }
