@@ -21,6 +21,7 @@
 
 #include "h2o/app/cli.hpp"
 #include "h2o/app/default_files.hpp"
+#include "h2o/app/kv_format_options.hpp"
 #include "h2o/app/program.hpp"
 #include "h2o/app/reading_report.hpp"
 #include "h2o/base/format.hpp"
@@ -148,12 +149,18 @@ int run_lesson(int argc, char** argv) {
   auto weights = std::make_shared<const h2o::DecoderWeights>(h2o::load_checkpoint(files.model));
   const h2o::Tokenizer tokenizer =
       h2o::Tokenizer::load(files.tokenizer, weights->config.vocab_size);
+  h2o::check_kv_group(group, weights->config.head_dim());
   std::vector<std::vector<int>> stories;
   std::size_t total = 0;
   for (const std::string& story : h2o::read_stories_option(args)) {
     if (stories.size() == n_stories) break;
     stories.push_back(tokenizer.encode_at_most(story, true, false, weights->config.seq_len));
-    if (stories.back().size() < 16) throw std::runtime_error("a story of --text is too short");
+    if (stories.back().size() < 16) {
+      throw std::runtime_error("story " + std::to_string(stories.size()) + " of '" +
+                               args.text("text") + "' has " +
+                               std::to_string(stories.back().size()) +
+                               " tokens; the lesson needs at least 16");
+    }
     total += stories.back().size();
   }
   const std::string counted =

@@ -44,6 +44,7 @@
 
 #include "h2o/app/bench_decode_options.hpp"
 #include "h2o/app/cli.hpp"
+#include "h2o/app/kv_format_options.hpp"
 #include "h2o/app/program.hpp"
 #include "h2o/app/threads_option.hpp"
 #include "h2o/attention/attention.hpp"
@@ -351,6 +352,9 @@ int run(int argc, char** argv) {
   const std::uint64_t seed = options.seed;
   ModelConfig config = options.shape;
   use_threads_option("bench_decode", threads);
+  if (std::find(sections.begin(), sections.end(), "kv-bits") != sections.end()) {
+    check_kv_group(options.kv_group, config.head_dim());
+  }
   auto wants = [&](const char* name) {
     return std::find(sections.begin(), sections.end(), name) != sections.end();
   };

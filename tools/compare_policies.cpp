@@ -44,6 +44,7 @@
 #include <vector>
 
 #include "h2o/app/cli.hpp"
+#include "h2o/app/kv_format_options.hpp"
 #include "h2o/app/program.hpp"
 #include "h2o/app/compare_policies_options.hpp"
 #include "h2o/app/default_files.hpp"
@@ -366,6 +367,8 @@ int compare_policies(int argc, char** argv) {
   auto weights = std::make_shared<const h2o::DecoderWeights>(h2o::load_checkpoint(files.model));
   const h2o::ModelConfig& config = weights->config;
   const h2o::Tokenizer tokenizer = h2o::Tokenizer::load(files.tokenizer, config.vocab_size);
+  const h2o::KvFormat& format = options.kv_format;
+  if (format.quantised()) h2o::check_kv_group(format.group, config.head_dim());
   const h2o::SweepText text = h2o::sweep_text(
       tokenizer, read_text(args, tokenizer, options.text_path, config.seq_len),
       h2o::names_as_tokens(tokenizer, h2o::read_names(options.names_path)), options.name_gap);

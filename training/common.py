@@ -268,9 +268,11 @@ def write_output(path, data):
         os.umask(mask)
         os.chmod(temporary, 0o666 & ~mask)
         os.replace(temporary, path)
-    except BaseException:
+    except BaseException as e:
         if os.path.exists(temporary):
             os.unlink(temporary)
+        if isinstance(e, OSError) and not e.filename:  # a full disk names no file: say which
+            raise UsageError(f"cannot write '{path}': {e.strerror or e}") from e
         raise
 
 

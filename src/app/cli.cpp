@@ -75,6 +75,14 @@ void ArgParser::parse(int argc, const char* const* argv) {
     std::cout << help();
     throw HelpShown{};
   }
+  // An option that names a file or a folder, given an empty name (--csv "" or --csv=), names
+  // nothing: refused, rather than read as "not given" and run without the file.
+  for (const auto& [name, value] : values_) {
+    const std::string& kind = options_.at(name).value_name;
+    if (!value.empty()) continue;
+    if (kind == "PATH") throw UsageError("--" + name + " needs a file path");
+    if (kind == "DIR" || kind == "FOLDER") throw UsageError("--" + name + " needs a folder");
+  }
 }
 
 bool ArgParser::given(const std::string& name) const { return values_.count(name) > 0; }
@@ -125,8 +133,9 @@ long long ArgParser::integer(const std::string& name, long long min, long long m
     throw UsageError("--" + name + " expects a whole number, got '" + value + "'");
   }
   if (number < min || number > max) {
+    // The number as read ("-0" is 0), not as typed.
     throw UsageError("--" + name + " must be between " + std::to_string(min) + " and " +
-                     std::to_string(max) + ", got " + value);
+                     std::to_string(max) + ", got " + std::to_string(number));
   }
   return number;
 }
@@ -139,7 +148,7 @@ double ArgParser::real(const std::string& name, double min, double max) const {
   }
   if (number < min || number > max) {
     throw UsageError("--" + name + " must be between " + short_number(min) + " and " +
-                     short_number(max) + ", got " + value);
+                     short_number(max) + ", got " + short_number(number + 0.0));  // -0 is 0
   }
   return number;
 }

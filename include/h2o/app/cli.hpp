@@ -37,7 +37,9 @@ class ArgParser {
   // A boolean flag, false unless given.
   ArgParser& add_flag(const std::string& name, const std::string& help);
 
-  // Reads the command line. With --help it prints the help to stdout and throws HelpShown.
+  // Reads the command line. With --help it prints the help to stdout and throws HelpShown. An
+  // option whose value names a file or folder (value_name PATH, DIR or FOLDER) refuses an empty
+  // value: "--csv needs a file path".
   void parse(int argc, const char* const* argv);
 
   bool given(const std::string& name) const;  // typed on the command line
