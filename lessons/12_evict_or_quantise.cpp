@@ -156,10 +156,9 @@ int run_lesson(int argc, char** argv) {
     if (stories.size() == n_stories) break;
     stories.push_back(tokenizer.encode_at_most(story, true, false, weights->config.seq_len));
     if (stories.back().size() < 16) {
-      throw std::runtime_error("story " + std::to_string(stories.size()) + " of '" +
-                               args.text("text") + "' has " +
-                               std::to_string(stories.back().size()) +
-                               " tokens; the lesson needs at least 16");
+      throw std::runtime_error(
+          "story " + std::to_string(stories.size()) + " of '" + args.text("text") + "' has " +
+          std::to_string(stories.back().size()) + " tokens; the lesson needs at least 16");
     }
     total += stories.back().size();
   }

@@ -149,6 +149,24 @@ echo "project: default build (baseline x86-64, vector kernels dispatched at star
 [ -n "$runc" ] && echo "run.c:   $runc, gcc $(gcc -dumpfullversion) -O3 and -Ofast -march=native"
 echo "repeats: $repeats (medians), programs alternating"
 
+# The model of a shape, written once into $work/SHAPE and reused: stories260K's shape (seq_len
+# 512), stories15M's (seq_len 1024, so that a 512-token prompt fits; speed per token does not
+# depend on it), stories110M's (seq_len 1024). Sets seq, steps, prompt_tokens, model and tok.
+model_for() {
+  case "$1" in
+    260k) seq=512 steps=512 prompt_tokens=256 ;;
+    15m) seq=1024 steps=256 prompt_tokens=512 ;;
+    110m) seq=1024 steps=256 prompt_tokens=512 ;;
+  esac
+  dir="$work/$1"
+  if [ ! -f "$dir/model.bin" ] || [ ! -f "$dir/tok.bin" ] ||
+    [ "$(cat "$dir/shape" 2>/dev/null)" != "$1 $seq" ]; then
+    "$bin/make_random_model" --shape "$1" --seq-len "$seq" --out "$dir" >/dev/null
+    echo "$1 $seq" >"$dir/shape"
+  fi
+  model="$dir/model.bin" tok="$dir/tok.bin"
+}
+
 # Busy loops beside the measurements (--busy N), stopped however the script ends.
 busy_pids=()
 stop_busy() {
@@ -167,17 +185,7 @@ if [ "$threads_only" -eq 1 ]; then
   # wait, runomp on 2 threads (and runfast, its one thread), alternating within every repeat.
   declare -a threads_rows=()
   for shape in "${shape_list[@]}"; do
-    case "$shape" in
-      260k) seq=512 steps=512 ;;
-      *) seq=1024 steps=256 ;;
-    esac
-    dir="$work/$shape"
-    if [ ! -f "$dir/model.bin" ] || [ ! -f "$dir/tok.bin" ] ||
-      [ "$(cat "$dir/shape" 2>/dev/null)" != "$shape $seq" ]; then
-      "$bin/make_random_model" --shape "$shape" --seq-len "$seq" --out "$dir" >/dev/null
-      echo "$shape $seq" >"$dir/shape"
-    fi
-    model="$dir/model.bin" tok="$dir/tok.bin"
+    model_for "$shape"
     : >"$work/t_1" >"$work/t_2" >"$work/t_2omp" >"$work/t_runomp" >"$work/t_runfast"
     for ((r = 0; r < repeats; r++)); do
       for run in 1 2 2omp runomp runfast; do
@@ -268,21 +276,7 @@ row() {
 }
 
 for shape in "${shape_list[@]}"; do
-  # ----------------------------------------------------------------------------------------------
-  # The model: stories260K's shape (seq_len 512), stories15M's (seq_len 1024, so that a 512-token
-  # prompt fits; speed per token does not depend on it), stories110M's (seq_len 1024).
-  case "$shape" in
-    260k) seq=512 steps=512 prompt_tokens=256 ;;
-    15m) seq=1024 steps=256 prompt_tokens=512 ;;
-    110m) seq=1024 steps=256 prompt_tokens=512 ;;
-  esac
-  dir="$work/$shape"
-  if [ ! -f "$dir/model.bin" ] || [ ! -f "$dir/tok.bin" ] ||
-    [ "$(cat "$dir/shape" 2>/dev/null)" != "$shape $seq" ]; then
-    "$bin/make_random_model" --shape "$shape" --seq-len "$seq" --out "$dir" >/dev/null
-    echo "$shape $seq" >"$dir/shape"
-  fi
-  model="$dir/model.bin" tok="$dir/tok.bin"
+  model_for "$shape"
   echo "== $shape: $("$bin/generate" --model "$model" --tokenizer "$tok" --steps 1 2>&1 >/dev/null |
     sed -n 's/^model: //p')"
 

@@ -21,8 +21,8 @@
 #include <vector>
 
 #include "h2o/app/cli.hpp"
-#include "h2o/app/program.hpp"
 #include "h2o/app/default_files.hpp"
+#include "h2o/app/program.hpp"
 #include "h2o/model/checkpoint.hpp"
 #include "h2o/model/weights.hpp"
 #include "h2o/text/tokenizer.hpp"
@@ -155,7 +155,7 @@ int make_inputs(int argc, char** argv) {
   const std::string nul_story = std::string("Once upon a time.\n") + std::string(4096, '\0');
   write_bytes(at("nul_story.txt"), Bytes(nul_story.begin(), nul_story.end()));
   write_bytes(at("bos_only.u16"), {1, 0, 1, 0});
-  write_bytes(at("one_bos.u16"), {1, 0});  // a file of BOS alone: it starts as it should
+  write_bytes(at("one_bos.u16"), {1, 0});       // a file of BOS alone: it starts as it should
   write_bytes(at("no_bos.u16"), {5, 0, 1, 0});  // starts with id 5, not BOS
   // A tokenizer of 10 one-letter entries: fewer than <unk>, BOS, EOS and the 256 byte tokens.
   Bytes few_entries = {1, 0, 0, 0};  // max_token_length 1

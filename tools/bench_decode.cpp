@@ -49,6 +49,7 @@
 #include "h2o/app/threads_option.hpp"
 #include "h2o/attention/attention.hpp"
 #include "h2o/attention/linear.hpp"
+#include "h2o/attention/row_threads.hpp"
 #include "h2o/attention/matvec_kernel.hpp"
 #include "h2o/base/format.hpp"
 #include "h2o/base/random.hpp"
@@ -366,7 +367,9 @@ int run(int argc, char** argv) {
   std::cout << "model:  random weights,\n        " << config.describe() << "\n"
             << "matrix products: " << matmul_threads() << " thread"
             << (matmul_threads() == 1 ? "" : "s")
-            << ", decode kernel " << kernel_name(active_matvec_kernel()) << "\n\n";
+            << ", decode kernel " << kernel_name(active_matvec_kernel()) << "\n"
+            << (matmul_threads() > 1 ? "waiting threads: " + row_threads_wait_policy() + "\n" : "")
+            << "\n";
   if (wants("bandwidth")) bandwidth_section(repeats, matmul_threads());
   if (wants("eviction")) eviction_section(config, budgets, repeats, seed);
   if (!wants("lengths") && !wants("prompt") && !wants("kv-bits")) return 0;

@@ -44,10 +44,10 @@
 #include <vector>
 
 #include "h2o/app/cli.hpp"
-#include "h2o/app/kv_format_options.hpp"
-#include "h2o/app/program.hpp"
 #include "h2o/app/compare_policies_options.hpp"
 #include "h2o/app/default_files.hpp"
+#include "h2o/app/kv_format_options.hpp"
+#include "h2o/app/program.hpp"
 #include "h2o/app/reading_report.hpp"
 #include "h2o/base/format.hpp"
 #include "h2o/base/output_file.hpp"
@@ -249,9 +249,8 @@ void print_setup(const h2o::ComparePoliciesOptions& options, const h2o::ModelFil
                  "the reference keeps float32).\n";
   }
   for (const h2o::BudgetRuns& budget : runs.comparison.budgets) {
-    const std::string head =
-        pad_right("  " + std::to_string(budget.percent) + "% = " + std::to_string(budget.tokens),
-                  14);
+    const std::string head = pad_right(
+        "  " + std::to_string(budget.percent) + "% = " + std::to_string(budget.tokens), 14);
     const std::string indent(head.size(), ' ');
     bool first = true;
     for (const h2o::SweepRun* run : budget.runs) {

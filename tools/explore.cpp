@@ -32,10 +32,10 @@
 #include <vector>
 
 #include "h2o/app/cli.hpp"
-#include "h2o/app/kv_format_options.hpp"
-#include "h2o/app/program.hpp"
 #include "h2o/app/default_files.hpp"
 #include "h2o/app/explore_options.hpp"
+#include "h2o/app/kv_format_options.hpp"
+#include "h2o/app/program.hpp"
 #include "h2o/app/reading_report.hpp"
 #include "h2o/base/files.hpp"
 #include "h2o/base/format.hpp"
@@ -160,7 +160,8 @@ int explore(int argc, char** argv) {
   }
 
   // Step 4: the full cache, the reference, then each policy's traced run.
-  if (options.kv_format.quantised()) h2o::check_kv_group(options.kv_format.group, config.head_dim());
+  if (options.kv_format.quantised())
+    h2o::check_kv_group(options.kv_format.group, config.head_dim());
   h2o::Decoder full_decoder(weights, h2o::make_policy("full"), n);
   const h2o::TeacherForcedRun full = h2o::read_with_teacher_forcing(full_decoder, tokens);
   std::ostringstream kept;  // --kept: "h2o layer 0 head 0 step 12: 0 1 5 ...", from the caches

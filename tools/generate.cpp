@@ -32,10 +32,10 @@
 #include <vector>
 
 #include "h2o/app/cli.hpp"
+#include "h2o/app/generate_options.hpp"
 #include "h2o/app/kv_format_options.hpp"
 #include "h2o/app/program.hpp"
 #include "h2o/app/threads_option.hpp"
-#include "h2o/app/generate_options.hpp"
 #include "h2o/attention/linear.hpp"
 #include "h2o/base/format.hpp"
 #include "h2o/model/checkpoint.hpp"
@@ -105,7 +105,8 @@ int generate(int argc, char** argv) {
   }
 
   // Step 5: the decoder, sized for exactly `steps` positions, and the sampler.
-  if (options.kv_format.quantised()) h2o::check_kv_group(options.kv_format.group, config.head_dim());
+  if (options.kv_format.quantised())
+    h2o::check_kv_group(options.kv_format.group, config.head_dim());
   h2o::Decoder decoder(model->view(), model, std::move(options.policy), steps, options.kv_format);
   h2o::Sampler sampler(config.vocab_size, options.temperature, options.top_p, options.seed);
 

@@ -28,11 +28,10 @@ KvFormat read_kv_format_options(const ArgParser& args) {
 
 void check_kv_group(std::size_t group, std::size_t head_dim) {
   if (group < head_dim && head_dim % group != 0) {
-    throw UsageError("--kv-group " + std::to_string(group) + " does not divide the head size " +
-                     std::to_string(head_dim) +
-                     ": a value's channels are quantised in groups that must tile it (a "
-                     "divisor of " + std::to_string(head_dim) + ", or " +
-                     std::to_string(head_dim) + " or more)");
+    const std::string d = std::to_string(head_dim);
+    const std::string rule = "a value's channels are quantised in groups that must tile it";
+    throw UsageError("--kv-group " + std::to_string(group) + " does not divide the head size " + d +
+                     ": " + rule + " (a divisor of " + d + ", or " + d + " or more)");
   }
 }
 

@@ -1,13 +1,13 @@
 #include "h2o/app/program.hpp"
 
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <exception>
 #include <iostream>
 #include <new>
-
-#include <unistd.h>
 
 #include "h2o/app/cli.hpp"
 #include "h2o/base/format.hpp"

@@ -47,7 +47,8 @@ Wait g_wait = Wait::Unknown;
 Wait wait_state() {
   if (g_wait != Wait::Unknown) return g_wait;
   const char* marker = std::getenv(kChosenMarker);
-  if (marker != nullptr && std::string(marker) == kChosenMarkerValue) return g_wait = Wait::ChosenInEffect;
+  if (marker != nullptr && std::string(marker) == kChosenMarkerValue)
+    return g_wait = Wait::ChosenInEffect;
   for (const char* name : kUserWaitVariables) {
     if (std::getenv(name) != nullptr) return g_wait = Wait::User;
   }
@@ -62,7 +63,9 @@ std::vector<std::pair<std::string, std::string>> program_wait_environment() {
           {kChosenMarker, kChosenMarkerValue}};
 }
 
-bool program_wait_pending() { return row_threads_available() && wait_state() == Wait::ChosenPending; }
+bool program_wait_pending() {
+  return row_threads_available() && wait_state() == Wait::ChosenPending;
+}
 
 bool apply_program_wait() {
   if (!program_wait_pending()) return true;
@@ -81,8 +84,9 @@ std::string row_threads_wait_policy() {
   const Wait state = wait_state();
   if (state == Wait::ChosenPending) return "as the OpenMP runtime waits by default";
   if (state == Wait::ChosenInEffect) {
-    return std::string("spin for ") + kWaitSpins + " checks (libomp: " +
-           std::to_string(kWaitMilliseconds) + " ms), then sleep: the program's choice";
+    return std::string("spin for ") + kWaitSpins +
+           " checks (libomp: " + std::to_string(kWaitMilliseconds) +
+           " ms), then sleep: the program's choice";
   }
   std::string set;
   for (const char* name : kUserWaitVariables) {

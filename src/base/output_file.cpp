@@ -22,10 +22,11 @@ namespace {
 // A program stopped by Ctrl-C (SIGINT), Ctrl-\ (SIGQUIT), `kill` (SIGTERM), a closed terminal
 // (SIGHUP) or a closed pipe (SIGPIPE) runs no destructor, so the temporary files of the
 // OutputFiles alive then would stay behind (a 64 MiB "model.bin.tmp-XXXXXX" from
-// make_random_model; 121 MB from --shape 110m). A handler removes them first. It may call only async-signal-safe functions and must not allocate, so the live paths
-// sit in fixed storage: one slot per OutputFile, claimed in its constructor and freed when its
-// temporary file is gone (renamed or removed). A slot is read by the handler only while its
-// state says Live, and that state changes only after the path is written in full.
+// make_random_model; 121 MB from --shape 110m). A handler removes them first. It may call only
+// async-signal-safe functions and must not allocate, so the live paths sit in fixed storage: one
+// slot per OutputFile, claimed in its constructor and freed when its temporary file is gone
+// (renamed or removed). A slot is read by the handler only while its state says Live, and that
+// state changes only after the path is written in full.
 constexpr std::size_t kMaxLiveTemporaries = 64;  // OutputFiles alive at once (more: not cleaned)
 constexpr std::size_t kMaxTemporaryPath = 4096;  // bytes of a path, NUL included (PATH_MAX)
 enum SlotState : int { kFree = 0, kFilling = 1, kLive = 2 };

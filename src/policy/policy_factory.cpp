@@ -57,8 +57,9 @@ const std::vector<PolicyEntry>& policy_table() {
         /*evicts=*/false, /*protects_newest=*/true, /*kept_label=*/"", every_token},
        [](const Settings&) { return std::make_unique<FullCachePolicy>(); },
        heavy_and_recent},
-      {{"h2o", "Heavy-Hitter Oracle: keep the recent window plus the highest-scoring tokens",
-        "H2O", PolicyRole::Subject, kPerHead, /*evicts=*/true, /*protects_newest=*/true, "heavy hitter", last_recent},
+      {{"h2o", "Heavy-Hitter Oracle: keep the recent window plus the highest-scoring tokens", "H2O",
+        PolicyRole::Subject, kPerHead, /*evicts=*/true, /*protects_newest=*/true, "heavy hitter",
+        last_recent},
        [](const Settings& s) {
          return std::make_unique<H2OPolicy>(CacheBudget{s.heavy, s.recent}, *s.scoring, s.h2o_score,
                                             s.start_area, s.h2o_decay);
@@ -69,13 +70,15 @@ const std::vector<PolicyEntry>& policy_table() {
          return s;
        }},
       {{"window", "sliding window: keep the last heavy + recent tokens (H2O's local baseline)",
-        "the window", PolicyRole::Baseline, kNoAttention, /*evicts=*/true, /*protects_newest=*/true, "", whole_budget},
+        "the window", PolicyRole::Baseline, kNoAttention, /*evicts=*/true, /*protects_newest=*/true,
+        "", whole_budget},
        [](const Settings& s) {
          return std::make_unique<SlidingWindowPolicy>(CacheBudget{s.heavy, s.recent});
        },
        heavy_and_recent},
       {{"sinks", "StreamingLLM: keep the first --sinks tokens (attention sinks) + the last recent",
-        "the sinks", PolicyRole::Contender, kNoAttention, /*evicts=*/true, /*protects_newest=*/true, "sink", last_recent},
+        "the sinks", PolicyRole::Contender, kNoAttention, /*evicts=*/true, /*protects_newest=*/true,
+        "sink", last_recent},
        [](const Settings& s) { return std::make_unique<SinkWindowPolicy>(s.sinks, s.recent); },
        [](Settings s, std::size_t tokens) {
          s = heavy_and_recent(s, tokens);
@@ -84,19 +87,22 @@ const std::vector<PolicyEntry>& policy_table() {
          return s;
        }},
       {{"random", "keep heavy + recent tokens, evicting a random one outside the recent window",
-        "random eviction", PolicyRole::Contender, kNoAttention, /*evicts=*/true, /*protects_newest=*/true, "kept at random", last_recent},
+        "random eviction", PolicyRole::Contender, kNoAttention, /*evicts=*/true,
+        /*protects_newest=*/true, "kept at random", last_recent},
        [](const Settings& s) {
          return std::make_unique<RandomEvictionPolicy>(CacheBudget{s.heavy, s.recent}, s.seed);
        },
        heavy_and_recent},
       {{"tova", "TOVA: keep heavy + recent tokens, evicting the one the new query attends least",
-        "TOVA", PolicyRole::Contender, kShared, /*evicts=*/true, /*protects_newest=*/false, "kept by score", no_window},
+        "TOVA", PolicyRole::Contender, kShared, /*evicts=*/true, /*protects_newest=*/false,
+        "kept by score", no_window},
        [](const Settings& s) {
          return std::make_unique<TovaPolicy>(CacheBudget{s.heavy, s.recent}, *s.scoring);
        },
        heavy_and_recent},
       {{"knorm", "key norm: keep the recent window plus the tokens with the shortest keys",
-        "key norm", PolicyRole::Contender, kNoAttention, /*evicts=*/true, /*protects_newest=*/true, "short key", last_recent},
+        "key norm", PolicyRole::Contender, kNoAttention, /*evicts=*/true, /*protects_newest=*/true,
+        "short key", last_recent},
        [](const Settings& s) {
          return std::make_unique<KeyNormPolicy>(CacheBudget{s.heavy, s.recent});
        },

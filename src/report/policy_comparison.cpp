@@ -114,15 +114,14 @@ std::vector<std::string> budget_verdicts(const PolicyComparison& comparison) {
         return r->perplexity() == full_perplexity;
       });
       lines.push_back(at + "nothing was evicted: every policy equals the full cache" +
-                      (exact                                ? " exactly"
+                      (exact                            ? " exactly"
                        : comparison.quantised_bits != 0 ? " but for the quantisation"
-                                                            : " (NOT exactly: check the policies)"));
+                                                        : " (NOT exactly: check the policies)"));
       continue;
     }
     const SweepRun& best = *rows.front();
-    std::string line =
-        at + "best " + best.policy + " (" + change_text(best.perplexity(), full_perplexity) +
-        " vs full)";
+    std::string line = at + "best " + best.policy + " (" +
+                       change_text(best.perplexity(), full_perplexity) + " vs full)";
     const SweepRun* worst = &best;
     for (const SweepRun* r : rows) {
       if (r->refused.empty()) worst = r;
@@ -146,9 +145,9 @@ std::vector<std::string> budget_verdicts(const PolicyComparison& comparison) {
     const SweepRun* subject_run = measured(rows, subject);
     const SweepRun* baseline_run = measured(rows, baseline);
     if (subject_run != nullptr && baseline_run != nullptr) {
-      lines.push_back(weighed(subject_policy().prose_name + "'s " +
-                              verdict_against(*subject_run, *baseline_run,
-                                              baseline_policy().prose_name + "'s")));
+      lines.push_back(weighed(
+          subject_policy().prose_name + "'s " +
+          verdict_against(*subject_run, *baseline_run, baseline_policy().prose_name + "'s")));
     }
   }
   return lines;

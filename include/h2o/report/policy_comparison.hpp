@@ -20,8 +20,8 @@ namespace h2o {
 // The runs of one budget.
 struct BudgetRuns {
   int percent = 0;
-  std::size_t tokens = 0;              // the budget in the first story, per layer and KV head
-  std::vector<const SweepRun*> runs;   // (P,) in the factory's order
+  std::size_t tokens = 0;             // the budget in the first story, per layer and KV head
+  std::vector<const SweepRun*> runs;  // (P,) in the factory's order
 };
 
 // Everything the table and the lines read.
