@@ -47,7 +47,8 @@ int report_current_exception(const std::string& program) {
 }
 
 // Whether everything written to stdout reached it (a full disk, a closed pipe or `> /dev/full`
-// fail only when the buffer is written out); errno says why when it did not.
+// fail only when the buffer is written out); errno says why when it did not (left by the write
+// that failed, or by this last flush).
 bool standard_output_written() {
   std::cout.flush();
   const bool stream_ok = static_cast<bool>(std::cout);
@@ -75,7 +76,6 @@ int run_program(int argc, char** argv, ProgramBody body) {
     code = report_current_exception(program);
     reported = code != 0;
   }
-  errno = 0;
   if (!standard_output_written()) {
     // Output that could not be written is an error, not a silent success; after another error
     // the first line already says what went wrong.

@@ -1,8 +1,8 @@
 // program.hpp: the one life of every program of this project (lessons, tools, test helpers): how
 // it starts, how it fails and how it ends. The option parser is cli.hpp; this is what runs it.
 //
-//   int lesson(int argc, char** argv) { ... the program's own steps ...; return 0; }
-//   int main(int argc, char** argv) { return h2o::run_program(argc, argv, lesson); }
+//   int run_lesson(int argc, char** argv) { ... the program's own steps ...; return 0; }
+//   int main(int argc, char** argv) { return h2o::run_program(argc, argv, run_lesson); }
 //
 // run_program runs the body and turns each way it can end into an exit code, with at most one
 // line on stderr, "program: error: ..." (program = argv[0]'s file name):
@@ -14,9 +14,9 @@
 //   stdout could not be written (a full disk, /dev/full) -> 1, "cannot write the output to stdout"
 // Every exception is caught here, inside main, so the stack unwinds before the program ends: each
 // OutputFile still open removes its temporary file (base/output_file.hpp), whatever went wrong.
-// Nothing calls exit(), _Exit() or a terminate handler: main returns the code, and the C++ runtime
-// ends the program as usual. Messages pass through printable() (base/format.hpp), cut to 400
-// bytes, so one line stays one line.
+// No exit(), _Exit() or terminate handler ends a program early: main returns the code, and the
+// C++ runtime ends the program as usual. Messages pass through printable() (base/format.hpp), cut
+// to 400 bytes, so one line stays one line.
 #pragma once
 
 #include <string>
