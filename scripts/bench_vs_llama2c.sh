@@ -40,7 +40,7 @@ me="bench_vs_llama2c"
 usage() {
   cat <<EOF
 usage: scripts/$me.sh [--runc FILE] [--shapes LIST] [--repeats N] [--work DIR] [--no-build]
-                           [--threads-only] [--busy N]
+                           [--threads-only] [--busy N] [--steps N]
 
 Decode, prompt and start-up speed of this project next to llama2.c's run.c, side by side.
 
@@ -55,6 +55,8 @@ options:
   --no-build      use the existing build in $build instead of building first
   --threads-only  only decode with 1 and 2 threads (and runomp), the ratios side by side
   --busy N        N busy loops run beside every measurement, 0..16 (default 0)
+  --steps N       with --threads-only: decode positions per run, 16..1024 (default 256; beside
+                  busy loops OpenMP's default wait can take seconds a token)
   --help          this text
 EOF
 }
@@ -64,7 +66,7 @@ fail() {
   exit 2
 }
 
-runc="" shapes="260k,15m,110m" repeats=3 work="/tmp/h2o_bench" do_build=1 threads_only=0 busy=0
+runc="" shapes="260k,15m,110m" repeats=3 work="/tmp/h2o_bench" do_build=1 threads_only=0 busy=0 thread_steps=256
 while [ $# -gt 0 ]; do
   case "$1" in
     --help | -h) usage; exit 0 ;;
@@ -75,6 +77,7 @@ while [ $# -gt 0 ]; do
     --no-build) do_build=0; shift ;;
     --threads-only) threads_only=1; shift ;;
     --busy) [ $# -ge 2 ] || fail "--busy needs a value"; busy="$2"; shift 2 ;;
+    --steps) [ $# -ge 2 ] || fail "--steps needs a value"; thread_steps="$2"; shift 2 ;;
     *) fail "unknown option $1 (see --help)" ;;
   esac
 done
@@ -82,6 +85,8 @@ done
   fail "--repeats must be a whole number from 1 to 50, got '$repeats'"
 [[ "$busy" =~ ^[0-9]+$ ]] && [ "$busy" -le 16 ] ||
   fail "--busy must be a whole number from 0 to 16, got '$busy'"
+[[ "$thread_steps" =~ ^[0-9]+$ ]] && [ "$thread_steps" -ge 16 ] && [ "$thread_steps" -le 1024 ] ||
+  fail "--steps must be a whole number from 16 to 1024, got '$thread_steps'"
 IFS=',' read -r -a shape_list <<<"$shapes"
 [ ${#shape_list[@]} -ge 1 ] || fail "--shapes is empty"
 for s in "${shape_list[@]}"; do
@@ -186,6 +191,7 @@ if [ "$threads_only" -eq 1 ]; then
   declare -a threads_rows=()
   for shape in "${shape_list[@]}"; do
     model_for "$shape"
+    steps=$thread_steps
     : >"$work/t_1" >"$work/t_2" >"$work/t_2omp" >"$work/t_runomp" >"$work/t_runfast"
     for ((r = 0; r < repeats; r++)); do
       for run in 1 2 2omp runomp runfast; do
@@ -218,7 +224,8 @@ if [ "$threads_only" -eq 1 ]; then
     echo "   $shape done (load now $(load))"
   done
   echo
-  echo "decode tok/s, medians of $repeats alternated runs [lowest-highest]; busy loops: $busy"
+  echo "decode tok/s ($steps positions), medians of $repeats alternated runs [lowest-highest];" \
+    "busy loops: $busy"
   echo "| shape | 1 thread | 2 threads | 2 / 1 | 2 threads, OpenMP's default wait |" \
     "that / 1 | runomp, 2 threads | 2 threads / runomp | runomp / runfast |"
   echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"
