@@ -27,8 +27,10 @@ template <class MakeParser, class ReadOptions>
 void run_tool(const std::vector<const char*>& argv, MakeParser make_parser, ReadOptions read) {
   h2o::ArgParser parser = make_parser();
   try {
-    if (!parser.parse(static_cast<int>(argv.size()), argv.data())) return;  // --help
+    parser.parse(static_cast<int>(argv.size()), argv.data());
     read(parser);
+  } catch (const h2o::HelpShown&) {
+    return;  // --help: the help was printed
   } catch (const h2o::UsageError& e) {
     const std::string message = e.what();
     if (message.empty()) h2o_fuzz::broken("a UsageError without a message");

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "h2o/app/cli.hpp"
+#include "h2o/app/program.hpp"
 #include "h2o/base/random.hpp"
 #include "h2o/model/checkpoint.hpp"
 #include "h2o/model/weights.hpp"
@@ -198,6 +199,4 @@ int make_seeds(int argc, char** argv) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  return h2o::run_program("fuzz_make_seeds", [&] { return make_seeds(argc, argv); });
-}
+int main(int argc, char** argv) { return h2o::run_program(argc, argv, make_seeds); }

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "h2o/app/cli.hpp"
+#include "h2o/app/program.hpp"
 #include "h2o/base/format.hpp"
 #include "h2o/base/rows.hpp"
 #include "h2o/cache/selection.hpp"
@@ -23,7 +24,7 @@
 using h2o::format_list;
 using h2o::take;
 
-int main(int argc, char** argv) {
+int run_lesson(int argc, char** argv) {
   h2o::start_lesson(argc, argv,
                     "Lesson 01: choose heavy and recent tokens (blog learn_01_h2o.py).");
   std::cout << "Lesson 01: choose heavy and recent tokens (blog: learn_01_h2o.py)\n\n";
@@ -97,3 +98,5 @@ int main(int argc, char** argv) {
   }
   return 0;
 }
+
+int main(int argc, char** argv) { return h2o::run_program(argc, argv, run_lesson); }

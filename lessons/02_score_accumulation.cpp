@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "h2o/app/cli.hpp"
+#include "h2o/app/program.hpp"
 #include "h2o/base/format.hpp"
 #include "h2o/base/rows.hpp"
 #include "h2o/cache/selection.hpp"
@@ -39,7 +40,7 @@ void print_addition(const std::vector<std::string>& tokens, const std::vector<fl
 }
 }  // namespace
 
-int main(int argc, char** argv) {
+int run_lesson(int argc, char** argv) {
   h2o::start_lesson(argc, argv,
                     "Lesson 02: add attention to importance scores (blog learn_02_scores.py).");
   std::cout << "Lesson 02: add attention to importance scores (blog: learn_02_scores.py)\n\n";
@@ -101,3 +102,5 @@ int main(int argc, char** argv) {
             << format_list(h2o::take(tokens, plan.kept)) << "\n";
   return 0;
 }
+
+int main(int argc, char** argv) { return h2o::run_program(argc, argv, run_lesson); }

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "h2o/app/cli.hpp"
+#include "h2o/app/program.hpp"
 #include "h2o/base/format.hpp"
 #include "h2o/base/rows.hpp"
 #include "h2o/cache/selection.hpp"
@@ -60,7 +61,7 @@ void print_cache(const h2o::ToyKVCache& cache) {
 }
 }  // namespace
 
-int main(int argc, char** argv) {
+int run_lesson(int argc, char** argv) {
   h2o::start_lesson(argc, argv,
                     "Lesson 03: remove evicted tokens' rows from keys, values, scores and\n"
                     "positions together (blog learn_03_evict.py).");
@@ -145,3 +146,5 @@ int main(int argc, char** argv) {
             << " KV numbers\n";
   return 0;
 }
+
+int main(int argc, char** argv) { return h2o::run_program(argc, argv, run_lesson); }

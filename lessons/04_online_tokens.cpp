@@ -26,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "h2o/app/program.hpp"
 #include "h2o/app/step_option.hpp"
 #include "h2o/base/format.hpp"
 #include "h2o/base/random.hpp"
@@ -129,7 +130,7 @@ std::vector<h2o::ToyKVCache> run_demo(std::size_t n_tokens, std::size_t n_heads,
 }
 }  // namespace
 
-int main(int argc, char** argv) {
+int run_lesson(int argc, char** argv) {
   // --step (for a classroom): wait for Enter after each token and draw the cache.
   h2o::StepView step = h2o::start_lesson_with_step(
       argc, argv,
@@ -243,3 +244,5 @@ int main(int argc, char** argv) {
             << "  larger. Accumulated scores favour old tokens; that is real H2O behaviour.\n";
   return 0;
 }
+
+int main(int argc, char** argv) { return h2o::run_program(argc, argv, run_lesson); }

@@ -20,6 +20,7 @@
 #include "h2o/base/xtensor_blas.hpp"
 
 #include "h2o/app/cli.hpp"
+#include "h2o/app/program.hpp"
 #include "h2o/attention/attention.hpp"
 #include "h2o/base/format.hpp"
 
@@ -36,7 +37,7 @@ std::string same_as(const h2o::Vector& other, const h2o::Vector& numbers) {
 }
 }  // namespace
 
-int main(int argc, char** argv) {
+int run_lesson(int argc, char** argv) {
   h2o::start_lesson(argc, argv,
                     "Lesson 05: one query attends over the keys and values of [The, cat, sat].");
   // Step 1: every token in the cache has a key and a value; the newest token brings a query.
@@ -91,3 +92,5 @@ int main(int argc, char** argv) {
             << same_as(library.output, output) << "\n";
   return 0;
 }
+
+int main(int argc, char** argv) { return h2o::run_program(argc, argv, run_lesson); }

@@ -15,6 +15,7 @@
 #include "h2o/base/xtensor_blas.hpp"
 
 #include "h2o/app/cli.hpp"
+#include "h2o/app/program.hpp"
 #include "h2o/attention/attention.hpp"
 #include "h2o/base/format.hpp"
 #include "h2o/base/random.hpp"
@@ -29,7 +30,7 @@ h2o::Matrix random_matrix(h2o::Rng& rng, std::size_t rows, std::size_t cols) {
 }
 }  // namespace
 
-int main(int argc, char** argv) {
+int run_lesson(int argc, char** argv) {
   h2o::start_lesson(argc, argv,
                     "Lesson 06: append keys and values token by token; compare with recomputing.");
   std::cout << "Lesson 06: a real key and value cache (blog: learn_05_kv_cache.py)\n\n";
@@ -95,3 +96,5 @@ int main(int argc, char** argv) {
             << "lesson) bounds them.\n";
   return 0;
 }
+
+int main(int argc, char** argv) { return h2o::run_program(argc, argv, run_lesson); }

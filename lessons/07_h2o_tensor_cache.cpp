@@ -22,6 +22,7 @@
 #include <vector>
 #include "h2o/base/xtensor.hpp"
 
+#include "h2o/app/program.hpp"
 #include "h2o/app/step_option.hpp"
 #include "h2o/attention/attention.hpp"
 #include "h2o/base/format.hpp"
@@ -150,7 +151,7 @@ std::string positions_and_scores(const HeadCache& cache) {
 }
 }  // namespace
 
-int main(int argc, char** argv) {
+int run_lesson(int argc, char** argv) {
   // Options (see --help): --tokens, --seed, the budget --heavy and --recent, and --step (for a
   // classroom: wait for Enter after each token and draw the caches).
   h2o::TokenLessonOptions options = h2o::start_token_lesson(
@@ -246,3 +247,5 @@ int main(int argc, char** argv) {
               : " as well: this budget is large enough for every favourite.\n");
   return 0;
 }
+
+int main(int argc, char** argv) { return h2o::run_program(argc, argv, run_lesson); }

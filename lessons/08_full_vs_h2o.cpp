@@ -24,6 +24,7 @@
 #include <vector>
 #include "h2o/base/xtensor.hpp"
 
+#include "h2o/app/program.hpp"
 #include "h2o/app/step_option.hpp"
 #include "h2o/attention/attention.hpp"
 #include "h2o/base/format.hpp"
@@ -129,7 +130,7 @@ std::vector<TokenComparison> compare_logits(h2o::Decoder& full, h2o::Decoder& le
 const char* yes_no(bool yes) { return yes ? "yes" : "NO"; }
 }  // namespace
 
-int main(int argc, char** argv) {
+int run_lesson(int argc, char** argv) {
   // Options (see --help): --tokens, --seed, the budget --heavy and --recent, and --step (for a
   // classroom: wait for Enter after each token and draw H2O's cache).
   h2o::TokenLessonOptions options = h2o::start_token_lesson(
@@ -238,3 +239,5 @@ int main(int argc, char** argv) {
             << lesson.live_kv_bytes() << " (" << fixed(100.0 * share, 1) << "% of full)\n";
   return 0;
 }
+
+int main(int argc, char** argv) { return h2o::run_program(argc, argv, run_lesson); }

@@ -27,6 +27,7 @@
 
 #include "h2o/app/cli.hpp"
 #include "h2o/app/default_files.hpp"
+#include "h2o/app/program.hpp"
 #include "h2o/app/reading_report.hpp"
 #include "h2o/base/format.hpp"
 #include "h2o/measure/bits_per_byte.hpp"
@@ -79,8 +80,7 @@ void print_heavy_hitters(const h2o::SweepRun& run, const h2o::Tokenizer& tokeniz
 }
 }  // namespace
 
-int main(int argc, char** argv) {
-  h2o::report_uncaught_errors(argv[0]);  // any error: one line on stderr, no abort
+int run_lesson(int argc, char** argv) {
   h2o::ArgParser args("09_real_model",
                       "Lesson 09: full cache vs H2O vs a sliding window on a real model, reading "
                       "one story.");
@@ -90,7 +90,7 @@ int main(int argc, char** argv) {
       .add_option("scoring", "MODE", "per-head", "H2O scoring: per-head or shared")
       .add_option("names", "PATH", h2o::default_names_file(), h2o::names_option_help())
       .add_option("name-gap", "N", "64", "name recall counts names last seen > N tokens back");
-  if (!args.parse(argc, argv)) return 0;
+  args.parse(argc, argv);
   const auto min_gap = static_cast<std::size_t>(args.integer("name-gap", 1, 100000));
   const std::vector<int> percents = h2o::parse_percent_list("budgets", args.text("budgets"));
   h2o::PolicySettings base;
@@ -216,3 +216,5 @@ int main(int argc, char** argv) {
                       h2o::settings_for_budget("h2o", smallest.tokens, base).recent, is_name);
   return 0;
 }
+
+int main(int argc, char** argv) { return h2o::run_program(argc, argv, run_lesson); }

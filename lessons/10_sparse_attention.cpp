@@ -29,6 +29,7 @@
 
 #include "h2o/app/cli.hpp"
 #include "h2o/app/default_files.hpp"
+#include "h2o/app/program.hpp"
 #include "h2o/app/reading_report.hpp"
 #include "h2o/base/format.hpp"
 #include "h2o/base/output_file.hpp"
@@ -48,15 +49,14 @@ namespace {
 std::string percent(double share) { return fixed(100.0 * share, 1) + "%"; }
 }  // namespace
 
-int main(int argc, char** argv) {
-  h2o::report_uncaught_errors(argv[0]);  // any error: one line on stderr, no abort
+int run_lesson(int argc, char** argv) {
   h2o::ArgParser args("10_sparse_attention",
                       "Lesson 10: attention is sparse and heavy hitters exist, measured on a real "
                       "model.");
   h2o::add_model_options(args);
   h2o::add_text_option(args);
   args.add_option("pictures", "DIR", "", "also write the SVG pictures into this folder");
-  if (!args.parse(argc, argv)) return 0;
+  args.parse(argc, argv);
   const std::string pictures = args.text("pictures");
   if (!pictures.empty()) h2o::make_output_folder(pictures, "--pictures");  // before the work
   std::ostringstream steps;  // Steps 1-6, printed after the answer
@@ -221,3 +221,5 @@ int main(int argc, char** argv) {
   }
   return 0;
 }
+
+int main(int argc, char** argv) { return h2o::run_program(argc, argv, run_lesson); }

@@ -23,6 +23,7 @@
 
 #include "h2o/app/cli.hpp"
 #include "h2o/app/default_files.hpp"
+#include "h2o/app/program.hpp"
 #include "h2o/app/reading_report.hpp"
 #include "h2o/base/format.hpp"
 #include "h2o/base/output_file.hpp"
@@ -36,10 +37,7 @@
 
 using h2o::fixed;
 
-namespace {}  // namespace
-
-int main(int argc, char** argv) {
-  h2o::report_uncaught_errors(argv[0]);  // any error: one line on stderr, no abort
+int run_lesson(int argc, char** argv) {
   h2o::ArgParser args("11_how_much_cache",
                       "Lesson 11: how much cache do we need? Every policy at budgets from 2% to "
                       "100% of a story.");
@@ -52,7 +50,7 @@ int main(int argc, char** argv) {
       .add_option("prompt-budget", "PERCENT", "10", "Step 6's cache budget, percent of the text")
       .add_option("csv", "PATH", "", "write the sweep's numbers as CSV to this file")
       .add_option("pictures", "DIR", "", "write one SVG chart per measure into this folder");
-  if (!args.parse(argc, argv)) return 0;
+  args.parse(argc, argv);
   const std::vector<int> percents = h2o::parse_percent_list("budgets", args.text("budgets"));
   const auto min_gap = static_cast<std::size_t>(args.integer("name-gap", 1, 100000));
   const std::vector<int> prompt_percents = h2o::parse_percent_list("prompts", args.text("prompts"));
@@ -238,3 +236,5 @@ int main(int argc, char** argv) {
   if (!pictures.empty()) std::cout << "Charts written to " << pictures << "\n";
   return 0;
 }
+
+int main(int argc, char** argv) { return h2o::run_program(argc, argv, run_lesson); }

@@ -21,6 +21,8 @@
 
 #include "h2o/app/cli.hpp"
 #include "h2o/app/default_files.hpp"
+#include "h2o/app/kv_format_options.hpp"
+#include "h2o/app/program.hpp"
 #include "h2o/app/reading_report.hpp"
 #include "h2o/base/format.hpp"
 #include "h2o/base/output_file.hpp"
@@ -122,8 +124,7 @@ void print_answer(const std::vector<Point>& points, const std::vector<unsigned>&
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  h2o::report_uncaught_errors(argv[0]);  // any error: one line on stderr, no abort
+int run_lesson(int argc, char** argv) {
   h2o::ArgParser args("12_evict_or_quantise",
                       "Lesson 12: evict or quantise? H2O, a quantised KV cache and both, at equal "
                       "KV bytes.");
@@ -135,7 +136,7 @@ int main(int argc, char** argv) {
       .add_option("kv-group", "B", "32", "quantised KV: tokens per key group (KIVI's 32)")
       .add_option("names", "PATH", h2o::default_names_file(), h2o::names_option_help())
       .add_option("pictures", "DIR", "", "write quality against bytes as SVG into this folder");
-  if (!args.parse(argc, argv)) return 0;
+  args.parse(argc, argv);
   const auto n_stories = static_cast<std::size_t>(args.integer("stories", 1, 1000));
   std::vector<int> percents = h2o::parse_percent_list("budgets", args.text("budgets"));
   if (percents.back() != 100) percents.push_back(100);  // the full cache: the reference
@@ -148,12 +149,17 @@ int main(int argc, char** argv) {
   auto weights = std::make_shared<const h2o::DecoderWeights>(h2o::load_checkpoint(files.model));
   const h2o::Tokenizer tokenizer =
       h2o::Tokenizer::load(files.tokenizer, weights->config.vocab_size);
+  h2o::check_kv_group(group, weights->config.head_dim());
   std::vector<std::vector<int>> stories;
   std::size_t total = 0;
   for (const std::string& story : h2o::read_stories_option(args)) {
     if (stories.size() == n_stories) break;
     stories.push_back(tokenizer.encode_at_most(story, true, false, weights->config.seq_len));
-    if (stories.back().size() < 16) throw std::runtime_error("a story of --text is too short");
+    if (stories.back().size() < 16) {
+      throw std::runtime_error(
+          "story " + std::to_string(stories.size()) + " of '" + args.text("text") + "' has " +
+          std::to_string(stories.back().size()) + " tokens; the lesson needs at least 16");
+    }
     total += stories.back().size();
   }
   const std::string counted =
@@ -238,3 +244,5 @@ int main(int argc, char** argv) {
   }
   return 0;
 }
+
+int main(int argc, char** argv) { return h2o::run_program(argc, argv, run_lesson); }

@@ -25,6 +25,13 @@
 # the default build: x86-64 baseline code, its vector kernels picked at start-up (the decode kernel
 # AVX-512, AVX2 + FMA or SSE2 by what the CPU has), OpenBLAS choosing its own kernels for the
 # prompt; nothing is built with -march=native.
+#
+# --threads-only measures what --threads 2 is worth, and nothing else: per shape, decode tok/s
+# of the project on 1 thread, on 2 threads as it runs (the OpenMP wait policy it chooses itself,
+# row_threads.hpp), on 2 threads with OpenMP's own default wait (GOMP_SPINCOUNT=300000, libgomp's
+# default when nothing is set), and runomp on 2 threads, alternating within every repeat, with
+# the ratios side by side. --busy N runs N busy loops (one shell each) beside every measurement,
+# as a student's machine busy with other programs; they are stopped when the script ends.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${H2O_BUILD_DIR:-$root/build}"
@@ -33,6 +40,7 @@ me="bench_vs_llama2c"
 usage() {
   cat <<EOF
 usage: scripts/$me.sh [--runc FILE] [--shapes LIST] [--repeats N] [--work DIR] [--no-build]
+                           [--threads-only] [--busy N] [--steps N]
 
 Decode, prompt and start-up speed of this project next to llama2.c's run.c, side by side.
 
@@ -45,6 +53,10 @@ options:
   --work DIR      where the random models and run.c builds go (default /tmp/h2o_bench; the
                   110M model is 438 MB, written once and reused)
   --no-build      use the existing build in $build instead of building first
+  --threads-only  only decode with 1 and 2 threads (and runomp), the ratios side by side
+  --busy N        N busy loops run beside every measurement, 0..16 (default 0)
+  --steps N       with --threads-only: decode positions per run, 16..1024 (default 256; beside
+                  busy loops OpenMP's default wait can take seconds a token)
   --help          this text
 EOF
 }
@@ -54,7 +66,7 @@ fail() {
   exit 2
 }
 
-runc="" shapes="260k,15m,110m" repeats=3 work="/tmp/h2o_bench" do_build=1
+runc="" shapes="260k,15m,110m" repeats=3 work="/tmp/h2o_bench" do_build=1 threads_only=0 busy=0 thread_steps=256
 while [ $# -gt 0 ]; do
   case "$1" in
     --help | -h) usage; exit 0 ;;
@@ -63,11 +75,18 @@ while [ $# -gt 0 ]; do
     --repeats) [ $# -ge 2 ] || fail "--repeats needs a value"; repeats="$2"; shift 2 ;;
     --work) [ $# -ge 2 ] || fail "--work needs a value"; work="$2"; shift 2 ;;
     --no-build) do_build=0; shift ;;
+    --threads-only) threads_only=1; shift ;;
+    --busy) [ $# -ge 2 ] || fail "--busy needs a value"; busy="$2"; shift 2 ;;
+    --steps) [ $# -ge 2 ] || fail "--steps needs a value"; thread_steps="$2"; shift 2 ;;
     *) fail "unknown option $1 (see --help)" ;;
   esac
 done
 [[ "$repeats" =~ ^[0-9]+$ ]] && [ "$repeats" -ge 1 ] && [ "$repeats" -le 50 ] ||
   fail "--repeats must be a whole number from 1 to 50, got '$repeats'"
+[[ "$busy" =~ ^[0-9]+$ ]] && [ "$busy" -le 16 ] ||
+  fail "--busy must be a whole number from 0 to 16, got '$busy'"
+[[ "$thread_steps" =~ ^[0-9]+$ ]] && [ "$thread_steps" -ge 16 ] && [ "$thread_steps" -le 1024 ] ||
+  fail "--steps must be a whole number from 16 to 1024, got '$thread_steps'"
 IFS=',' read -r -a shape_list <<<"$shapes"
 [ ${#shape_list[@]} -ge 1 ] || fail "--shapes is empty"
 for s in "${shape_list[@]}"; do
@@ -135,6 +154,86 @@ echo "project: default build (baseline x86-64, vector kernels dispatched at star
 [ -n "$runc" ] && echo "run.c:   $runc, gcc $(gcc -dumpfullversion) -O3 and -Ofast -march=native"
 echo "repeats: $repeats (medians), programs alternating"
 
+# The model of a shape, written once into $work/SHAPE and reused: stories260K's shape (seq_len
+# 512), stories15M's (seq_len 1024, so that a 512-token prompt fits; speed per token does not
+# depend on it), stories110M's (seq_len 1024). Sets seq, steps, prompt_tokens, model and tok.
+model_for() {
+  case "$1" in
+    260k) seq=512 steps=512 prompt_tokens=256 ;;
+    15m) seq=1024 steps=256 prompt_tokens=512 ;;
+    110m) seq=1024 steps=256 prompt_tokens=512 ;;
+  esac
+  dir="$work/$1"
+  if [ ! -f "$dir/model.bin" ] || [ ! -f "$dir/tok.bin" ] ||
+    [ "$(cat "$dir/shape" 2>/dev/null)" != "$1 $seq" ]; then
+    "$bin/make_random_model" --shape "$1" --seq-len "$seq" --out "$dir" >/dev/null
+    echo "$1 $seq" >"$dir/shape"
+  fi
+  model="$dir/model.bin" tok="$dir/tok.bin"
+}
+
+# Busy loops beside the measurements (--busy N), stopped however the script ends.
+busy_pids=()
+stop_busy() {
+  local pid
+  for pid in "${busy_pids[@]+"${busy_pids[@]}"}"; do kill "$pid" 2>/dev/null || true; done
+}
+trap stop_busy EXIT
+for ((i = 0; i < busy; i++)); do
+  bash -c 'while :; do :; done' &
+  busy_pids+=($!)
+done
+[ "$busy" -gt 0 ] && echo "busy loops beside every run: $busy"
+
+if [ "$threads_only" -eq 1 ]; then
+  # What --threads 2 is worth: the project on 1 and 2 threads, 2 threads with OpenMP's default
+  # wait, runomp on 2 threads (and runfast, its one thread), alternating within every repeat.
+  declare -a threads_rows=()
+  for shape in "${shape_list[@]}"; do
+    model_for "$shape"
+    steps=$thread_steps
+    : >"$work/t_1" >"$work/t_2" >"$work/t_2omp" >"$work/t_runomp" >"$work/t_runfast"
+    for ((r = 0; r < repeats; r++)); do
+      for run in 1 2 2omp runomp runfast; do
+        case "$run" in
+          1 | 2) "$bin/generate" --model "$model" --tokenizer "$tok" --temperature 0 \
+            --steps "$steps" --threads "$run" >/dev/null 2>"$work/err" ;;
+          2omp) GOMP_SPINCOUNT=300000 "$bin/generate" --model "$model" --tokenizer "$tok" \
+            --temperature 0 --steps "$steps" --threads 2 >/dev/null 2>"$work/err" ;;
+          runomp) [ -n "$runc" ] || continue
+            OMP_NUM_THREADS=2 "$work/run_omp" "$model" -z "$tok" -t 0 -n "$steps" \
+              >/dev/null 2>"$work/err" ;;
+          runfast) [ -n "$runc" ] || continue
+            "$work/run_fast" "$model" -z "$tok" -t 0 -n "$steps" >/dev/null 2>"$work/err" ;;
+        esac
+        achieved "$work/err" >>"$work/t_$run"
+      done
+    done
+    one=$(median <"$work/t_1") two=$(median <"$work/t_2") two_omp=$(median <"$work/t_2omp")
+    line="| $shape | $(fmt "$one") $(spread <"$work/t_1") | $(fmt "$two") $(spread <"$work/t_2")"
+    line+=" | $(ratio "$two" "$one")x | $(fmt "$two_omp") $(spread <"$work/t_2omp")"
+    line+=" | $(ratio "$two_omp" "$one")x"
+    if [ -n "$runc" ]; then
+      omp=$(median <"$work/t_runomp") fast=$(median <"$work/t_runfast")
+      line+=" | $(fmt "$omp") $(spread <"$work/t_runomp") | $(ratio "$two" "$omp")x"
+      line+=" | $(ratio "$omp" "$fast")x |"
+    else
+      line+=" | - | - | - |"
+    fi
+    threads_rows+=("$line")
+    echo "   $shape done (load now $(load))"
+  done
+  echo
+  echo "decode tok/s ($steps positions), medians of $repeats alternated runs [lowest-highest];" \
+    "busy loops: $busy"
+  echo "| shape | 1 thread | 2 threads | 2 / 1 | 2 threads, OpenMP's default wait |" \
+    "that / 1 | runomp, 2 threads | 2 threads / runomp | runomp / runfast |"
+  echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+  printf '%s\n' "${threads_rows[@]}"
+  echo "load after (1, 5, 15 min): $(load)"
+  exit 0
+fi
+
 # One core's read bandwidth from memory, in GB/s (bench_decode's own test), and the decode kernel
 # the project picks on this CPU.
 bandwidth() {
@@ -184,21 +283,7 @@ row() {
 }
 
 for shape in "${shape_list[@]}"; do
-  # ----------------------------------------------------------------------------------------------
-  # The model: stories260K's shape (seq_len 512), stories15M's (seq_len 1024, so that a 512-token
-  # prompt fits; speed per token does not depend on it), stories110M's (seq_len 1024).
-  case "$shape" in
-    260k) seq=512 steps=512 prompt_tokens=256 ;;
-    15m) seq=1024 steps=256 prompt_tokens=512 ;;
-    110m) seq=1024 steps=256 prompt_tokens=512 ;;
-  esac
-  dir="$work/$shape"
-  if [ ! -f "$dir/model.bin" ] || [ ! -f "$dir/tok.bin" ] ||
-    [ "$(cat "$dir/shape" 2>/dev/null)" != "$shape $seq" ]; then
-    "$bin/make_random_model" --shape "$shape" --seq-len "$seq" --out "$dir" >/dev/null
-    echo "$shape $seq" >"$dir/shape"
-  fi
-  model="$dir/model.bin" tok="$dir/tok.bin"
+  model_for "$shape"
   echo "== $shape: $("$bin/generate" --model "$model" --tokenizer "$tok" --steps 1 2>&1 >/dev/null |
     sed -n 's/^model: //p')"
 

@@ -3,8 +3,11 @@
 
 Every relative link (and image) must name a file or folder that exists, and a link with a
 fragment (page.md#some-heading) must name a heading of that page, spelled as GitHub spells its
-anchors. Every line must fit in 100 columns, as the programs' output does. Links inside code
-blocks and inline code are not links. Prints one line per problem and exits 1 if there is any.
+anchors. Every line must fit in 100 columns, as the programs' output does, and no sentence is
+broken by hand: a line of prose that stops mid-sentence while the next line's first word (a
+`code` span or a link whole) would still have fitted with room to spare (SLACK columns).
+Links inside code blocks and inline code are not links. Prints one line per problem and exits 1
+if there is any.
 
     python3 tests/check_docs.py [ROOT]      ROOT: the repository (default: this file's parent's)
 """
@@ -13,6 +16,7 @@ import re
 import sys
 
 MAX_COLUMNS = 100
+SLACK = 15  # a line this much shorter than the next word would allow: broken by hand
 
 
 def pages(root):
@@ -33,12 +37,50 @@ def anchors(path):
     return {anchor(m.group(1)) for m in re.finditer(r"^#+\s+(.*)$", text, flags=re.M)}
 
 
+def prose_lines(lines):
+    """(number, line) of every line of a paragraph; None for a line that is not (blank, code,
+    table, heading, HTML, a picture)."""
+    in_code = False
+    for number, line in enumerate(lines, 1):
+        if line.lstrip().startswith("```"):
+            in_code = not in_code
+            yield number, None
+        elif in_code or not line.strip() or line.lstrip()[0] in "|#<" or line.startswith("!["):
+            yield number, None
+        else:
+            yield number, line
+
+
+def first_unit(line):
+    """The first word of a line, or its first `code span` or [link](...) whole: what a line
+    before it would have to hold."""
+    text = line.strip()
+    for pattern in (r"\(?`[^`]*(`\S*|$)", r"\[[^\]]*\]\([^)]*\)\S*"):
+        found = re.match(pattern, text)
+        if found:
+            return found.group(0)
+    return text.split(" ")[0]
+
+
+def hand_breaks(lines, shown):
+    marked = list(prose_lines(lines))
+    for (number, line), (_, after) in zip(marked, marked[1:]):
+        if line is None or after is None or re.match(r"\s*([-*]|\d+\.)\s", after):
+            continue  # the next line starts a list item: a break of its own
+        if re.search(r"[.:;!?]\)?$", line.rstrip()):
+            continue  # a break between sentences
+        if len(line.rstrip()) + 1 + len(first_unit(after)) <= MAX_COLUMNS - SLACK:
+            yield (f"{shown}:{number}: the sentence is broken by hand here ('"
+                   f"{first_unit(after)}' fits on this line): rewrap the paragraph")
+
+
 def problems(path, root):
     text = open(path, encoding="utf-8").read()
     shown = os.path.relpath(path, root)
     for number, line in enumerate(text.split("\n"), 1):
         if len(line) > MAX_COLUMNS:
             yield f"{shown}:{number}: {len(line)} columns (at most {MAX_COLUMNS})"
+    yield from hand_breaks(text.split("\n"), shown)
     prose = re.sub(r"```.*?```", "", text, flags=re.S)
     prose = re.sub(r"`[^`\n]*`", "", prose)
     for match in re.finditer(r"\]\(([^)\s]+)\)", prose):

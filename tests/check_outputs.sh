@@ -110,6 +110,17 @@ expect_error "make_random_model on a full disk" "checkpoint '$work/big/model.bin
   bash -c 'trap "" XFSZ; ulimit -f 64; "$0" --shape 15m --out "$1"' "$bin/make_random_model" "$work/big"
 unchanged "make_random_model on a full disk" "$work/big/model.bin" "old model"
 [ -e "$work/big/tok.bin" ] && fail "make_random_model on a full disk: tok.bin written alone"
+# Lesson 11's CSV and pictures on a full disk (a limit of 4 KiB, less than its charts need):
+# the error names the file, and neither folder keeps a temporary file (the program's error ends
+# it through run_program, so every OutputFile removes its own), nor is the old CSV replaced.
+mkdir -p "$work/full/pictures"
+echo "old table" >"$work/full/t.csv"
+expect_error "lesson 11 --csv --pictures on a full disk" "cannot write it (File too large)" \
+  bash -c 'trap "" XFSZ; ulimit -f 4; "$0" --budgets 10,50 --csv "$1" --pictures "$2" >/dev/null' \
+  "$bin/11_how_much_cache" "$work/full/t.csv" "$work/full/pictures"
+unchanged "lesson 11 on a full disk" "$work/full/t.csv" "old table"
+left="$(ls -A "$work/full/pictures" | grep -c '\.tmp-' || true)"
+[ "$left" -eq 0 ] || fail "lesson 11 on a full disk: $left temporary files left in --pictures"
 # The same run with room to spare writes both files whole.
 "$bin/make_random_model" --shape 260k --seq-len 64 --out "$work/big" >/dev/null || fail "rerun"
 [ "$(stat -c %s "$work/big/model.bin")" -gt 100000 ] || fail "model.bin not written"
@@ -153,6 +164,13 @@ if command -v python3 >/dev/null; then
   expect_error "plot_loss refuses an infinite loss, old file kept" "not a finite number" \
     python3 "$training/plot_loss.py" --csv "$work/train/l.csv" --out "$work/train/loss.svg"
   unchanged "plot_loss fails" "$work/train/loss.svg" "old loss picture"
+  # A full disk (a limit of 4 KiB): the error names the file, and no temporary file is left.
+  mkdir -p "$work/train_full"
+  echo "old corpus" >"$work/train_full/c.txt"
+  expect_error "make_corpus on a full disk" "cannot write '$work/train_full/c.txt': File too large" \
+    bash -c 'trap "" XFSZ; ulimit -f 4; python3 "$0" --stories 100 --out "$1"' \
+    "$training/make_corpus.py" "$work/train_full/c.txt"
+  unchanged "make_corpus on a full disk" "$work/train_full/c.txt" "old corpus"
   # A diverged model (one weight NaN) is refused before PyTorch is needed.
   python3 -c 'import sys; b = bytearray(open(sys.argv[1], "rb").read()); b[28:32] = b"\x00\x00\xc0\x7f"; open(sys.argv[2], "wb").write(b)' \
     "$data/model.bin" "$work/train/nan_model.bin"

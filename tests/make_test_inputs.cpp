@@ -22,6 +22,7 @@
 
 #include "h2o/app/cli.hpp"
 #include "h2o/app/default_files.hpp"
+#include "h2o/app/program.hpp"
 #include "h2o/model/checkpoint.hpp"
 #include "h2o/model/weights.hpp"
 #include "h2o/text/tokenizer.hpp"
@@ -138,6 +139,8 @@ int make_inputs(int argc, char** argv) {
   while (long_text.size() < 300'000) long_text += short_text + "\n";
   write_bytes(at("long.txt"), Bytes(long_text.begin(), long_text.end()));
   write_bytes(at("empty.txt"), {});
+  const std::string two_words = "The cat.\n";  // a story of a few tokens: too short to measure
+  write_bytes(at("two_words.txt"), Bytes(two_words.begin(), two_words.end()));
 
   // One byte over the checkpoint and tokenizer limits, as sparse files (no disk space used): the
   // loaders must refuse them from their size, before reading.
@@ -152,6 +155,8 @@ int make_inputs(int argc, char** argv) {
   const std::string nul_story = std::string("Once upon a time.\n") + std::string(4096, '\0');
   write_bytes(at("nul_story.txt"), Bytes(nul_story.begin(), nul_story.end()));
   write_bytes(at("bos_only.u16"), {1, 0, 1, 0});
+  write_bytes(at("one_bos.u16"), {1, 0});       // a file of BOS alone: it starts as it should
+  write_bytes(at("no_bos.u16"), {5, 0, 1, 0});  // starts with id 5, not BOS
   // A tokenizer of 10 one-letter entries: fewer than <unk>, BOS, EOS and the 256 byte tokens.
   Bytes few_entries = {1, 0, 0, 0};  // max_token_length 1
   for (int i = 0; i < 10; ++i) few_entries.insert(few_entries.end(), {0, 0, 0, 0, 1, 0, 0, 0, 'a'});
@@ -173,6 +178,4 @@ int make_inputs(int argc, char** argv) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  return h2o::run_program("make_test_inputs", [&] { return make_inputs(argc, argv); });
-}
+int main(int argc, char** argv) { return h2o::run_program(argc, argv, make_inputs); }

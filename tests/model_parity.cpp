@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "h2o/app/cli.hpp"
+#include "h2o/app/program.hpp"
 #include "h2o/base/files.hpp"
 #include "h2o/model/checkpoint.hpp"
 #include "h2o/model/decoder.hpp"
@@ -156,17 +157,18 @@ int check_export(const std::string& tiny_bin, const std::string& tiny_f32) {
   return same ? 0 : 1;
 }
 
+// One of the four jobs, by its first word.
+int run(int argc, char** argv) {
+  const std::vector<std::string> a(argv + 1, argv + argc);
+  if (a.size() == 5 && a[0] == "write-tokens") return write_tokens(a[1], a[2], a[3], a[4]);
+  if (a.size() == 4 && a[0] == "compare") return compare(a[1], a[2], a[3]);
+  if (a.size() == 3 && a[0] == "check-export") return check_export(a[1], a[2]);
+  if (a.size() == 5 && a[0] == "kv-dump") return kv_dump(a[1], a[2], a[3], a[4]);
+  throw h2o::UsageError(
+      "usage: write-tokens MODEL TOKENIZER TEXT IDS | compare MODEL IDS "
+      "LOGITS | check-export TINY_BIN TINY_F32 | kv-dump MODEL IDS GROUP OUT");
+}
+
 }  // namespace
 
-int main(int argc, char** argv) {
-  return h2o::run_program("h2o_model_parity", [&] {
-    const std::vector<std::string> a(argv + 1, argv + argc);
-    if (a.size() == 5 && a[0] == "write-tokens") return write_tokens(a[1], a[2], a[3], a[4]);
-    if (a.size() == 4 && a[0] == "compare") return compare(a[1], a[2], a[3]);
-    if (a.size() == 3 && a[0] == "check-export") return check_export(a[1], a[2]);
-    if (a.size() == 5 && a[0] == "kv-dump") return kv_dump(a[1], a[2], a[3], a[4]);
-    throw h2o::UsageError(
-        "usage: write-tokens MODEL TOKENIZER TEXT IDS | compare MODEL IDS "
-        "LOGITS | check-export TINY_BIN TINY_F32 | kv-dump MODEL IDS GROUP OUT");
-  });
-}
+int main(int argc, char** argv) { return h2o::run_program(argc, argv, run); }

@@ -95,7 +95,7 @@ TEST_CASE("the text option reads at most kMaxTextBytes from a regular file") {
     add_text_option(args);
     const std::vector<std::string> words = {"--text", path};
     const std::vector<const char*> argv = argv_of(words);
-    REQUIRE(args.parse(static_cast<int>(argv.size()), argv.data()));
+    args.parse(static_cast<int>(argv.size()), argv.data());
     return read_text_option(args);
   };
   write_bytes(dir.file("limit.txt"), std::vector<char>(kMaxTextBytes, 'a'));
@@ -244,7 +244,7 @@ int status_of_child_killed_while_writing(const TempDir& dir, int signal_number) 
     ::close(ready[0]);
     ::alarm(30);  // never outlives a broken test (SIGALRM would then show in the status)
     // A program starts with the default actions; Catch2 has put its own handlers there.
-    for (const int each : {SIGINT, SIGTERM, SIGHUP, SIGPIPE}) std::signal(each, SIG_DFL);
+    for (const int each : {SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGQUIT}) std::signal(each, SIG_DFL);
     try {
       OutputFile model(dir.file("model.bin"), "checkpoint");
       OutputFile tokenizer(dir.file("tok.bin"), "tokenizer");
@@ -270,7 +270,7 @@ int status_of_child_killed_while_writing(const TempDir& dir, int signal_number) 
 }  // namespace
 
 TEST_CASE("a program killed by a signal while writing leaves no temporary file and dies of it") {
-  for (const int signal_number : {SIGINT, SIGTERM, SIGHUP, SIGPIPE}) {
+  for (const int signal_number : {SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGQUIT}) {
     INFO("signal " << signal_number);
     TempDir dir("output_signal");
     write_bytes(dir.file("model.bin"), {'k', 'e', 'e', 'p'});

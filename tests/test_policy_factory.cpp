@@ -44,6 +44,24 @@ TEST_CASE("the factory lists every policy and makes each by its name") {
   }
 }
 
+TEST_CASE("one row is the subject and one its baseline: H2O against the window, both evicting") {
+  std::size_t subjects = 0, baselines = 0;
+  for (const PolicyKind& kind : policy_kinds()) {
+    INFO(kind.name);
+    CHECK(!kind.prose_name.empty());
+    subjects += kind.role == PolicyRole::Subject ? 1 : 0;
+    baselines += kind.role == PolicyRole::Baseline ? 1 : 0;
+  }
+  CHECK(subjects == 1);
+  CHECK(baselines == 1);
+  CHECK(subject_policy().name == "h2o");
+  CHECK(baseline_policy().name == "window");
+  CHECK(subject_policy().evicts);
+  CHECK(baseline_policy().evicts);
+  CHECK(subject_policy().prose_name == "H2O");
+  CHECK(baseline_policy().prose_name == "the window");
+}
+
 TEST_CASE("each attention-reading policy scores as its paper unless told otherwise") {
   for (const PolicyKind& kind : policy_kinds()) {
     if (!kind.uses_attention()) continue;

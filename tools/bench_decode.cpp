@@ -44,8 +44,12 @@
 
 #include "h2o/app/bench_decode_options.hpp"
 #include "h2o/app/cli.hpp"
+#include "h2o/app/kv_format_options.hpp"
+#include "h2o/app/program.hpp"
+#include "h2o/app/threads_option.hpp"
 #include "h2o/attention/attention.hpp"
 #include "h2o/attention/linear.hpp"
+#include "h2o/attention/row_threads.hpp"
 #include "h2o/attention/matvec_kernel.hpp"
 #include "h2o/base/format.hpp"
 #include "h2o/base/random.hpp"
@@ -335,10 +339,10 @@ void bandwidth_section(std::size_t repeats, std::size_t threads) {
   std::cout << "\n";
 }
 
-int run(int argc, const char* const* argv) {
+int run(int argc, char** argv) {
   // Step 1: read the command line (its table lives in app/bench_decode_options.hpp).
   ArgParser args = bench_decode_arguments();
-  if (!args.parse(argc, argv)) return 0;
+  args.parse(argc, argv);
   const BenchDecodeOptions options = bench_decode_options(args);
   const std::vector<std::string>& sections = options.sections;
   const std::vector<std::size_t>& lengths = options.lengths;
@@ -349,6 +353,9 @@ int run(int argc, const char* const* argv) {
   const std::uint64_t seed = options.seed;
   ModelConfig config = options.shape;
   use_threads_option("bench_decode", threads);
+  if (std::find(sections.begin(), sections.end(), "kv-bits") != sections.end()) {
+    check_kv_group(options.kv_group, config.head_dim());
+  }
   auto wants = [&](const char* name) {
     return std::find(sections.begin(), sections.end(), name) != sections.end();
   };
@@ -360,7 +367,9 @@ int run(int argc, const char* const* argv) {
   std::cout << "model:  random weights,\n        " << config.describe() << "\n"
             << "matrix products: " << matmul_threads() << " thread"
             << (matmul_threads() == 1 ? "" : "s")
-            << ", decode kernel " << kernel_name(active_matvec_kernel()) << "\n\n";
+            << ", decode kernel " << kernel_name(active_matvec_kernel()) << "\n"
+            << (matmul_threads() > 1 ? "waiting threads: " + row_threads_wait_policy() + "\n" : "")
+            << "\n";
   if (wants("bandwidth")) bandwidth_section(repeats, matmul_threads());
   if (wants("eviction")) eviction_section(config, budgets, repeats, seed);
   if (!wants("lengths") && !wants("prompt") && !wants("kv-bits")) return 0;
@@ -462,6 +471,4 @@ int run(int argc, const char* const* argv) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  return run_program("bench_decode", [&] { return run(argc, argv); });
-}
+int main(int argc, char** argv) { return h2o::run_program(argc, argv, run); }

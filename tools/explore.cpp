@@ -34,6 +34,8 @@
 #include "h2o/app/cli.hpp"
 #include "h2o/app/default_files.hpp"
 #include "h2o/app/explore_options.hpp"
+#include "h2o/app/kv_format_options.hpp"
+#include "h2o/app/program.hpp"
 #include "h2o/app/reading_report.hpp"
 #include "h2o/base/files.hpp"
 #include "h2o/base/format.hpp"
@@ -99,7 +101,7 @@ int explore(int argc, char** argv) {
   // Step 1: options, all checked before any file is read; then the output paths, so that a path
   // that cannot be written fails before the runs.
   h2o::ArgParser args = h2o::explore_arguments();
-  if (!args.parse(argc, argv)) return 0;
+  args.parse(argc, argv);
   const h2o::ExploreOptions options = h2o::explore_options(args);
   h2o::check_output_path(options.out_path, "the page");
   if (!options.kept_path.empty()) h2o::check_output_path(options.kept_path, "the kept positions");
@@ -158,6 +160,8 @@ int explore(int argc, char** argv) {
   }
 
   // Step 4: the full cache, the reference, then each policy's traced run.
+  if (options.kv_format.quantised())
+    h2o::check_kv_group(options.kv_format.group, config.head_dim());
   h2o::Decoder full_decoder(weights, h2o::make_policy("full"), n);
   const h2o::TeacherForcedRun full = h2o::read_with_teacher_forcing(full_decoder, tokens);
   std::ostringstream kept;  // --kept: "h2o layer 0 head 0 step 12: 0 1 5 ...", from the caches
@@ -222,6 +226,4 @@ int explore(int argc, char** argv) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  return h2o::run_program("explore", [&] { return explore(argc, argv); });
-}
+int main(int argc, char** argv) { return h2o::run_program(argc, argv, explore); }

@@ -33,6 +33,9 @@
 
 #include "h2o/app/cli.hpp"
 #include "h2o/app/generate_options.hpp"
+#include "h2o/app/kv_format_options.hpp"
+#include "h2o/app/program.hpp"
+#include "h2o/app/threads_option.hpp"
 #include "h2o/attention/linear.hpp"
 #include "h2o/base/format.hpp"
 #include "h2o/model/checkpoint.hpp"
@@ -60,7 +63,7 @@ void print_piece(const std::string& piece) {
 int generate(int argc, char** argv) {
   // Step 1: read and check every option before touching any file (app/generate_options.hpp).
   h2o::ArgParser args = h2o::generate_arguments();
-  if (!args.parse(argc, argv)) return 0;
+  args.parse(argc, argv);
   h2o::GenerateOptions options = h2o::generate_options(args);
 
   h2o::use_threads_option("generate", options.threads);
@@ -102,6 +105,8 @@ int generate(int argc, char** argv) {
   }
 
   // Step 5: the decoder, sized for exactly `steps` positions, and the sampler.
+  if (options.kv_format.quantised())
+    h2o::check_kv_group(options.kv_format.group, config.head_dim());
   h2o::Decoder decoder(model->view(), model, std::move(options.policy), steps, options.kv_format);
   h2o::Sampler sampler(config.vocab_size, options.temperature, options.top_p, options.seed);
 
@@ -200,6 +205,4 @@ int generate(int argc, char** argv) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  return h2o::run_program("generate", [&] { return generate(argc, argv); });
-}
+int main(int argc, char** argv) { return h2o::run_program(argc, argv, generate); }

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "h2o/app/cli.hpp"
+#include "h2o/app/program.hpp"
 #include "h2o/base/output_file.hpp"
 #include "h2o/base/random.hpp"
 #include "h2o/model/checkpoint.hpp"
@@ -55,7 +56,7 @@ int run(int argc, char** argv) {
   args.add_option("seq-len", "N", "0", "positions the model allows (0 = the shape's own)");
   args.add_option("out", "FOLDER", "", "folder to write model.bin and tok.bin into (required)");
   args.add_option("seed", "N", "1", "seed of the random weights");
-  if (!args.parse(argc, argv)) return 0;
+  args.parse(argc, argv);
   h2o::ModelConfig config;
   try {
     config = h2o::story_shape(args.text("shape"));
@@ -88,6 +89,4 @@ int run(int argc, char** argv) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  return h2o::run_program("make_random_model", [&] { return run(argc, argv); });
-}
+int main(int argc, char** argv) { return h2o::run_program(argc, argv, run); }

@@ -24,6 +24,8 @@ import math
 import re
 import struct
 
+from common import read_input, write_output
+
 UNK, BOS, EOS = 0, 1, 2
 FIRST_BYTE = 3
 N_SPECIAL = 3 + 256
@@ -170,12 +172,10 @@ class Tokenizer:
 
     def save(self, path):
         """Writes the file whole or not at all (common.write_output)."""
-        from common import write_output
         write_output(path, self.to_bytes())
 
     @staticmethod
     def load(path):
-        from common import read_input
         blob = read_input(path, "tokenizer", binary=True)
         if len(blob) < 4:
             raise ValueError(f"tokenizer '{path}' is too short")

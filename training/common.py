@@ -1,6 +1,7 @@
 """Small helpers shared by the training scripts: one-line errors and reading story files.
 
-Not a program.
+Not a program. The bottom module of training/: it imports none of the others (bpe.py and
+model.py import it; story_model.py, which needs both, sits above them).
 """
 
 import argparse
@@ -34,8 +35,8 @@ def one_line(message):
 
 
 class Terminated(BaseException):
-    """SIGTERM or SIGHUP, raised where the program is (as Ctrl-C raises KeyboardInterrupt), so
-    that write_output removes its temporary file on the way out."""
+    """SIGTERM, SIGHUP or SIGQUIT, raised where the program is (as Ctrl-C raises KeyboardInterrupt),
+    so that write_output removes its temporary file on the way out."""
 
     def __init__(self, signal_number):
         super().__init__(signal_number)
@@ -55,11 +56,11 @@ def _die_of(signal_number):
 
 def run_main(prog, main, argv):
     """Runs main(argv); every failure is one line on stderr, never a traceback: UsageError and
-    OSError (bad input, a file that cannot be read or written) exit 2, Ctrl-C 130, SIGTERM and
-    SIGHUP end the process by that signal (after write_output removed its temporary file),
-    anything else exits 1."""
+    OSError (bad input, a file that cannot be read or written) exit 2, Ctrl-C 130, SIGTERM,
+    SIGHUP and SIGQUIT end the process by that signal (after write_output removed its temporary
+    file), anything else exits 1."""
     import signal
-    for signal_number in (signal.SIGTERM, signal.SIGHUP):
+    for signal_number in (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT):
         if signal.getsignal(signal_number) == signal.SIG_DFL:  # not when ignored (nohup)
             signal.signal(signal_number, _raise_terminated)
     try:
@@ -232,47 +233,6 @@ def read_stories(path):
     return stories
 
 
-def read_model_and_stories(model_path, tokenizer_path, stories_path):
-    """(tokenizer, story texts, their token lists, BOS first) for a script that measures a
-    checkpoint on stories (evaluate.py, sink_positions.py), all checked before PyTorch is imported:
-    the model file's weights finite, the tokenizer loadable, the stories readable."""
-    import bpe
-    bad = count_non_finite_floats(read_input(model_path, "model", binary=True), 28)
-    if bad:
-        raise UsageError(f"model file '{model_path}': {bad} of its weights are NaN or "
-                         "infinite (a diverged training run)")
-    try:
-        tok = bpe.Tokenizer.load(tokenizer_path)
-    except (OSError, ValueError, UnicodeDecodeError) as e:
-        raise UsageError(str(e))
-    texts = read_stories(stories_path)
-    return tok, texts, [tok.encode(t) for t in texts]
-
-
-def load_model_for_stories(model_path, stories):
-    """The checkpoint as a PyTorch model in eval mode on 2 threads, after checking that every
-    story (token lists) fits its seq_len and its vocabulary; None when PyTorch is not installed
-    (the caller prints "SKIPPED: ..." and exits 0)."""
-    try:
-        import torch
-    except ImportError:
-        return None
-    from model import load_legacy
-    torch.set_num_threads(2)
-    try:
-        model = load_legacy(model_path).eval()
-    except (OSError, ValueError, UnicodeDecodeError) as e:
-        raise UsageError(str(e))
-    too_long = [len(s) for s in stories if len(s) > model.cfg.seq_len]
-    if too_long:
-        raise UsageError(f"a story has {too_long[0]} tokens, more than seq_len "
-                         f"{model.cfg.seq_len}")
-    if any(t >= model.cfg.vocab_size for s in stories for t in s):
-        raise UsageError(f"the tokenizer's ids go beyond the model's vocabulary of "
-                         f"{model.cfg.vocab_size}")
-    return model
-
-
 def check_writable(path):
     """Fails early, before long work, when the output file cannot be created: its folder must
     exist and take a new file, and the path must not be a folder, a device or a pipe."""
@@ -308,9 +268,11 @@ def write_output(path, data):
         os.umask(mask)
         os.chmod(temporary, 0o666 & ~mask)
         os.replace(temporary, path)
-    except BaseException:
+    except BaseException as e:
         if os.path.exists(temporary):
             os.unlink(temporary)
+        if isinstance(e, OSError) and not e.filename:  # a full disk names no file: say which
+            raise UsageError(f"cannot write '{path}': {e.strerror or e}") from e
         raise
 
 

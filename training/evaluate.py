@@ -24,8 +24,8 @@ Usage:
 import math
 import sys
 
-from common import (Parser, UsageError, load_model_for_stories, read_model_and_stories,
-                    read_names, repo_path, require_finite, run_main)
+from common import Parser, UsageError, read_names, repo_path, require_finite, run_main
+from story_model import load_model_for_stories, read_model_and_stories
 
 
 def single_token_names(tok, names):

@@ -28,6 +28,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from common import UsageError, read_input, write_output
+
 HEADER = struct.Struct("<7i")
 
 
@@ -223,7 +225,6 @@ def export_legacy(model, path):
     """Writes model as a llama2.c version-0 checkpoint, whole or not at all
     (common.write_output); returns the floats written (numpy). A weight that is NaN or
     infinite (a diverged run) is refused: no program could use such a model."""
-    from common import UsageError, write_output
     c = model.cfg
     floats = np.concatenate([t.detach().float().cpu().numpy().astype("<f4").ravel()
                              for t in checkpoint_tensors(model)])
@@ -238,7 +239,6 @@ def export_legacy(model, path):
 
 def load_legacy(path):
     """Reads a llama2.c version-0 checkpoint with a shared classifier into a Transformer."""
-    from common import read_input
     blob = read_input(path, "model", binary=True)
     if len(blob) < HEADER.size:
         raise ValueError(f"'{path}' is too short for a llama2.c header")

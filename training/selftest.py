@@ -178,9 +178,46 @@ def check_story_format():
           "bytes as the C++ texts: ok")
 
 
+def check_import_layers():
+    """The modules of training/ import each other in layers, never in a circle: every import of
+    another module of the folder counts, at the top or inside a function."""
+    import ast
+    import glob
+    folder = repo_path("training")
+    paths = sorted(glob.glob(os.path.join(folder, "*.py")))
+    modules = {os.path.basename(p)[:-3] for p in paths}
+    imports = {}
+    for path in paths:
+        with open(path, encoding="utf-8") as f:
+            tree = ast.parse(f.read(), path)
+        found = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                found.update(a.name for a in node.names if a.name in modules)
+            elif isinstance(node, ast.ImportFrom) and node.module in modules:
+                found.add(node.module)
+        imports[os.path.basename(path)[:-3]] = found - {os.path.basename(path)[:-3]}
+
+    def circle_from(module, path):
+        for other in sorted(imports[module]):
+            if other in path:
+                return path[path.index(other):] + [other]
+            found = circle_from(other, path + [other])
+            if found:
+                return found
+        return None
+    for module in sorted(imports):
+        circle = circle_from(module, [module])
+        if circle:
+            raise UsageError("training/ imports in a circle: " + " -> ".join(circle))
+    if imports.get("common"):
+        raise UsageError(f"common.py imports {sorted(imports['common'])}: it must import none")
+    print(f"imports: {len(modules)} modules of training/ in layers, common.py at the bottom: ok")
+
+
 def check_signal_cleanup():
-    """A script stopped by SIGTERM, SIGHUP or Ctrl-C while write_output writes leaves no
-    temporary file, and its exit shows the signal (killed by SIGTERM/SIGHUP, 130 for Ctrl-C)."""
+    """A script stopped by SIGTERM, SIGHUP, SIGQUIT or Ctrl-C while write_output writes leaves no
+    temporary file, and its exit shows the signal (killed by the signal, 130 for Ctrl-C)."""
     import signal
     import subprocess
     child = (
@@ -188,6 +225,7 @@ def check_signal_cleanup():
         "signal.signal(signal.SIGINT, signal.default_int_handler)  # even if started ignored\n"
         "signal.signal(signal.SIGTERM, signal.SIG_DFL)\n"
         "signal.signal(signal.SIGHUP, signal.SIG_DFL)\n"
+        "signal.signal(signal.SIGQUIT, signal.SIG_DFL)\n"
         f"sys.path.insert(0, {repo_path('training')!r})\n"
         "from common import run_main, write_output\n"
         "def pieces():\n"
@@ -197,7 +235,8 @@ def check_signal_cleanup():
         "    yield b'never'\n"
         "sys.exit(run_main('writer', lambda argv: write_output(sys.argv[1], pieces()), []))\n")
     for signal_number, status in ((signal.SIGTERM, -signal.SIGTERM),
-                                  (signal.SIGHUP, -signal.SIGHUP), (signal.SIGINT, 130)):
+                                  (signal.SIGHUP, -signal.SIGHUP),
+                                  (signal.SIGQUIT, -signal.SIGQUIT), (signal.SIGINT, 130)):
         with tempfile.TemporaryDirectory() as d:
             path = os.path.join(d, "out.bin")
             with open(path, "wb") as f:
@@ -214,11 +253,13 @@ def check_signal_cleanup():
                     kept != b"old":
                 raise UsageError(f"signal {signal_number}: exit {run.returncode} (expected "
                                  f"{status}), files {left}, {err.decode()[-200:]!r}")
-    print("signals: SIGTERM, SIGHUP and Ctrl-C leave no temporary file, exit by the signal: ok")
+    print("signals: SIGTERM, SIGHUP, SIGQUIT and Ctrl-C leave no temporary file, exit by the "
+          "signal: ok")
 
 
 def main(argv):
     Parser(description="Quick self-test of the training code.").parse_args(argv)
+    check_import_layers()
     check_story_format()
     check_signal_cleanup()
     check_invented_names()

@@ -35,8 +35,8 @@ Usage:
 import math
 import sys
 
-from common import (Parser, UsageError, load_model_for_stories, read_model_and_stories,
-                    repo_path, require_finite, run_main)
+from common import Parser, UsageError, repo_path, require_finite, run_main
+from story_model import load_model_for_stories, read_model_and_stories
 
 BOOTSTRAP_SAMPLES = 2000
 BOOTSTRAP_SEED = 1

@@ -134,8 +134,10 @@ def load_tokens(path, vocab):
     ids.frombytes(blob)
     if sys.byteorder != "little":
         ids.byteswap()
-    if len(ids) < 2 or ids[0] != 1:
-        raise UsageError(f"'{path}' is not pretokenized stories (must start with BOS = 1)")
+    if not ids or ids[0] != 1:
+        first = f"starts with id {ids[0]}" if ids else "holds no token"
+        raise UsageError(f"'{path}' is not pretokenized stories: it {first}, and every story "
+                         "starts with BOS = 1")
     top = max(ids)
     if top >= vocab:
         raise UsageError(f"'{path}' holds id {top}, beyond the tokenizer's vocabulary of {vocab}")

@@ -3,24 +3,17 @@
 #include <cctype>
 #include <cerrno>
 #include <cmath>
-#include <cstdio>
 #include <cstdlib>
-#include <cstring>
-#include <exception>
 #include <filesystem>
 #include <iostream>
-#include <new>
 #include <set>
 #include <sstream>
 
-#include "h2o/attention/linear.hpp"
-#include "h2o/base/format.hpp"
+#include "h2o/app/program.hpp"
 
 namespace h2o {
 
 namespace {
-void watch_standard_output(const std::string& program);  // below, with the error reporting
-
 // "0", "0.5", "1000": the shortest form, where std::to_string(double) would print "0.000000".
 std::string short_number(double value) {
   std::ostringstream out;
@@ -31,7 +24,6 @@ std::string short_number(double value) {
 
 ArgParser::ArgParser(std::string program, std::string summary)
     : program_(std::move(program)), summary_(std::move(summary)) {
-  watch_standard_output(program_);
   add_flag("help", "show this help and exit");
 }
 
@@ -48,7 +40,7 @@ ArgParser& ArgParser::add_flag(const std::string& name, const std::string& help)
   return *this;
 }
 
-bool ArgParser::parse(int argc, const char* const* argv) {
+void ArgParser::parse(int argc, const char* const* argv) {
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg.rfind("--", 0) != 0 || arg.size() == 2) {
@@ -81,9 +73,16 @@ bool ArgParser::parse(int argc, const char* const* argv) {
   }
   if (flag("help")) {
     std::cout << help();
-    return false;
+    throw HelpShown{};
   }
-  return true;
+  // An option that names a file or a folder, given an empty name (--csv "" or --csv=), names
+  // nothing: refused, rather than read as "not given" and run without the file.
+  for (const auto& [name, value] : values_) {
+    const std::string& kind = options_.at(name).value_name;
+    if (!value.empty()) continue;
+    if (kind == "PATH") throw UsageError("--" + name + " needs a file path");
+    if (kind == "DIR" || kind == "FOLDER") throw UsageError("--" + name + " needs a folder");
+  }
 }
 
 bool ArgParser::given(const std::string& name) const { return values_.count(name) > 0; }
@@ -134,8 +133,9 @@ long long ArgParser::integer(const std::string& name, long long min, long long m
     throw UsageError("--" + name + " expects a whole number, got '" + value + "'");
   }
   if (number < min || number > max) {
+    // The number as read ("-0" is 0), not as typed.
     throw UsageError("--" + name + " must be between " + std::to_string(min) + " and " +
-                     std::to_string(max) + ", got " + value);
+                     std::to_string(max) + ", got " + std::to_string(number));
   }
   return number;
 }
@@ -148,7 +148,7 @@ double ArgParser::real(const std::string& name, double min, double max) const {
   }
   if (number < min || number > max) {
     throw UsageError("--" + name + " must be between " + short_number(min) + " and " +
-                     short_number(max) + ", got " + value);
+                     short_number(max) + ", got " + short_number(number + 0.0));  // -0 is 0
   }
   return number;
 }
@@ -220,119 +220,8 @@ std::vector<int> parse_percent_list(const std::string& option, const std::string
   return {percents.begin(), percents.end()};
 }
 
-namespace {
-// Errors quote what the user typed or what a file holds: shown through printable() (a newline,
-// an escape sequence or invalid UTF-8 inside cannot break the one-line promise or the terminal)
-// and cut to a length that fits a few lines of a terminal.
-constexpr std::size_t kMaxErrorBytes = 400;
-std::string one_line(const std::string& message) { return printable(message, kMaxErrorBytes); }
-
-// Set once an error was reported, so that the check of stdout at exit does not add a second one.
-bool error_reported = false;
-std::string watched_program;
-
-// Runs at exit (registered by the first ArgParser): output that could not be written to stdout
-// (a full disk, a closed pipe, `> /dev/full`) is an error, not a silent success.
-void check_standard_output() {
-  std::cout.flush();
-  const bool failed = !std::cout || std::fflush(stdout) != 0 || std::ferror(stdout) != 0;
-  if (!failed || error_reported) return;
-  const int error = errno;
-  std::cerr << watched_program << ": error: cannot write the output to stdout"
-            << (error != 0 ? std::string(" (") + std::strerror(error) + ")" : std::string())
-            << "\n";
-  std::cerr.flush();
-  std::_Exit(1);  // the exit code main returned no longer holds; nothing else is left to run
-}
-
-void watch_standard_output(const std::string& program) {
-  static bool registered = false;
-  if (registered) return;
-  registered = true;
-  watched_program = program;
-  std::atexit(check_standard_output);
-}
-}  // namespace
-
-namespace {
-// The exception being handled, as one line of stderr; returns the exit code it deserves.
-int report_current_exception(const std::string& program) {
-  try {
-    throw;
-  } catch (const UsageError& e) {
-    error_reported = true;
-    std::cerr << program << ": error: " << one_line(e.what()) << "\n";
-    return 2;
-  } catch (const std::bad_alloc&) {
-    error_reported = true;
-    std::cerr << program << ": error: out of memory\n";
-    return 1;
-  } catch (const std::exception& e) {
-    error_reported = true;
-    std::cerr << program << ": error: " << one_line(e.what()) << "\n";
-    return 1;
-  } catch (...) {
-    error_reported = true;
-    std::cerr << program << ": error: unknown failure\n";
-    return 1;
-  }
-}
-}  // namespace
-
-void use_threads_option(const std::string& program, std::size_t threads) {
-  set_matmul_threads(threads);
-  if (threads > 1 && !row_threads_available()) {
-    std::cerr << program << ": note: built without OpenMP, --threads " << threads
-              << " runs on one thread\n";
-  }
-}
-
-std::string program_name(const char* argv0) {
-  const std::string path = argv0 != nullptr ? argv0 : "program";
-  const std::size_t slash = path.find_last_of('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
-}
-
-namespace {
-std::string& uncaught_errors_program() {
-  static std::string program = "program";
-  return program;
-}
-
-// The terminate handler report_uncaught_errors installs. The C++ runtime calls it with the uncaught
-// exception as the one being handled, so report_current_exception can rethrow and name it.
-[[noreturn]] void report_uncaught_and_exit() {
-  int code = 1;
-  if (std::current_exception()) {
-    code = report_current_exception(uncaught_errors_program());
-  } else {
-    std::cerr << uncaught_errors_program() << ": error: terminated\n";
-  }
-  std::cout.flush();
-  std::cerr.flush();
-  std::_Exit(code);
-}
-}  // namespace
-
-int exit_with_error(const char* argv0) { return report_current_exception(program_name(argv0)); }
-
-void report_uncaught_errors(const char* argv0) {
-  uncaught_errors_program() = program_name(argv0);
-  std::set_terminate(report_uncaught_and_exit);
-}
-
 void start_lesson(int argc, const char* const* argv, const std::string& summary) {
-  report_uncaught_errors(argc > 0 ? argv[0] : nullptr);
-  ArgParser args(uncaught_errors_program(), summary);
-  if (!args.parse(argc, argv)) std::exit(0);
-}
-
-int run_program(const std::string& program, const std::function<int()>& body) {
-  try {
-    return body();
-  } catch (...) {
-    return report_current_exception(program);
-  }
+  ArgParser(program_name(argc > 0 ? argv[0] : nullptr), summary).parse(argc, argv);
 }
 
 std::string command_line(int argc, const char* const* argv) {

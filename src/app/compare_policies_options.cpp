@@ -42,7 +42,6 @@ ComparePoliciesOptions compare_policies_options(const ArgParser& args) {
                                 ? static_cast<int>(args.integer("picture-budget", 1, 100))
                                 : options.percents.front();
   options.svg_path = args.text("svg");
-  if (args.given("svg") && options.svg_path.empty()) throw UsageError("--svg needs a file path");
   options.text_path = args.text("text");
   options.names_path = args.text("names");
   options.name_gap = static_cast<std::size_t>(args.integer("name-gap", 1, 100000));

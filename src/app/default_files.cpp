@@ -73,9 +73,4 @@ StoryTokens read_story(const ArgParser& args, const Tokenizer& tokenizer, std::s
   return story;
 }
 
-std::vector<int> read_story_tokens(const ArgParser& args, const Tokenizer& tokenizer,
-                                   std::size_t min_tokens, std::size_t max_tokens) {
-  return read_story(args, tokenizer, min_tokens, max_tokens).tokens;
-}
-
 }  // namespace h2o

@@ -79,12 +79,8 @@ ExploreOptions explore_options(const ArgParser& args) {
                      std::to_string(options.policies.size()));
   }
   options.budget = parse_explore_budget(args.text("budget"));
-  options.out_path = args.text("out");
-  if (options.out_path.empty()) throw UsageError("--out needs a file path");
-  options.kept_path = args.text("kept");
-  if (args.given("kept") && options.kept_path.empty()) {
-    throw UsageError("--kept needs a file path");
-  }
+  options.out_path = args.text("out");    // never empty: cli.hpp refuses an empty PATH
+  options.kept_path = args.text("kept");  // "" only when not given
   read_scoring_options(args, options.scoring);
   read_heavy_share_option(args, options.scoring);
   options.kv_format = read_kv_format_options(args);

@@ -1,5 +1,6 @@
 #include "h2o/app/kv_format_options.hpp"
 
+#include <climits>
 #include <string>
 
 namespace h2o {
@@ -15,13 +16,23 @@ ArgParser& add_kv_format_options(ArgParser& args) {
 
 KvFormat read_kv_format_options(const ArgParser& args) {
   KvFormat format;
-  const long long bits = args.integer("kv-bits", 2, 32);
+  // One wording for every bad number (3, 16, 33, -0): the list of the four there are.
+  const long long bits = args.integer("kv-bits", LLONG_MIN, LLONG_MAX);
   if (bits != 32 && bits != 8 && bits != 4 && bits != 2) {
-    throw UsageError("--kv-bits must be 32, 8, 4 or 2 (got " + std::to_string(bits) + ")");
+    throw UsageError("--kv-bits must be 32, 8, 4 or 2, got " + std::to_string(bits));
   }
   format.bits = static_cast<unsigned>(bits);
   format.group = static_cast<std::size_t>(args.integer("kv-group", 1, 4096));
   return format;
+}
+
+void check_kv_group(std::size_t group, std::size_t head_dim) {
+  if (group < head_dim && head_dim % group != 0) {
+    const std::string d = std::to_string(head_dim);
+    const std::string rule = "a value's channels are quantised in groups that must tile it";
+    throw UsageError("--kv-group " + std::to_string(group) + " does not divide the head size " + d +
+                     ": " + rule + " (a divisor of " + d + ", or " + d + " or more)");
+  }
 }
 
 }  // namespace h2o

@@ -52,8 +52,17 @@ void read_scoring_options(const ArgParser& args, PolicySettings& settings) {
   try {
     settings.scoring = parse_scoring_choice(args.text("scoring"));
     settings.h2o_score = parse_h2o_score(args.text("h2o-score"));
-    settings.h2o_decay = static_cast<float>(args.real("h2o-decay", 0.0, 1.0));
-    check_h2o_decay(settings.h2o_decay);  // 0 and 1 too (and what rounds to them as a float)
+    const double decay = args.real("h2o-decay", 0.0, 1.0);
+    check_h2o_decay(decay);  // 0 and 1 too
+    settings.h2o_decay = static_cast<float>(decay);
+    // A decay the scores' 32-bit floats cannot hold below 1 (0.999999999) or above 0 (1e-50):
+    // said as such, not as "decay 1".
+    if (!(settings.h2o_decay > 0.0f && settings.h2o_decay < 1.0f)) {
+      throw UsageError("--h2o-decay " + args.text("h2o-decay") + " is " +
+                       fixed(settings.h2o_decay, 0) +
+                       " as a 32-bit float (how the scores are kept): give one between " +
+                       "1e-38 and 0.99999994, e.g. " + fixed(kDefaultH2ODecay, 2));
+    }
     settings.snapkv_pooling.pool = parse_snapkv_pool(args.text("snapkv-pool"));
     settings.snapkv_pooling.kernel = static_cast<std::size_t>(
         args.integer("snapkv-kernel", 1, static_cast<long long>(kMaxPoolKernel)));

@@ -1,6 +1,6 @@
 #include "h2o/app/step_option.hpp"
 
-#include <cstdlib>
+#include "h2o/app/program.hpp"
 
 namespace h2o {
 
@@ -10,16 +10,15 @@ ArgParser& add_step_flag(ArgParser& args) {
                        "wait for Enter after each token; draw heavy, recent, evicted tokens");
 }
 
-// A parser for a lesson, after report_uncaught_errors: errors from here on are one line.
+// A parser for a lesson, named as its errors name it.
 ArgParser lesson_parser(int argc, const char* const* argv, const std::string& summary) {
-  report_uncaught_errors(argc > 0 ? argv[0] : nullptr);
   return ArgParser(program_name(argc > 0 ? argv[0] : nullptr), summary);
 }
 }  // namespace
 
 StepView start_lesson_with_step(int argc, const char* const* argv, const std::string& summary) {
   ArgParser args = lesson_parser(argc, argv, summary);
-  if (!add_step_flag(args).parse(argc, argv)) std::exit(0);
+  add_step_flag(args).parse(argc, argv);
   return StepView(args.flag("step"));
 }
 
@@ -32,9 +31,7 @@ TokenLessonOptions start_token_lesson(int argc, const char* const* argv, const s
                   tokens.help + " (1.." + std::to_string(tokens.max) + ")")
       .add_option("seed", "N", std::to_string(seed.default_value), seed.help);
   add_step_flag(args);
-  if (!add_budget_options(args, budget.heavy, budget.recent, budget.unit).parse(argc, argv)) {
-    std::exit(0);
-  }
+  add_budget_options(args, budget.heavy, budget.recent, budget.unit).parse(argc, argv);
   // Read one by one, in this order: with several bad values, the first named here is reported.
   const auto n_tokens = static_cast<std::size_t>(args.integer("tokens", 1, tokens.max));
   const CacheBudget cache_budget = budget_from_options(args);

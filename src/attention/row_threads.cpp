@@ -1,12 +1,17 @@
 #include "h2o/attention/row_threads.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <stdexcept>
 #include <string>
 
 #ifdef _OPENMP
 #include <omp.h>
+// LLVM's libomp's own call for its block time; absent (null) under GCC's libgomp.
+extern "C" void kmp_set_blocktime(int milliseconds) __attribute__((weak));
 #endif
+
+#include "h2o/base/format.hpp"
 
 namespace h2o {
 
@@ -22,7 +27,75 @@ constexpr std::size_t kBlocksPerThread = 4;
 
 std::size_t g_threads = 1;  // set_row_threads
 
+// ------------------------------------------------------------------ how a waiting thread waits
+// The variables with which a user chooses how OpenMP's waiting threads wait: the standard one,
+// GCC's libgomp's spin count and LLVM's libomp's block time. Any of them set: the user's choice.
+constexpr const char* kUserWaitVariables[] = {"OMP_WAIT_POLICY", "GOMP_SPINCOUNT", "KMP_BLOCKTIME"};
+// The program's choice otherwise (row_threads.hpp says why): libgomp checks the flag it waits on
+// kWaitSpins times, one `pause` instruction apart, before it sleeps; libomp spins for
+// kWaitMilliseconds (its shortest block time but 0) before it sleeps.
+constexpr const char* kWaitSpins = "1000";
+constexpr int kWaitMilliseconds = 1;
+// Set beside the program's choice in a restarted program's environment: those variables are the
+// program's, not the user's, and already in effect.
+constexpr const char* kChosenMarker = "H2O_OPENMP_WAIT";
+constexpr const char* kChosenMarkerValue = "program";
+
+enum class Wait { Unknown, User, ChosenPending, ChosenInEffect };
+Wait g_wait = Wait::Unknown;
+
+Wait wait_state() {
+  if (g_wait != Wait::Unknown) return g_wait;
+  const char* marker = std::getenv(kChosenMarker);
+  if (marker != nullptr && std::string(marker) == kChosenMarkerValue)
+    return g_wait = Wait::ChosenInEffect;
+  for (const char* name : kUserWaitVariables) {
+    if (std::getenv(name) != nullptr) return g_wait = Wait::User;
+  }
+  return g_wait = Wait::ChosenPending;
+}
+
 }  // namespace
+
+std::vector<std::pair<std::string, std::string>> program_wait_environment() {
+  return {{"GOMP_SPINCOUNT", kWaitSpins},
+          {"KMP_BLOCKTIME", std::to_string(kWaitMilliseconds)},
+          {kChosenMarker, kChosenMarkerValue}};
+}
+
+bool program_wait_pending() {
+  return row_threads_available() && wait_state() == Wait::ChosenPending;
+}
+
+bool apply_program_wait() {
+  if (!program_wait_pending()) return true;
+#ifdef _OPENMP
+  if (kmp_set_blocktime != nullptr) {  // LLVM's libomp: it takes the block time at any moment
+    kmp_set_blocktime(kWaitMilliseconds);
+    g_wait = Wait::ChosenInEffect;
+    return true;
+  }
+#endif
+  return false;  // libgomp read its variables when the program was loaded
+}
+
+std::string row_threads_wait_policy() {
+  if (!row_threads_available()) return "one thread (built without OpenMP)";
+  const Wait state = wait_state();
+  if (state == Wait::ChosenPending) return "as the OpenMP runtime waits by default";
+  if (state == Wait::ChosenInEffect) {
+    return std::string("spin for ") + kWaitSpins +
+           " checks (libomp: " + std::to_string(kWaitMilliseconds) +
+           " ms), then sleep: the program's choice";
+  }
+  std::string set;
+  for (const char* name : kUserWaitVariables) {
+    if (const char* value = std::getenv(name)) {
+      set += (set.empty() ? "" : ", ") + std::string(name) + "=" + printable(value, 40);
+    }
+  }
+  return "as " + set + " says: your choice";
+}
 
 bool row_threads_available() {
 #ifdef _OPENMP

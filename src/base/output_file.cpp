@@ -19,13 +19,14 @@ namespace h2o {
 namespace {
 
 // ---------------------------------------------------------------- temporary files at a signal
-// A program stopped by Ctrl-C (SIGINT), `kill` (SIGTERM), a closed terminal (SIGHUP) or a closed
-// pipe (SIGPIPE) runs no destructor, so the temporary files of the OutputFiles alive then would
-// stay behind (a 64 MiB "model.bin.tmp-XXXXXX" from make_random_model). A handler removes them
-// first. It may call only async-signal-safe functions and must not allocate, so the live paths
-// sit in fixed storage: one slot per OutputFile, claimed in its constructor and freed when its
-// temporary file is gone (renamed or removed). A slot is read by the handler only while its
-// state says Live, and that state changes only after the path is written in full.
+// A program stopped by Ctrl-C (SIGINT), Ctrl-\ (SIGQUIT), `kill` (SIGTERM), a closed terminal
+// (SIGHUP) or a closed pipe (SIGPIPE) runs no destructor, so the temporary files of the
+// OutputFiles alive then would stay behind (a 64 MiB "model.bin.tmp-XXXXXX" from
+// make_random_model; 121 MB from --shape 110m). A handler removes them first. It may call only
+// async-signal-safe functions and must not allocate, so the live paths sit in fixed storage: one
+// slot per OutputFile, claimed in its constructor and freed when its temporary file is gone
+// (renamed or removed). A slot is read by the handler only while its state says Live, and that
+// state changes only after the path is written in full.
 constexpr std::size_t kMaxLiveTemporaries = 64;  // OutputFiles alive at once (more: not cleaned)
 constexpr std::size_t kMaxTemporaryPath = 4096;  // bytes of a path, NUL included (PATH_MAX)
 enum SlotState : int { kFree = 0, kFilling = 1, kLive = 2 };
@@ -35,7 +36,7 @@ struct TemporarySlot {
 };
 static_assert(std::atomic<int>::is_always_lock_free, "the handler reads the slots' states");
 TemporarySlot live_temporaries[kMaxLiveTemporaries];
-constexpr int kCleanupSignals[] = {SIGHUP, SIGINT, SIGPIPE, SIGTERM};
+constexpr int kCleanupSignals[] = {SIGHUP, SIGINT, SIGPIPE, SIGQUIT, SIGTERM};
 
 // Removes every live temporary file, then dies of the same signal as if no handler had run
 // (SA_RESETHAND has already restored the default action, and SA_NODEFER lets the raise land at

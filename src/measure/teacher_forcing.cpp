@@ -10,6 +10,18 @@
 
 namespace h2o {
 
+namespace {
+// A NaN or infinite logit (a model whose numbers overflow) makes every measure meaningless: one
+// error naming the first such logit, as the sampler names it for generate.
+[[noreturn]] void throw_overflowed(const float* logits, std::size_t V, std::size_t step) {
+  std::size_t v = 0;
+  while (v + 1 < V && std::isfinite(logits[v])) ++v;
+  throw std::runtime_error("the model's logit for token " + std::to_string(v) + " at position " +
+                           std::to_string(step) + " is " + std::to_string(logits[v]) +
+                           " (its numbers overflowed): this model cannot be measured");
+}
+}  // namespace
+
 double TeacherForcedRun::mean_nll() const {
   double sum = 0.0;
   for (double nll : token_nll) sum += nll;
@@ -84,6 +96,7 @@ TeacherForcedRun read_with_teacher_forcing(Decoder& decoder, const std::vector<i
       double sum_exp = 0.0;
       for (std::size_t v = 0; v < V; ++v) sum_exp += std::exp(logits[v] - max_logit);
       const double log_sum = max_logit + std::log(sum_exp);
+      if (!std::isfinite(log_sum)) throw_overflowed(logits, V, t);
       for (std::size_t v = 0; v < V; ++v) log_probs[v] = logits[v] - log_sum;
 
       run.token_nll.push_back(-log_probs[static_cast<std::size_t>(tokens[t + 1])]);

@@ -32,7 +32,7 @@ void check_h2o_decay(double gamma) {
   // step; outside [0, 1] scores would grow without bound or flip sign every step.
   if (!(gamma > 0.0 && gamma < 1.0)) {
     std::ostringstream shown;  // 6 significant digits: 1.5, 1e-09, nan
-    shown << gamma << " is not between 0 and 1 (exclusive), e.g. " << kDefaultH2ODecay;
+    shown << gamma + 0.0 << " is not between 0 and 1 (exclusive), e.g. " << kDefaultH2ODecay;
     throw std::invalid_argument("H2O decay " + shown.str());
   }
 }

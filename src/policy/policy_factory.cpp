@@ -48,15 +48,18 @@ constexpr auto kShared = ScoringMode::Shared;
 const std::optional<ScoringMode> kNoAttention;
 
 // One row per policy. Adding a policy = one more row here. Each row's properties and scoring are
-// its paper's; its kept label is its own word for a token kept outside its recent window.
+// its paper's; its kept label is its own word for a token kept outside its recent window. One row
+// is the subject (H2O) and one its baseline (the window): compare_policies weighs the two.
 const std::vector<PolicyEntry>& policy_table() {
   static const std::vector<PolicyEntry> table = {
-      {{"full", "keep every token (exact attention, memory grows with the sequence)", kNoAttention,
+      {{"full", "keep every token (exact attention, memory grows with the sequence)",
+        "the full cache", PolicyRole::Contender, kNoAttention,
         /*evicts=*/false, /*protects_newest=*/true, /*kept_label=*/"", every_token},
        [](const Settings&) { return std::make_unique<FullCachePolicy>(); },
        heavy_and_recent},
-      {{"h2o", "Heavy-Hitter Oracle: keep the recent window plus the highest-scoring tokens",
-        kPerHead, /*evicts=*/true, /*protects_newest=*/true, "heavy hitter", last_recent},
+      {{"h2o", "Heavy-Hitter Oracle: keep the recent window plus the highest-scoring tokens", "H2O",
+        PolicyRole::Subject, kPerHead, /*evicts=*/true, /*protects_newest=*/true, "heavy hitter",
+        last_recent},
        [](const Settings& s) {
          return std::make_unique<H2OPolicy>(CacheBudget{s.heavy, s.recent}, *s.scoring, s.h2o_score,
                                             s.start_area, s.h2o_decay);
@@ -67,13 +70,15 @@ const std::vector<PolicyEntry>& policy_table() {
          return s;
        }},
       {{"window", "sliding window: keep the last heavy + recent tokens (H2O's local baseline)",
-        kNoAttention, /*evicts=*/true, /*protects_newest=*/true, "", whole_budget},
+        "the window", PolicyRole::Baseline, kNoAttention, /*evicts=*/true, /*protects_newest=*/true,
+        "", whole_budget},
        [](const Settings& s) {
          return std::make_unique<SlidingWindowPolicy>(CacheBudget{s.heavy, s.recent});
        },
        heavy_and_recent},
       {{"sinks", "StreamingLLM: keep the first --sinks tokens (attention sinks) + the last recent",
-        kNoAttention, /*evicts=*/true, /*protects_newest=*/true, "sink", last_recent},
+        "the sinks", PolicyRole::Contender, kNoAttention, /*evicts=*/true, /*protects_newest=*/true,
+        "sink", last_recent},
        [](const Settings& s) { return std::make_unique<SinkWindowPolicy>(s.sinks, s.recent); },
        [](Settings s, std::size_t tokens) {
          s = heavy_and_recent(s, tokens);
@@ -82,24 +87,28 @@ const std::vector<PolicyEntry>& policy_table() {
          return s;
        }},
       {{"random", "keep heavy + recent tokens, evicting a random one outside the recent window",
-        kNoAttention, /*evicts=*/true, /*protects_newest=*/true, "kept at random", last_recent},
+        "random eviction", PolicyRole::Contender, kNoAttention, /*evicts=*/true,
+        /*protects_newest=*/true, "kept at random", last_recent},
        [](const Settings& s) {
          return std::make_unique<RandomEvictionPolicy>(CacheBudget{s.heavy, s.recent}, s.seed);
        },
        heavy_and_recent},
       {{"tova", "TOVA: keep heavy + recent tokens, evicting the one the new query attends least",
-        kShared, /*evicts=*/true, /*protects_newest=*/false, "kept by score", no_window},
+        "TOVA", PolicyRole::Contender, kShared, /*evicts=*/true, /*protects_newest=*/false,
+        "kept by score", no_window},
        [](const Settings& s) {
          return std::make_unique<TovaPolicy>(CacheBudget{s.heavy, s.recent}, *s.scoring);
        },
        heavy_and_recent},
       {{"knorm", "key norm: keep the recent window plus the tokens with the shortest keys",
-        kNoAttention, /*evicts=*/true, /*protects_newest=*/true, "short key", last_recent},
+        "key norm", PolicyRole::Contender, kNoAttention, /*evicts=*/true, /*protects_newest=*/true,
+        "short key", last_recent},
        [](const Settings& s) {
          return std::make_unique<KeyNormPolicy>(CacheBudget{s.heavy, s.recent});
        },
        heavy_and_recent},
       {{"snapkv", "SnapKV: cut a prompt by its last recent queries' attention; then as h2o",
+        "SnapKV", PolicyRole::Contender,
         // Decoding it ranks as H2O does, so what it keeps besides the window are heavy hitters.
         kPerHead, /*evicts=*/true, /*protects_newest=*/true, "heavy hitter", last_recent},
        [](const Settings& s) {
@@ -158,6 +167,19 @@ const PolicyKind& reference_policy() {
   }
   throw std::logic_error("the policy table has no policy that keeps every token");
 }
+
+namespace {
+const PolicyKind& policy_with_role(PolicyRole role, const char* what) {
+  for (const auto& kind : policy_kinds()) {
+    if (kind.role == role) return kind;
+  }
+  throw std::logic_error(std::string("the policy table names no ") + what);
+}
+}  // namespace
+
+const PolicyKind& subject_policy() { return policy_with_role(PolicyRole::Subject, "subject"); }
+
+const PolicyKind& baseline_policy() { return policy_with_role(PolicyRole::Baseline, "baseline"); }
 
 std::string paper_scoring_names() {
   std::string text;

@@ -2,15 +2,12 @@
 //
 // Options are "--name value" or "--name=value"; flags are "--name". Every program gets --help.
 // Unknown options, missing values and malformed numbers throw UsageError with a one-line message;
-// run_program() prints it as "program: error: ..." and returns exit code 2 (1 for other errors).
-// Error messages pass through printable() (base/format.hpp) and are cut to a few hundred bytes.
-// Making an ArgParser also registers a check that runs when the program exits: if anything
-// written to stdout could not be written (a full disk, `> /dev/full`), the program says so in one
-// line on stderr and exits with 1, whatever main returned.
+// --help prints the help and throws HelpShown. The program's lifecycle (program.hpp's
+// run_program) turns the first into "program: error: ..." and exit code 2, the second into exit
+// code 0, as Python's argparse ends a program after --help.
 #pragma once
 
 #include <cstddef>
-#include <functional>
 #include <map>
 #include <stdexcept>
 #include <string>
@@ -24,6 +21,11 @@ struct UsageError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// Thrown by ArgParser::parse once the help is printed: the program has nothing left to do.
+// Deliberately not a std::exception, so that no `catch (const std::exception&)` takes it for an
+// error.
+struct HelpShown {};
+
 class ArgParser {
  public:
   ArgParser(std::string program, std::string summary);
@@ -35,8 +37,10 @@ class ArgParser {
   // A boolean flag, false unless given.
   ArgParser& add_flag(const std::string& name, const std::string& help);
 
-  // Returns false when --help was asked for (the help text is already printed to stdout).
-  bool parse(int argc, const char* const* argv);
+  // Reads the command line. With --help it prints the help to stdout and throws HelpShown. An
+  // option whose value names a file or folder (value_name PATH, DIR or FOLDER) refuses an empty
+  // value: "--csv needs a file path".
+  void parse(int argc, const char* const* argv);
 
   bool given(const std::string& name) const;  // typed on the command line
   bool flag(const std::string& name) const;
@@ -83,34 +87,8 @@ std::vector<int> parse_percent_list(const std::string& option, const std::string
 // every argument, quoted when it holds a space. "10_sparse_attention --pictures docs/pictures".
 std::string command_line(int argc, const char* const* argv);
 
-// The lessons' one way to report errors, instead of wrapping main in try/catch: from this call
-// on, an exception nobody catches ends the program with one line on stderr,
-// "program: error: message" (program = argv[0]'s file name), and exit code 2 for a UsageError
-// (bad command line), 1 for anything else - never an abort.
-void report_uncaught_errors(const char* argv0);
-
-// --threads N: the weight products' threads (set_matmul_threads). A build without OpenMP runs on
-// one thread whatever N is; for N > 1 it says so on stderr, one line:
-// "program: note: built without OpenMP, --threads 2 runs on one thread".
-void use_threads_option(const std::string& program, std::size_t threads);
-
-// A program's name as error messages and --help show it: argv[0]'s file name.
-std::string program_name(const char* argv0);
-
-// The first line of a lesson that takes no options (01-06): report_uncaught_errors(argv[0]); then
-// --help prints `summary` and ends the program (exit 0), and any other argument is refused.
+// The first line of a lesson that takes no options (01-06): --help prints `summary` and ends the
+// program (HelpShown: exit 0), and any other argument is refused (UsageError: exit 2).
 void start_lesson(int argc, const char* const* argv, const std::string& summary);
-
-// For a main written as a function-try-block:
-//   int main(int argc, char** argv) try { ... } catch (...) {
-//     return h2o::exit_with_error(argv[0]);
-//   }
-// Call it only inside a catch block: it prints the exception being handled as the same one line
-// and returns the same exit code as report_uncaught_errors.
-int exit_with_error(const char* argv0);
-
-// Runs body() with the same rule: UsageError -> exit 2, any other exception -> exit 1, one line
-// on stderr each. Never lets an exception escape main.
-int run_program(const std::string& program, const std::function<int()>& body);
 
 }  // namespace h2o

@@ -61,8 +61,5 @@ struct StoryTokens {
 // is refused before encoding when its length in bytes already proves it.
 StoryTokens read_story(const ArgParser& args, const Tokenizer& tokenizer, std::size_t min_tokens,
                        std::size_t max_tokens);
-// The same, the tokens only.
-std::vector<int> read_story_tokens(const ArgParser& args, const Tokenizer& tokenizer,
-                                   std::size_t min_tokens, std::size_t max_tokens);
 
 }  // namespace h2o

@@ -5,6 +5,8 @@
 //   --kv-group B   tokens per key group = channels per value group (KIVI's group size, 32)
 #pragma once
 
+#include <cstddef>
+
 #include "h2o/app/cli.hpp"
 #include "h2o/cache/kv_quantiser.hpp"
 
@@ -15,5 +17,10 @@ ArgParser& add_kv_format_options(ArgParser& args);
 
 // Reads them; a bad value is a UsageError naming the option.
 KvFormat read_kv_format_options(const ArgParser& args);
+
+// Once the model's head size is known: a quantised value is stored in groups of `group`
+// channels (at most head_dim), which must tile its head_dim channels; a group that does not
+// divide it is a UsageError naming both numbers (the cache would quietly use whole rows).
+void check_kv_group(std::size_t group, std::size_t head_dim);
 
 }  // namespace h2o

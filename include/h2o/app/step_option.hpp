@@ -14,8 +14,8 @@
 
 namespace h2o {
 
-// start_lesson (cli.hpp) for a lesson whose only option is --step (lesson 04): errors as one line,
-// --help prints `summary` and ends the program, anything but --step is refused.
+// start_lesson (cli.hpp) for a lesson whose only option is --step (lesson 04): --help prints
+// `summary` and ends the program (HelpShown), anything but --step is refused (UsageError).
 StepView start_lesson_with_step(int argc, const char* const* argv, const std::string& summary);
 
 // What a token-by-token lesson lets a student change, and its defaults:
@@ -40,9 +40,9 @@ struct TokenLessonOptions {
   StepView step;  // off without --step
 };
 
-// The first line of lessons 07 and 08: report_uncaught_errors(argv[0]); --tokens, --seed, --step,
-// --heavy, --recent and --help, in that order; --help prints `summary` and the options and ends
-// the program (exit 0); a bad value or an unknown option ends it with one line on stderr (exit 2).
+// The first line of lessons 07 and 08: --tokens, --seed, --step, --heavy, --recent and --help, in
+// that order; --help prints `summary` and the options and ends the program (HelpShown: exit 0); a
+// bad value or an unknown option is a UsageError (one line on stderr, exit 2).
 TokenLessonOptions start_token_lesson(int argc, const char* const* argv, const std::string& summary,
                                       const TokensOption& tokens, const SeedOption& seed,
                                       const BudgetOption& budget);

@@ -10,12 +10,21 @@
 // keeps it: between two products its threads spin for a while, then sleep, and the next product
 // reuses the same team (no thread is started and nothing is allocated per product).
 //
-// Every shared product ends at OpenMP's barrier, which waits until each thread of the team has run:
-// on a machine with more busy programs than cores, a thread waiting for a core holds every product
-// up, and --threads N can be much slower than one thread (llama2.c's runomp, too). There, letting
-// waiting threads sleep instead of spin (OMP_WAIT_POLICY=passive) gives the cores back: stories15M
-// shape on a 2-core AMD EPYC at load average 8-10, 190-400 tok/s against 44-77 with the default
-// policy and about 200 with one thread.
+// Every shared product ends at OpenMP's barrier, which waits until each thread of the team has
+// run, and between two products the team's threads wait for the next one. How they wait decides
+// what threads are worth on a busy machine. OpenMP's default (GCC's libgomp: 300,000 checks of a
+// flag, one `pause` instruction apart, before a thread sleeps: 3 ms on an old CPU, 18 ms on a
+// Sapphire Rapids Xeon, whose `pause` takes about 60 ns) spins so long that on a machine with more
+// busy programs than cores a waiting thread burns the core that the thread it waits for needs:
+// --threads 2 ran at a tenth of one thread's speed beside other work. So when the user sets none
+// of OMP_WAIT_POLICY, GOMP_SPINCOUNT and KMP_BLOCKTIME, the program chooses: a waiting thread
+// spins for 1,000 checks (60 us on that Xeon; libomp: 1 ms), then sleeps. Within a token the next
+// product comes far sooner, so on a quiet machine the team never sleeps between products; on a
+// busy one a thread without a core costs the others at most that long. LLVM's libomp takes the
+// choice at once (kmp_set_blocktime); GCC's libgomp reads its variables only while the program is
+// loaded, so a program about to share products starts itself again with them set
+// (app/threads_option.hpp), once, before it has read or written anything. A user's own setting of
+// any of the three wins, whole.
 //
 // Built without OpenMP (no compiler support found, or -DH2O_OPENMP=OFF), every product runs on the
 // calling thread: row_threads_available() is false, set_row_threads still accepts any N and
@@ -28,6 +37,9 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
+#include <utility>
+#include <vector>
 
 namespace h2o {
 
@@ -49,6 +61,18 @@ bool row_threads_available();
 void set_row_threads(std::size_t threads);
 // The threads a shared product runs on: the last N set (1 without OpenMP).
 std::size_t row_threads();
+
+// How waiting threads wait (see above), in words for a report: "spin for 1000 checks (libomp:
+// 1 ms), then sleep: the program's choice", or "as OMP_WAIT_POLICY=passive says: your choice".
+std::string row_threads_wait_policy();
+// True while the program's choice is due but not in effect: OpenMP is there and the user set none
+// of the three variables.
+bool program_wait_pending();
+// Puts the program's choice in effect where the runtime still takes it (libomp); false when it
+// does not (libgomp): then only a program started with program_wait_environment() has it.
+bool apply_program_wait();
+// The variables that give the program's choice to a program started with them (and say so to it).
+std::vector<std::pair<std::string, std::string>> program_wait_environment();
 
 // Runs work(context, first, last) over rows [0, rows), cut into contiguous blocks shared by the
 // threads, and returns when every block is done; every row is in exactly one block. With `share`

@@ -10,9 +10,11 @@
 //   - any failure (a full disk, a read-only folder, a close that reports a late error) is a
 //     std::runtime_error of one line naming the file and the reason, and the temporary file is
 //     removed; an existing file at `path` is left exactly as it was;
-//   - a program stopped by SIGINT (Ctrl-C), SIGTERM, SIGHUP or SIGPIPE removes the temporary files
-//     of its live OutputFiles before it dies of that signal (a handler installed with the first
-//     OutputFile, for each of those signals still at its default action).
+//   - a program stopped by SIGINT (Ctrl-C), SIGQUIT (Ctrl-\), SIGTERM, SIGHUP or SIGPIPE removes
+//     the temporary files of its live OutputFiles before it dies of that signal (a handler
+//     installed with the first OutputFile, for each of those signals still at its default action);
+//   - a program that ends by an error removes them too: run_program (app/program.hpp) catches
+//     every exception inside main, so each OutputFile's destructor runs.
 //
 //   h2o::OutputFile out("/tmp/x.csv", "the CSV file");   // checks the path now
 //   ... the long computation ...

@@ -53,11 +53,19 @@ struct PolicySettings {
   int heavy_percent = kDefaultHeavyPercent;
 };
 
+// What a program comparing the policies makes of one: the project's subject (H2O), the baseline
+// the subject is weighed against in every comparison (a sliding window of the same size), or one
+// more contender. The full cache is the reference (evicts = false), whatever its role.
+enum class PolicyRole { Contender, Subject, Baseline };
+
 // One policy as the factory knows it: what --help says, and what tests, lessons and tools may rely
 // on without naming it.
 struct PolicyKind {
   std::string name;     // as typed after --cache
   std::string summary;  // one line for --help
+  // How a sentence names it ("H2O", "the window"): "H2O's perplexity ... against the window's".
+  std::string prose_name;
+  PolicyRole role = PolicyRole::Contender;
   // How its paper scores attention (per-head or shared); none: it reads no attention at all.
   std::optional<ScoringMode> paper_scoring;
   bool evicts = true;  // false only for the full cache, which keeps every token
@@ -89,6 +97,10 @@ const PolicyKind& policy_kind(const std::string& name);
 
 // The policy that keeps every token ("full"): the reference every other is measured against.
 const PolicyKind& reference_policy();
+// The policy the project is about (H2O), and the one it is weighed against (the window): the
+// rows whose role says so.
+const PolicyKind& subject_policy();
+const PolicyKind& baseline_policy();
 
 // "h2o per-head, tova shared, snapkv per-head": each attention-reading policy's paper scoring.
 std::string paper_scoring_names();

@@ -1,0 +1,58 @@
+// policy_comparison.hpp: compare_policies' results as text. The table of every run at every
+// budget (best first), the lines that weigh the runs of each budget against each other, and what
+// each policy still holds after the last step.
+//
+// Which two policies are weighed at every budget besides the best and the runner-up comes from
+// the factory (policy_factory.hpp: subject_policy(), baseline_policy()), so nothing here names a
+// policy, and a policy added to the factory appears in the table and the lines by itself.
+//
+// Dimension legend: B = budgets, P = policies run at a budget, S = decoding steps.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "h2o/measure/policy_sweep.hpp"
+
+namespace h2o {
+
+// The runs of one budget.
+struct BudgetRuns {
+  int percent = 0;
+  std::size_t tokens = 0;             // the budget in the first story, per layer and KV head
+  std::vector<const SweepRun*> runs;  // (P,) in the factory's order
+};
+
+// Everything the table and the lines read.
+struct PolicyComparison {
+  const SweepRun* full = nullptr;            // the float32 full cache: the reference
+  const SweepRun* full_quantised = nullptr;  // --kv-bits: every token kept, quantised; or none
+  unsigned quantised_bits = 0;               // the evicting policies' storage (0: float32)
+  std::vector<BudgetRuns> budgets;           // (B,)
+  // The full cache does not know the text (bits_per_byte.hpp's rule): no best is named.
+  bool no_verdict = false;
+};
+
+// "+4.2%": a perplexity's change against the full cache's.
+std::string change_text(double perplexity, double full_perplexity);
+
+// The table: the reference (and the quantised full cache), then per budget its runs from the
+// lowest perplexity up, refused runs last, the best marked "<- best". Columns: budget, policy,
+// kept, perplexity, bits per byte (quantised: the KV bytes' share of the float32 full cache's),
+// vs full, top-1 = full, names, KV bytes.
+std::string comparison_table(const PolicyComparison& comparison);
+
+// Per budget, the lines that weigh its runs: the best and the worst against the full cache, the
+// best against the runner-up and the subject against its baseline, each with its 95% interval
+// (verdict.hpp); one line when every policy refused the budget or none evicted anything.
+std::vector<std::string> budget_verdicts(const PolicyComparison& comparison);
+
+// Sorted positions as ranges: "0-2 5 17 345-382" ("(none)" for none).
+std::string position_ranges(const std::vector<Position>& sorted);
+
+// One character per `per_char` of `steps` positions: '#' all of them kept, '+' some, '.' none.
+std::string kept_strip(const std::vector<Position>& sorted, std::size_t steps,
+                       std::size_t per_char);
+
+}  // namespace h2o
