@@ -129,7 +129,7 @@ left="$(ls -A "$work/full/pictures" | grep -c '\.tmp-' || true)"
 #    whose bad line is almost 1 MiB, and lesson 10 listing the tokens of a text of escape
 #    sequences, NUL bytes and invalid UTF-8.
 { printf 'Lily\n'; head -c 1000000 /dev/zero | tr '\0' 'x'; printf '\033[2J!\n'; } >"$work/names.txt"
-expect_error "a 1 MB bad line in a names file" "is not a single word of letters" \
+expect_error "a 1 MB bad line in a names file" "is not one name" \
   "$bin/compare_policies" "${small[@]}" --names "$work/names.txt"
 [ "$(wc -c <"$work/err.txt")" -lt 1000 ] || fail "the names error is $(wc -c <"$work/err.txt") bytes"
 for i in $(seq 1 40); do printf 'a\033[31m\000b\377\300 \001'; done >"$work/control.txt"

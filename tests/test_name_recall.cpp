@@ -1,5 +1,6 @@
 // test_name_recall.cpp: which tokens are names, which steps count, and how recall is scored
 // (name_recall.hpp), on a small hand-made vocabulary and hand-written texts.
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -123,6 +124,28 @@ TEST_CASE("the names file is read as one name per line and refused when it is no
   const std::string two_words = dir.file("two_words.txt");
   h2o_test::write_bytes(two_words, {'M', 'a', 'r', 'y', ' ', 'A', 'n', 'n', '\n'});
   CHECK_THROWS_WITH(h2o::read_names(two_words), h2o_catch::Contains("line 1 ('Mary Ann')"));
+  // What a person's name can hold: letters with marks, ' or - between letters; a byte-order mark
+  // before the first line is skipped. (Written as bytes: "Zo\xC3\xAB" is Zoë, "\xC5\x81" is Ł.)
+  const std::string people = dir.file("people.txt");
+  {
+    std::ofstream out(people, std::ios::binary);
+    out << "\xEF\xBB\xBFZo\xC3\xAB\n\xC5\x81ukasz\nO'Brien\nMary-Jane\nO\xE2\x80\x99Neil\n"
+           "Zoe\xCC\x88\n";
+  }
+  CHECK(h2o::read_names(people) ==
+        std::vector<std::string>{"Zo\xC3\xAB", "\xC5\x81ukasz", "O'Brien", "Mary-Jane",
+                                 "O\xE2\x80\x99Neil", "Zoe\xCC\x88"});
+  for (const std::string bad : {"-Ann", "Ann-", "O''Brien", "Ann3", "\xCC\x88Zoe", "Mia\xC3",
+                                "Ann\xC3\x97", "Ann\xE2\x80\x94Lee", "Ann.", "\xEF\xBB\xBF"}) {
+    const std::string file = dir.file("bad.txt");
+    {
+      std::ofstream out(file, std::ios::binary);
+      out << "Mia\n" << bad << "\n";
+    }
+    INFO("line: " << bad);
+    CHECK_THROWS_WITH(h2o::read_names(file), h2o_catch::Contains("line 2") &&
+                                                 h2o_catch::Contains("is not one name"));
+  }
   const std::string blank = dir.file("blank.txt");
   h2o_test::write_bytes(blank, {'\n', '\n'});
   CHECK_THROWS_WITH(h2o::read_names(blank), h2o_catch::Contains("holds no names"));

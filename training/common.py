@@ -281,9 +281,50 @@ def repo_path(*parts):
     return os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", *parts)
 
 
+def is_name_letter(c):
+    """A letter of a name, by src/measure/name_recall.cpp's rule (the same code points)."""
+    o = ord(c)
+    if "A" <= c <= "Z" or "a" <= c <= "z":
+        return True
+    if o < 0xC0 or o in (0xD7, 0xF7) or 0x300 <= o <= 0x36F:  # signs; combining marks
+        return False
+    if 0x2000 <= o <= 0x206F or 0x3000 <= o <= 0x303F:  # punctuation and space blocks
+        return False
+    return not (o == 0xFEFF or o >= 0xFFF0)  # byte-order mark, specials
+
+
+def is_one_name(line):
+    """Letters (with combining marks after one), and ' or U+2019 or - only between two letters:
+    the rule of read_names() in src/measure/name_recall.cpp."""
+    after_letter, joiner_waiting = False, False
+    for c in line:
+        if is_name_letter(c):
+            after_letter, joiner_waiting = True, False
+        elif 0x300 <= ord(c) <= 0x36F and after_letter:
+            continue  # a mark belongs to the letter before it
+        elif c in "'\u2019-" and after_letter:
+            after_letter, joiner_waiting = False, True
+        else:
+            return False
+    return after_letter and not joiner_waiting
+
+
 def read_names(path):
-    """The names list (one capitalised word per line), as make_corpus.py checks it."""
-    names = [ln.strip() for ln in read_input(path, "names").splitlines() if ln.strip()]
+    """The names list, one name per line (is_one_name); blank lines skipped, a byte-order mark
+    before the first line too, as the C++ read_names() does."""
+    text = read_input(path, "names")
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    names = []
+    for number, line in enumerate(text.split("\n"), start=1):
+        line = line[:-1] if line.endswith("\r") else line
+        if not line:
+            continue
+        if not is_one_name(line):
+            shown = line[:60].encode("unicode_escape").decode("ascii")
+            raise UsageError(f"names file '{path}': line {number} ('{shown}') is not one name"
+                             " (letters, with ' or - between them)")
+        names.append(line)
     if not names:
-        raise UsageError(f"names file '{path}' is empty")
+        raise UsageError(f"names file '{path}' holds no names")
     return names

@@ -157,6 +157,27 @@ def check_model():
     print("model: export reads back bit for bit, same logits: ok")
 
 
+def check_names_rule():
+    """Names files hold what a person's name can: the same lines pass and fail as in
+    tests/test_name_recall.cpp's names-file test (the C++ read_names())."""
+    import tempfile
+    from common import is_one_name
+    good = ["Zo\u00eb", "\u0141ukasz", "O'Brien", "Mary-Jane", "O\u2019Neil", "Zoe\u0308", "Mia"]
+    bad = ["-Ann", "Ann-", "O''Brien", "Ann3", "\u0308Zoe", "Ann\u00d7", "Ann\u2014Lee", "Ann.",
+           "\ufeff", "Mary Ann"]
+    wrong = [n for n in good if not is_one_name(n)] + [n for n in bad if is_one_name(n)]
+    if wrong:
+        raise UsageError(f"names rule misjudges {wrong!r}")
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, "names.txt")
+        with open(path, "w", encoding="utf-8", newline="") as f:
+            f.write("\ufeff" + "\r\n".join(good) + "\n\n")
+        if read_names(path) != good:
+            raise UsageError(f"read_names misreads {good!r}: {read_names(path)!r}")
+    print("names files: letters with marks, ' and - between letters, a byte-order mark skipped, "
+          "as in C++: ok")
+
+
 def check_story_format():
     """The story file format (common.py, after include/h2o/text/stories.hpp) reads back what
     format_stories writes, and reads blank lines and the separator as the C++ reader does."""
@@ -260,6 +281,7 @@ def check_signal_cleanup():
 def main(argv):
     Parser(description="Quick self-test of the training code.").parse_args(argv)
     check_import_layers()
+    check_names_rule()
     check_story_format()
     check_signal_cleanup()
     check_invented_names()

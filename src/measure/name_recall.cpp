@@ -7,11 +7,54 @@
 
 #include "h2o/base/files.hpp"
 #include "h2o/base/format.hpp"
+#include "h2o/base/utf8.hpp"
 
 namespace h2o {
 
 namespace {
 constexpr std::uint64_t kMaxNamesFileBytes = 1ull << 20;
+
+// What a person's name can hold, the rule training/common.py's read_names() follows too: letters,
+// ASCII or not (every code point from U+00C0 on, except the signs x and /, the marks and the
+// punctuation, space and special blocks below), with combining marks (U+0300..U+036F) after a
+// letter, and an apostrophe (' or U+2019) or a hyphen only between two letters: "Zoë", "Łukasz",
+// "O'Brien", "Mary-Jane". Tables of Unicode's categories would say more, at a cost no names list
+// needs.
+bool is_name_letter(char32_t c) {
+  if ((c >= U'A' && c <= U'Z') || (c >= U'a' && c <= U'z')) return true;
+  if (c < 0xC0 || c == 0xD7 || c == 0xF7) return false;
+  if (c >= 0x300 && c <= 0x36F) return false;    // combining marks: is_combining_mark
+  if (c >= 0x2000 && c <= 0x206F) return false;  // General Punctuation (spaces, dashes, quotes)
+  if (c >= 0x3000 && c <= 0x303F) return false;  // CJK spaces and punctuation
+  if (c == 0xFEFF || c >= 0xFFF0) return false;  // byte-order mark, specials
+  return true;
+}
+bool is_combining_mark(char32_t c) { return c >= 0x300 && c <= 0x36F; }
+bool is_name_joiner(char32_t c) { return c == U'\'' || c == 0x2019 || c == U'-'; }
+
+// True when `line` is one name by the rule above.
+bool is_one_name(const std::string& line) {
+  bool after_letter = false;  // the previous character was a letter or a mark after one
+  bool joiner_waiting = false;
+  for (std::size_t i = 0; i < line.size();) {
+    char32_t c = 0;
+    const std::size_t length = utf8_sequence(line, i, &c);
+    if (length == 0) return false;
+    i += length;
+    if (is_name_letter(c)) {
+      after_letter = true;
+      joiner_waiting = false;
+    } else if (is_combining_mark(c) && after_letter) {
+      continue;  // a mark belongs to the letter before it
+    } else if (is_name_joiner(c) && after_letter) {
+      after_letter = false;
+      joiner_waiting = true;
+    } else {
+      return false;
+    }
+  }
+  return after_letter && !joiner_waiting;
+}
 }  // namespace
 
 std::vector<std::string> read_names(const std::string& path) {
@@ -23,13 +66,14 @@ std::vector<std::string> read_names(const std::string& path) {
   while (std::getline(lines, line)) {
     ++number;
     if (!line.empty() && line.back() == '\r') line.pop_back();
+    // A byte-order mark (U+FEFF, as some editors write one) before the first line is no name.
+    if (number == 1 && line.compare(0, 3, "\xEF\xBB\xBF") == 0) line.erase(0, 3);
     if (line.empty()) continue;
-    for (char c : line) {
-      if (!std::isalpha(static_cast<unsigned char>(c))) {
-        // The line is quoted escaped and cut (a bad line may be a megabyte of anything).
-        throw std::runtime_error(what + ": line " + std::to_string(number) + " ('" +
-                                 printable(line, 60) + "') is not a single word of letters");
-      }
+    if (!is_one_name(line)) {
+      // The line is quoted escaped and cut (a bad line may be a megabyte of anything).
+      throw std::runtime_error(what + ": line " + std::to_string(number) + " ('" +
+                               printable(line, 60) +
+                               "') is not one name (letters, with ' or - between them)");
     }
     names.push_back(line);
   }

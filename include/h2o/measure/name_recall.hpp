@@ -35,8 +35,9 @@
 namespace h2o {
 
 // The character names of the project's stories, one per line (data/names.txt by default).
-// Throws std::runtime_error naming the file when it cannot be read, holds no name, or holds a line
-// that is not a single word of letters.
+// A name is letters (with marks), and ' or - between two of them: "Zoë", "O'Brien", "Mary-Jane";
+// a byte-order mark before the first line is skipped. Throws std::runtime_error naming the file
+// when it cannot be read, holds no name, or holds a line that is not one name.
 std::vector<std::string> read_names(const std::string& path);
 
 // The names of the list, as the tokenizer spells them.
