@@ -13,10 +13,13 @@
 //   4. age bias: a score sums every step since the token came, so the oldest tokens lead because
 //      they are old: score against position, and the heavy-hitter slots the oldest tenth takes -
 //      ranked by the sum, by the sum per step (normalised) and by a decayed sum.
+//   5. heads differ (FastGen, Ge et al. 2024): per layer and KV head, the attention on the first
+//      token (a sink, against the uniform share), on the last r tokens, and on the r heavy hitters
+//      outside them; a head is local, heavy, a sink or mixed (h2o::profile_heads).
 // The new idea written out here is reading those numbers off the attention; the collector of the
 // raw counts (h2o::AttentionStatistics), the decoder and the pictures come from the library.
 // With --pictures DIR it also draws one head's attention and the rank/score plot of every layer.
-// The answer is printed first (Step 7 works it out from the measures); the steps follow.
+// The answer is printed first (Step 8 works it out from the measures); the steps follow.
 //
 // Dimension legend: L = layers, H = query heads, T = tokens of the text.
 #include <algorithm>
@@ -37,6 +40,7 @@
 #include "h2o/measure/attention_stats.hpp"
 #include "h2o/model/checkpoint.hpp"
 #include "h2o/model/decoder.hpp"
+#include "h2o/policy/head_profile.hpp"
 #include "h2o/report/attention_pictures.hpp"
 #include "h2o/report/svg.hpp"
 #include "h2o/report/table.hpp"
@@ -59,7 +63,7 @@ int run_lesson(int argc, char** argv) {
   args.parse(argc, argv);
   const std::string pictures = args.text("pictures");
   if (!pictures.empty()) h2o::make_output_folder(pictures, "--pictures");  // before the work
-  std::ostringstream steps;  // Steps 1-6, printed after the answer
+  std::ostringstream steps;  // Steps 1-7, printed after the answer
 
   // Step 1: the model reads the text with the full cache, its attention recorded at every step.
   const h2o::ModelFiles files = h2o::model_files_from_options(args);
@@ -79,9 +83,18 @@ int run_lesson(int argc, char** argv) {
   decoder.set_record_attention(true);
   const std::size_t shown = std::min<std::size_t>(n, 192);  // the heatmap: the first steps
   std::vector<h2o::Matrix> first_rows(L, xt::zeros<float>({shown, shown}));  // (L, steps, keys)
+  const std::size_t P = std::min<std::size_t>(n, 256);  // the prompt Step 7 profiles
+  std::vector<std::vector<float>> prompt_rows(L, std::vector<float>(H * P * P));  // (L, H, P, P)
   for (std::size_t t = 0; t < n; ++t) {
     decoder.forward(tokens[t]);
     stats.add_step(decoder);
+    for (std::size_t l = 0; t < P && l < L; ++l) {
+      for (std::size_t h = 0; h < H; ++h) {
+        for (std::size_t k = 0; k <= t; ++k) {
+          prompt_rows[l][(h * P + t) * P + k] = decoder.attention(l).weights(h, k);
+        }
+      }
+    }
     for (std::size_t l = 0; t < shown && l < L; ++l) {  // head 0 of each layer, for the picture
       for (std::size_t k = 0; k <= t; ++k) first_rows[l](t, k) = decoder.attention(l).weights(0, k);
     }
@@ -180,16 +193,42 @@ int run_lesson(int argc, char** argv) {
       percent(age.top_share_by_per_step[tenths - 1]) + ";\n  ranked by the sum decayed by " +
       fixed(stats.decay(), 2) + " per step they take " + percent(age.top_share_by_decayed[0]) +
       ", the newest 10% " + percent(age.top_share_by_decayed[tenths - 1]);
-  steps << "  " << age_words << "\n";
 
-  // Step 7: what the numbers say, in words chosen from them.
+  // Step 7: every head its own profile, over the first P tokens read as a prompt. Sink share is
+  // the mean weight on the first token, beside the share an even row would give it; the window
+  // and the heavy hitters are r = 16 tokens each (policy/head_profile.hpp).
+  const h2o::HeadProfileOptions sizes;  // r = k = 16, one sink token
+  h2o::Table heads(
+      {"layer", "KV head", "first token", "x uniform", "last 16", "16 heavy hitters", "kind"});
+  std::size_t local_heads = 0, sink_heads = 0, heavy_heads = 0, all_heads = 0;
+  double largest_sink_ratio = 0.0;
+  for (std::size_t l = 0; l < L; ++l) {
+    for (const h2o::HeadProfile& head :
+         h2o::profile_heads({prompt_rows[l].data(), H, P}, config.n_kv_heads, sizes)) {
+      heads.row(l, head.kv_head, percent(head.sink_share), fixed(head.sink_ratio(), 1),
+                percent(head.local_share), percent(head.heavy_share), h2o::to_string(head.kind));
+      ++all_heads, largest_sink_ratio = std::max(largest_sink_ratio, head.sink_ratio());
+      local_heads += head.kind == h2o::HeadKind::Local,
+          sink_heads += head.kind == h2o::HeadKind::Sink;
+      heavy_heads += head.kind == h2o::HeadKind::Heavy;
+    }
+  }
+  steps << "\nStep 7: every KV head over the first " << P << " tokens: where its attention goes\n";
+  heads.print(steps);
+  const std::string head_words = std::to_string(local_heads) + " of " + std::to_string(all_heads) +
+                                 " KV heads are local, " + std::to_string(heavy_heads) +
+                                 " heavy, " + std::to_string(sink_heads) +
+                                 " sinks (a sink: 10x the uniform share;\n  the largest here " +
+                                 fixed(largest_sink_ratio, 1) + "x)";
+
+  // Step 8: what the numbers say, in words chosen from them.
   const double stability = static_cast<double>(kept) / static_cast<double>(L * early.size() * k);
   double mean_slope = 0.0, mean_r2 = 0.0;
   for (const h2o::PowerLawFit& fit : fits) mean_slope += fit.slope / L, mean_r2 += fit.r2 / L;
   std::cout << "Lesson 10: attention is sparse and heavy hitters exist (beyond the blog)\n\n"
             << h2o::reading_summary(text_name, 1, story.stories_in_file, story.paragraphs, n,
                                     std::nullopt)
-            << "\n\nThe answer (details in steps 1-6 below)\n  sparsity: "
+            << "\n\nThe answer (details in steps 1-7 below)\n  sparsity: "
             << percent(stats.sparsity())
             << (stats.sparsity() >= 0.95 ? " - as sparse as the paper's models"
                                          : " - sparse, though less than the paper's 95%")
@@ -200,10 +239,10 @@ int run_lesson(int argc, char** argv) {
             << "\n  stability: " << percent(stability) << " of the leaders at t still lead at 2t"
             << (stability >= 0.5 ? ":\n  past attention is a fair guess of future attention.\n"
                                  : ":\n  leaders change; past attention is a weak guess here.\n")
-            << "  age bias: " << age_words << "\n\n"
+            << "  age bias: " << age_words << "\n  heads: " << head_words << "\n\n"
             << steps.str();
 
-  // Step 8: the pictures (report/attention_pictures.hpp).
+  // Step 9: the pictures (report/attention_pictures.hpp).
   if (!pictures.empty()) {
     const std::string command = h2o::command_line(argc, argv);
     const std::string model = std::filesystem::path(files.model).stem().string();
