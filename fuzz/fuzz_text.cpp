@@ -4,8 +4,9 @@
 // (base/format.hpp printable()).
 //
 // Input: the bytes of a file, read both as a names file and as a text of stories.
-//   - read_names returns names of letters only (no newline, no '\r', none empty), or refuses the
-//     file with std::runtime_error whose message, as a program prints it (printable, cut), is one
+//   - read_names returns names that show safely (valid UTF-8, no control character), whose ASCII
+//     bytes are letters, ' or - only, which start and end with no ' or - and hold no two of them
+//     in a row (no space, newline, '\r', digit; none empty), or refuses the file with std::runtime_error whose message, as a program prints it (printable, cut), is one
 //     bounded line of printable text;
 //   - split_stories returns stories that are not empty, hold no blank line and no separator line,
 //     do not start or end with a newline, and whose lines, in order, are exactly the text's lines
@@ -51,10 +52,17 @@ void check_names(const std::string& path) {
   try {
     for (const std::string& name : h2o::read_names(path)) {
       if (name.empty()) h2o_fuzz::broken("an empty name");
+      if (!shows_safely(name)) h2o_fuzz::broken("a name that does not show safely");
+      bool joiner_before = true;  // a name cannot start with ' or -
       for (char c : name) {
-        if (!std::isalpha(static_cast<unsigned char>(c)))
-          h2o_fuzz::broken("a name with a non-letter");
+        const auto byte = static_cast<unsigned char>(c);
+        const bool joiner = c == '\'' || c == '-';
+        if (byte < 0x80 && !std::isalpha(byte) && !joiner)
+          h2o_fuzz::broken("a name with an ASCII non-letter");
+        if (joiner && joiner_before) h2o_fuzz::broken("a name with ' or - not between letters");
+        joiner_before = joiner;
       }
+      if (joiner_before) h2o_fuzz::broken("a name ending in ' or -");
     }
   } catch (const std::runtime_error& e) {
     const std::string shown = h2o::printable(e.what(), 400);

@@ -175,6 +175,8 @@ void text_seeds(const fs::path& folder) {
       "Lily\nTom\nSam\n",
       "Lily\r\nTom\r\n\r\nSam",
       "Mary Ann\nBob\n",
+      "\xef\xbb\xbfZo\xc3\xab\n\xc5\x81ukasz\nO'Brien\nMary-Jane\nZoe\xcc\x88\n",
+      "O'\nMary--Jane\n-Tom\n",
       "Once upon a time, Lily had a red ball.\nShe played.\n\nTom ran home.\n",
       "A story.\r\nIts second line.\r\n\r\nAnother story.\r\n",
       "\n\n\nOnly newlines around\n\n\n\n",
