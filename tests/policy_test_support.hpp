@@ -73,27 +73,46 @@ inline float score_of(const LayerKVCache& cache, std::size_t g, Position positio
   return 0.0f;
 }
 
-// After the decoder's step `step` (0-based) under a policy that keeps `total` tokens: every layer
-// and KV head holds exactly min(step + 1, total) distinct positions from 0..step, the eviction
-// count adds up, and the live bytes match.
+// After the decoder's step `step` (0-based) under a policy that keeps `total` tokens per layer
+// and KV head on average: every layer holds exactly n_kv_heads * min(step + 1, its budget)
+// tokens, its budget the policy's layer_tokens (`total` for a uniform budget); every KV head
+// min(step + 1, that budget) of them unless the policy shares the layer's budget unevenly (then
+// each at most its head_capacity); all distinct positions from 0..step; the eviction count adds
+// up, and the live bytes match.
 inline void require_bounded_caches(const h2o::Decoder& decoder, std::size_t step,
                                    std::size_t total) {
   const h2o::ModelConfig& c = decoder.config();
+  const h2o::CachePolicy& policy = decoder.policy();
+  // The tests' own policies (not in the factory's table) keep a uniform budget.
+  const h2o::BudgetSplit split = h2o::is_policy_name(policy.name())
+                                     ? h2o::policy_kind(policy.name()).split
+                                     : h2o::BudgetSplit::Uniform;
   const auto newest = static_cast<Position>(step);
-  const std::size_t expected_size = std::min(step + 1, total);
+  std::size_t held = 0;
   for (std::size_t l = 0; l < c.n_layers; ++l) {
+    const std::size_t budget =
+        split == h2o::BudgetSplit::Uniform
+            ? total
+            : policy.layer_tokens(decoder.max_positions(), l, c.n_layers);
+    const std::size_t expected_size = std::min(step + 1, budget);
     const LayerKVCache& cache = decoder.cache(l);
-    REQUIRE(cache.uniform_size() == expected_size);
-    REQUIRE(decoder.evicted_tokens(l) == step + 1 - expected_size);
+    REQUIRE(cache.total_size() == c.n_kv_heads * expected_size);
+    if (split != h2o::BudgetSplit::ByHead) {
+      REQUIRE(cache.uniform_size() == expected_size);
+      REQUIRE(decoder.evicted_tokens(l) == step + 1 - expected_size);
+    }
+    held += cache.total_size();
     for (std::size_t g = 0; g < c.n_kv_heads; ++g) {
       const std::vector<Position> kept = cache.sorted_positions(g);
+      REQUIRE(kept.size() <= policy.head_capacity(decoder.max_positions(), l, c.n_layers,
+                                                  c.n_kv_heads));
+      REQUIRE(decoder.evicted_tokens(l, g) == step + 1 - kept.size());
       REQUIRE(std::adjacent_find(kept.begin(), kept.end()) == kept.end());  // distinct
       REQUIRE(kept.front() >= 0);
       REQUIRE(kept.back() <= newest);
     }
   }
-  REQUIRE(decoder.live_kv_bytes() ==
-          c.n_layers * 2 * c.n_kv_heads * expected_size * c.head_dim() * sizeof(float));
+  REQUIRE(decoder.live_kv_bytes() == 2 * held * c.head_dim() * sizeof(float));
 }
 
 // The replay tests' loop: the decoder reads `tokens` with its attention recorded, and after each

@@ -41,10 +41,10 @@ void require_same_caches(const Decoder& batched, const Decoder& single) {
   for (std::size_t l = 0; l < c.n_layers; ++l) {
     const LayerKVCache& a = batched.cache(l);
     const LayerKVCache& b = single.cache(l);
-    REQUIRE(a.uniform_size() == b.uniform_size());
-    const std::size_t T = b.uniform_size(), D = c.head_dim();
     for (std::size_t g = 0; g < c.n_kv_heads; ++g) {
       INFO("layer " << l << ", KV head " << g);
+      REQUIRE(a.size(g) == b.size(g));
+      const std::size_t T = b.size(g), D = c.head_dim();
       REQUIRE(std::equal(a.positions(g), a.positions(g) + T, b.positions(g)));
       CHECK(worst_relative(a.keys(g), b.keys(g), T * D) < 1e-5);
       CHECK(worst_relative(a.values(g), b.values(g), T * D) < 1e-5);

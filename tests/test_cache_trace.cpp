@@ -62,8 +62,19 @@ TEST_CASE("a cache trace replays the decoder's kept positions at every step", "[
   REQUIRE(trace.steps == steps);
   REQUIRE(seen.size() == steps);
   REQUIRE(trace.heads.size() == c.n_layers);
+  const BudgetSplit split = policy_kind(name).split;
   for (std::size_t l = 0; l < c.n_layers; ++l) {
     REQUIRE(trace.heads[l].size() == c.n_kv_heads);
+    // The layer's budget per KV head: 8, or its own share of 8 on average (PyramidKV).
+    const std::size_t budget = decoder.policy().layer_tokens(64, l, c.n_layers);
+    for (std::size_t t = 0; t < steps; ++t) {
+      std::size_t layer_evicted = 0;  // a step evicts one token a head, from whichever heads
+      for (const HeadTrace& head : trace.heads[l]) {
+        layer_evicted += static_cast<std::size_t>(std::count(
+            head.evicted_at.begin(), head.evicted_at.end(), static_cast<std::int32_t>(t)));
+      }
+      CHECK(layer_evicted == (t + 1 > budget ? c.n_kv_heads : 0u));
+    }
     for (std::size_t g = 0; g < c.n_kv_heads; ++g) {
       const HeadTrace& head = trace.heads[l][g];
       REQUIRE(head.evicted_at.size() == tokens.size());
@@ -73,7 +84,8 @@ TEST_CASE("a cache trace replays the decoder's kept positions at every step", "[
         CHECK(kept == seen[t][l][g]);
         const auto evicted_now = static_cast<std::size_t>(std::count(
             head.evicted_at.begin(), head.evicted_at.end(), static_cast<std::int32_t>(t)));
-        CHECK(evicted_now == (t + 1 > 8 ? 1u : 0u));  // one a step once over the budget of 8
+        // One a step once over the budget, unless the layer's heads share it (Ada-KV).
+        if (split != BudgetSplit::ByHead) CHECK(evicted_now == (t + 1 > budget ? 1u : 0u));
         CHECK(head.attention[t].size() == kept.size() + evicted_now);
         CHECK(head.score[t].size() == kept.size());
         // Each attention row is shaded relative to its largest weight: that one is the top level.

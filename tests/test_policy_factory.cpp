@@ -136,13 +136,15 @@ void random_step(CachePolicy& policy, LayerKVCache& cache, Position position, st
   for (float& k : keys) k = rng.normal();
   for (float& v : values) v = rng.normal();
   cache.append(keys.data(), values.data(), position);
-  const std::size_t T = cache.uniform_size();
-  std::vector<float> weights(n_heads * T);  // (H, T)
+  // Row h covers the slots of the KV head it reads (heads may hold different numbers: Ada-KV).
+  const std::size_t T = cache.max_size(), group = n_heads / G;
+  std::vector<float> weights(n_heads * T, 0.0f);  // (H, T)
   for (std::size_t h = 0; h < n_heads; ++h) {
     float* row = weights.data() + h * T;
+    const std::size_t live = cache.size(h / group);
     float sum = 0.0f;
-    for (std::size_t s = 0; s < T; ++s) sum += row[s] = rng.uniform(0.01f, 1.0f);
-    for (std::size_t s = 0; s < T; ++s) row[s] /= sum;
+    for (std::size_t s = 0; s < live; ++s) sum += row[s] = rng.uniform(0.01f, 1.0f);
+    for (std::size_t s = 0; s < live; ++s) row[s] /= sum;
   }
   const StepAttention attention{weights.data(), n_heads, T};
   if (observe_only) {
@@ -174,7 +176,7 @@ TEST_CASE("each policy's recent window, as its row names it, is always in its ca
       CHECK(window <= keeps);
       CHECK(kind.kept_label.empty() == (window == keeps));
 
-      LayerKVCache cache(G, D, std::max(prompt, keeps + 1));
+      LayerKVCache cache(G, D, std::max(prompt, policy->head_capacity(n_tokens, 0, 1, G) + 1));
       Rng rng(1000 * budget + prompt + 7);
       std::string first_miss;  // the first window position found missing ("": none)
       bool outside_evicted = false;

@@ -82,6 +82,17 @@ class RecordingPolicy final : public h2o::CachePolicy {
   std::size_t max_tokens(std::size_t max_positions) const override {
     return inner_->max_tokens(max_positions);
   }
+  std::size_t layer_tokens(std::size_t max_positions, std::size_t layer,
+                           std::size_t n_layers) const override {
+    return inner_->layer_tokens(max_positions, layer, n_layers);
+  }
+  std::size_t head_capacity(std::size_t max_positions, std::size_t layer, std::size_t n_layers,
+                            std::size_t n_kv_heads) const override {
+    return inner_->head_capacity(max_positions, layer, n_layers, n_kv_heads);
+  }
+  void compress(h2o::LayerKVCache& cache, std::size_t keep) override {
+    inner_->compress(cache, keep);
+  }
   void after_attention(h2o::LayerKVCache& cache, const h2o::StepAttention& attention) override {
     inner_->after_attention(cache, attention);
     if (layer0_ == nullptr) layer0_ = &cache;

@@ -23,7 +23,7 @@ ArgParser generate_arguments() {
   args.add_option("temperature", "T", "1.0", "0 = greedy (always the most likely token)");
   args.add_option("top-p", "P", "0.9", "nucleus sampling threshold; 0 or 1 = whole distribution");
   args.add_option("seed", "N", "42", "random seed for sampling (same seed, same text)");
-  args.add_option("cache", "NAME", "full", "KV-cache policy: " + policy_names());
+  args.add_option("cache", "NAME", "full", "KV-cache policy, one of those listed above");
   args.add_option("heavy", "N", "64",
                   "tokens kept for their score, of heavy + recent (see each policy)");
   args.add_option("recent", "N", "64", "recent window, tokens per layer and KV head");

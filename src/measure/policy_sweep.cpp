@@ -124,8 +124,11 @@ SweepRun read_stories(std::shared_ptr<const DecoderWeights> weights, const Sweep
     run.bytes += text.bytes.at(i);
     run.stories_kv_bytes += decoder.live_kv_bytes();
     if (i == 0) {
-      run.kept = decoder.cache(0).uniform_size();
-      run.evicted = decoder.evicted_tokens(0);
+      // Per layer and KV head on average: budgets may differ by layer (PyramidKV) or head (Ada-KV).
+      std::size_t held = 0;
+      for (std::size_t l = 0; l < decoder.config().n_layers; ++l) held += decoder.cache(l).total_size();
+      run.kept = held / (decoder.config().n_layers * decoder.config().n_kv_heads);
+      run.evicted = static_cast<std::size_t>(decoder.position()) - run.kept;
       run.live_kv_bytes = decoder.live_kv_bytes();
       for (std::size_t l = 0; l < decoder.config().n_layers; ++l) {
         run.kept_at_end.push_back(decoder.cache(l).sorted_positions(0));

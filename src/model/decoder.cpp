@@ -43,7 +43,13 @@ Decoder::Decoder(const WeightView& weights, std::shared_ptr<const void> owner,
   }
 
   // One slot more than the policy keeps between steps: the incoming token lands there first.
-  const std::size_t kept = std::min(policy_->max_tokens(max_positions_), max_positions_);
+  // Every layer gets the slots of the layer and KV head that may hold the most (a policy whose
+  // budgets differ by layer or head leaves some unused; live_kv_bytes counts what is held).
+  std::size_t kept = 0;
+  for (std::size_t layer = 0; layer < c.n_layers; ++layer) {
+    kept = std::max(kept, policy_->head_capacity(max_positions_, layer, c.n_layers, c.n_kv_heads));
+  }
+  kept = std::min(kept, max_positions_);
   allocate_caches(std::min(kept + 1, max_positions_));
   records_.resize(c.n_layers);
 
@@ -111,8 +117,10 @@ const Vector& Decoder::read_prompt_compressed(const std::vector<int>& tokens, Ma
   }
   observe_only_ = false;
   // The one cut: every layer back to the policy's budget, by the policy's own rule.
-  const std::size_t keep = policy_->max_tokens(max_positions_);
-  for (LayerKVCache& cache : caches_) policy_->compress(cache, keep);
+  const std::size_t n_layers = caches_.size();
+  for (std::size_t layer = 0; layer < n_layers; ++layer) {
+    policy_->compress(caches_[layer], policy_->layer_tokens(max_positions_, layer, n_layers));
+  }
   return logits_;
 }
 
@@ -155,7 +163,7 @@ void Decoder::attend_through_cache(std::size_t layer, const float* q, const floa
     }
   }
   // The policy's turn: after_attention, or only observe while a prompt is read to be compressed.
-  const StepAttention attention{att_.data(), H, stride};
+  const StepAttention attention{att_.data(), H, stride, layer, c.n_layers, max_positions_};
   if (observe_only_) {
     policy_->observe(cache, attention);  // reading a prompt to compress: scores only
   } else {

@@ -10,7 +10,8 @@ namespace h2o {
 void CachePolicy::after_attention(LayerKVCache& cache, const StepAttention& attention) {
   observe(cache, attention);
   // Every head has the same budget here, so every head holds as many tokens.
-  const std::size_t budget = max_tokens(cache.capacity());
+  const std::size_t budget = layer_tokens(attention.positions_or(cache.capacity()), attention.layer,
+                                          attention.n_layers);
   const std::size_t size = cache.uniform_size();
   if (size <= budget) return;
   // The decoder adds one token per step, so one token per head goes; more is a caller's bug.

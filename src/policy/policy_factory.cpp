@@ -5,8 +5,10 @@
 #include <stdexcept>
 
 #include "h2o/cache/budget.hpp"
+#include "h2o/policy/adakv_policy.hpp"
 #include "h2o/policy/h2o_policy.hpp"
 #include "h2o/policy/knorm_policy.hpp"
+#include "h2o/policy/pyramid_policy.hpp"
 #include "h2o/policy/random_eviction_policy.hpp"
 #include "h2o/policy/sink_window_policy.hpp"
 #include "h2o/policy/sliding_window_policy.hpp"
@@ -120,6 +122,24 @@ const std::vector<PolicyEntry>& policy_table() {
          s.heavy = tokens - s.recent;
          return s;
        }},
+      // Budgets per layer and per head (their papers cut a prompt once by SnapKV's votes; here
+      // both keep their budgets at every step by H2O's scores: pyramid_policy.hpp, adakv_policy.hpp).
+      {{"pyramid", "PyramidKV: as h2o, with more heavy hitters in the first layers, fewer deeper",
+        "PyramidKV", PolicyRole::Contender, kPerHead, /*evicts=*/true, /*protects_newest=*/true,
+        "heavy hitter", last_recent, BudgetSplit::ByLayer},
+       [](const Settings& s) {
+         return std::make_unique<PyramidKVPolicy>(CacheBudget{s.heavy, s.recent}, *s.scoring,
+                                                  s.h2o_score, s.h2o_decay);
+       },
+       heavy_and_recent},
+      {{"adakv", "Ada-KV: as h2o, with a layer's heavy hitters shared by its KV heads by score",
+        "Ada-KV", PolicyRole::Contender, kPerHead, /*evicts=*/true, /*protects_newest=*/true,
+        "heavy hitter", last_recent, BudgetSplit::ByHead},
+       [](const Settings& s) {
+         return std::make_unique<AdaKVPolicy>(CacheBudget{s.heavy, s.recent}, *s.scoring,
+                                              s.h2o_score, s.h2o_decay);
+       },
+       heavy_and_recent},
   };
   return table;
 }

@@ -91,8 +91,8 @@ struct SweepRun {
   std::size_t stories_kv_bytes = 0;  // keys + values of all layers at each story's end, summed
   // The first story after its last step:
   std::size_t tokens = 0;         // its budget, tokens per layer and KV head (0: full cache)
-  std::size_t kept = 0;           // tokens layer 0 holds per KV head
-  std::size_t evicted = 0;        // tokens layer 0 evicted per KV head
+  std::size_t kept = 0;           // tokens held per layer and KV head, on average (rounded down)
+  std::size_t evicted = 0;        // tokens evicted per layer and KV head: tokens read - kept
   std::size_t live_kv_bytes = 0;  // keys + values of all layers, as stored (codes, scales, zeros)
   std::vector<std::vector<Position>> kept_at_end;  // (L,) x (kept,) KV head 0, ascending
 

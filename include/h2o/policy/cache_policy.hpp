@@ -24,10 +24,19 @@ namespace h2o {
 // One layer's attention weights for the newest token: H rows, row h starts at data + h * stride,
 // and its first cache.size(g) entries are the weights over KV head g's slots [0, size(g)), where g
 // is the KV head query head h reads.
+// The layer it belongs to, of how many, and the decoder's longest sequence are told too: a policy
+// whose budget differs by depth (PyramidKV) reads them; the others ignore them.
 struct StepAttention {
-  const float* data;    // (H, stride)
-  std::size_t n_heads;  // H
-  std::size_t stride;   // >= number of live slots
+  const float* data;         // (H, stride)
+  std::size_t n_heads;       // H
+  std::size_t stride;        // >= number of live slots
+  std::size_t layer = 0;     // this layer's index, 0 = nearest the embedding
+  std::size_t n_layers = 1;  // layers of the model
+  // The most positions the decoder reads (its budgets are asked with it); 0: the cache's capacity.
+  std::size_t max_positions = 0;
+  std::size_t positions_or(std::size_t capacity) const {
+    return max_positions > 0 ? max_positions : capacity;
+  }
   const float* head(std::size_t h) const { return data + h * stride; }
 };
 
@@ -48,8 +57,28 @@ class CachePolicy {
     return std::min(budget_tokens_, max_positions);
   }
 
+  // Budgets that differ by layer and by KV head. By default every layer and KV head keeps
+  // max_tokens(); a policy may give layer `layer` of `n_layers` its own budget (PyramidKV: more
+  // near the embedding, less deeper, max_tokens() on average over the layers), and may let the KV
+  // heads of a layer share its budget unevenly (Ada-KV: a head holds what its scores earn).
+  //   layer_tokens   tokens per KV head the layer keeps between steps, on average over its heads
+  //                  (what compress() cuts it to; the layer's heads together keep G times this);
+  //   head_capacity  the most tokens one KV head of that layer can hold between steps, the cache
+  //                  slots the decoder preallocates (less the incoming token's).
+  virtual std::size_t layer_tokens(std::size_t max_positions, std::size_t layer,
+                                   std::size_t n_layers) const {
+    (void)layer;
+    (void)n_layers;
+    return max_tokens(max_positions);
+  }
+  virtual std::size_t head_capacity(std::size_t max_positions, std::size_t layer,
+                                    std::size_t n_layers, std::size_t n_kv_heads) const {
+    (void)n_kv_heads;
+    return layer_tokens(max_positions, layer, n_layers);
+  }
+
   // Called once per layer per token, after attention; may update scores and evict slots. By
-  // default: observe() the step, then, once the cache holds more than max_tokens(), evict the
+  // default: observe() the step, then, once the cache holds more than layer_tokens(), evict the
   // one slot per KV head that choose_victims() names. A policy may do both in one pass instead.
   virtual void after_attention(LayerKVCache& cache, const StepAttention& attention);
 

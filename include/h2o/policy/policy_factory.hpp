@@ -32,6 +32,7 @@ namespace h2o {
 //   tova:   total heavy + recent, nothing protected
 //   knorm:  `heavy` shortest keys + the last `recent`
 //   snapkv: `heavy` voted tokens + an observation window of the last `recent`
+//   pyramid, adakv: as h2o on average per layer and KV head, spread by layer or by head
 // A budget of heavy + recent = 0 is refused by CacheBudget (budget.hpp), the one place that
 // checks it; the full cache ignores both numbers.
 inline constexpr int kDefaultHeavyPercent = 50;
@@ -58,6 +59,12 @@ struct PolicySettings {
 // more contender. The full cache is the reference (evicts = false), whatever its role.
 enum class PolicyRole { Contender, Subject, Baseline };
 
+// How a policy spreads its budget: every layer and KV head the same number of tokens, each layer
+// its own (PyramidKV; the heads of a layer alike), or each KV head what its scores earn within its
+// layer's share (Ada-KV). Either way all layers and heads together hold what the uniform budget
+// holds.
+enum class BudgetSplit { Uniform, ByLayer, ByHead };
+
 // One policy as the factory knows it: what --help says, and what tests, lessons and tools may rely
 // on without naming it.
 struct PolicyKind {
@@ -80,6 +87,7 @@ struct PolicyKind {
   // the window is never more than the policy keeps (max_tokens). Every token of the full cache
   // and of a sliding window is recent; a policy that protects nothing has a window of 0.
   std::size_t (*recent_window)(const PolicySettings& settings, std::size_t n_tokens) = nullptr;
+  BudgetSplit split = BudgetSplit::Uniform;
   bool uses_attention() const { return paper_scoring.has_value(); }
 };
 

@@ -1,0 +1,83 @@
+// adakv_policy.hpp: Ada-KV (Feng et al., 2024, "Ada-KV: Optimizing KV Cache Eviction by Adaptive
+// Budget Allocation for Efficient LLM Inference"): the KV heads of a layer share its budget, each
+// holding as many tokens as its scores earn.
+//
+// Dimension legend: G = KV heads of a layer, S = slot capacity, r = recent window, m = heavy
+// hitters per head on average, f = the floor per head.
+//
+// The paper's observation: some heads spread their attention over many tokens and others give
+// almost all of it to a few, so one budget per head wastes slots on the second kind that the
+// first kind needs. Its rule, as kvpress's AdaKVPress writes it: score every token of every head,
+// then keep the best scores of the WHOLE layer (all heads' tokens ranked together), except that
+// each head first keeps its own best alpha share of its budget (the "safeguard", alpha = 0.20), so
+// that no head is cut to nothing.
+//
+// Here, at every step: each KV head keeps its recent window (r tokens, as H2O's rule) and the
+// layer's G m other slots go to the best H2O scores over all heads, with each head keeping at
+// least f = floor(0.20 m) of them. When the layer holds more than G (r + m) tokens, the victim is
+// the lowest-scoring token, over all heads whose count is above r + f, outside its head's recent
+// window (selection.hpp's key; on a tie the newer token goes, then the later head's). Since every
+// head gets one token a step, a step evicts G tokens, from whichever heads they come. One head can
+// so hold up to r + G m - (G - 1) f tokens; the layer holds G (r + m), the same KV bytes as H2O or
+// the window at r + m per head.
+//
+// Where it differs from the paper, and why: the paper and kvpress cut a prompt once, scored by
+// SnapKV's votes, and apply the safeguard to the whole budget (the window included, since SnapKV's
+// window always scores highest); here the budget is kept at every step by H2O's accumulated
+// attention, and the floor is a share of the heavy part (the window is kept apart, as H2O keeps
+// it). Scores from different heads are comparable because every query head's attention sums to 1
+// per step. A prompt read with Decoder::read_prompt_compressed is cut once by the same joint rule.
+// With shared scores (--scoring shared) every head ranks the same tokens and there is nothing to
+// share out: each head keeps the uniform budget, exactly H2O's shared mode.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include "h2o/cache/budget.hpp"
+#include "h2o/cache/selection.hpp"
+#include "h2o/policy/cache_policy.hpp"
+#include "h2o/policy/h2o_policy.hpp"
+
+namespace h2o {
+
+class AdaKVPolicy final : public CachePolicy {
+ public:
+  static constexpr double kPaperSafeguard = 0.20;  // kvpress AdaKVPress: alpha_safeguard = 0.20
+
+  // `budget` is per KV head on average; the floor is floor(safeguard * budget.heavy) heavy
+  // hitters per head. A safeguard outside [0, 1] is refused (std::invalid_argument).
+  explicit AdaKVPolicy(CacheBudget budget, ScoringMode mode = ScoringMode::PerHead,
+                       H2OScore score = H2OScore::Sum, float decay = kDefaultH2ODecay,
+                       double safeguard = kPaperSafeguard);
+
+  std::string name() const override { return "adakv"; }
+  // "Ada-KV, heavy 8 + recent 8 = 16 tokens per KV head on average, a layer's heavy hitters
+  // shared by its KV heads (at least 1 each), per-head scores"
+  std::string describe() const override;
+
+  // r + G m - (G - 1) f: what one head holds when every other is at its floor.
+  std::size_t head_capacity(std::size_t max_positions, std::size_t layer, std::size_t n_layers,
+                            std::size_t n_kv_heads) const override;
+
+  // Adds the step's attention (H2O's scores), then evicts the layer's lowest tokens jointly until
+  // it holds G (r + m). Allocates nothing.
+  void after_attention(LayerKVCache& cache, const StepAttention& attention) override;
+  void observe(LayerKVCache& cache, const StepAttention& attention) override;
+  // Each head's own next victim by H2O's rule (after_attention and compress choose among them).
+  void choose_victims(LayerKVCache& cache, std::size_t* victims) override;
+  // Cuts the layer to G * keep tokens at once: each head its recent window and its f best, then
+  // the best of the rest over all heads, keys computed once on the cache as it stands.
+  void compress(LayerKVCache& cache, std::size_t keep) override;
+
+  std::size_t floor_per_head() const { return floor_; }  // f
+
+ private:
+  CacheBudget budget_;
+  std::size_t floor_;
+  H2OPolicy scoring_;  // the scores and the rule per head, H2O's
+  // Evicts the layer's one lowest token outside the heads' windows and floors (false: none left).
+  bool evict_lowest(LayerKVCache& cache);
+};
+
+}  // namespace h2o

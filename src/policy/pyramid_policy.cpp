@@ -1,0 +1,86 @@
+#include "h2o/policy/pyramid_policy.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+#include "h2o/base/format.hpp"
+
+namespace h2o {
+
+namespace {
+// The line's sum over layers 0 .. l - 1 (real numbers), from `high` in layer 0 down to `low` in
+// layer L - 1: l high - step l (l - 1) / 2.
+double line_sum_before(double high, double low, std::size_t l, std::size_t n_layers) {
+  const double step = n_layers == 1 ? 0.0 : (high - low) / static_cast<double>(n_layers - 1);
+  const double n = static_cast<double>(l);
+  return n * high - step * n * (n - 1.0) / 2.0;
+}
+}  // namespace
+
+std::size_t pyramid_heavy_budget(std::size_t heavy, std::size_t layer, std::size_t n_layers,
+                                 double beta, std::size_t most) {
+  if (!(beta >= 1.0)) throw std::invalid_argument("PyramidKV: beta must be at least 1");
+  if (n_layers == 0 || layer >= n_layers) {
+    throw std::invalid_argument("PyramidKV: layer " + std::to_string(layer) + " of " +
+                                std::to_string(n_layers));
+  }
+  if (heavy >= most) return most;  // every layer is full: there is nothing to move
+  const double mean = static_cast<double>(heavy), cap = static_cast<double>(most);
+  double low = mean / beta, high = 2.0 * mean - low;
+  if (high > cap) {  // kvpress: the first layer capped, the last raised, the total kept
+    high = cap;
+    low = 2.0 * mean - cap;
+  }
+  if (n_layers == 1) return heavy;
+  const double before = std::round(line_sum_before(high, low, layer, n_layers));
+  const double through = std::round(line_sum_before(high, low, layer + 1, n_layers));
+  return static_cast<std::size_t>(std::max(0.0, through - before));
+}
+
+PyramidKVPolicy::PyramidKVPolicy(CacheBudget budget, ScoringMode mode, H2OScore score, float decay,
+                                 double beta)
+    : CachePolicy(budget.total()),
+      budget_(budget),
+      beta_(beta),
+      scoring_(budget, mode, score, /*start_area=*/0, decay) {
+  if (!(beta >= 1.0)) throw std::invalid_argument("PyramidKV: beta must be at least 1");
+  if (budget.recent == 0) {
+    // The deepest layers may keep no heavy hitter at all: without a window they would hold nothing.
+    throw std::invalid_argument("PyramidKV: every layer keeps a recent window; recent must be >= 1");
+  }
+}
+
+std::string PyramidKVPolicy::describe() const {
+  std::string text = "PyramidKV, " + budget_.describe() +
+                     " per layer on average, heavy hitters shrinking with depth (beta " +
+                     fixed(beta_, 0) + "), " + to_string(scoring_.mode()) + " scores";
+  if (scoring_.score() == H2OScore::NormalisedSum) text += ", normalised by steps in the cache";
+  if (scoring_.score() == H2OScore::DecayedSum) {
+    text += ", decayed by " + fixed(scoring_.decay(), 3) + " per step";
+  }
+  return text;
+}
+
+std::size_t PyramidKVPolicy::layer_tokens(std::size_t max_positions, std::size_t layer,
+                                          std::size_t n_layers) const {
+  // No layer keeps more heavy hitters than the sequence has tokens outside the window.
+  const std::size_t most = max_positions > budget_.recent ? max_positions - budget_.recent : 0;
+  const std::size_t heavy = pyramid_heavy_budget(budget_.heavy, layer, n_layers, beta_, most);
+  return std::min(budget_.recent + heavy, max_positions);
+}
+
+void PyramidKVPolicy::observe(LayerKVCache& cache, const StepAttention& attention) {
+  scoring_.observe(cache, attention);
+}
+
+void PyramidKVPolicy::choose_victims(LayerKVCache& cache, std::size_t* victims) {
+  scoring_.choose_victims(cache, victims);
+}
+
+void PyramidKVPolicy::compress(LayerKVCache& cache, std::size_t keep) {
+  scoring_.compress(cache, keep);
+}
+
+}  // namespace h2o
