@@ -36,8 +36,10 @@ void read_heavy_share_option(const ArgParser& args, PolicySettings& settings) {
 
 std::string policy_list_help() {
   std::string text = "cache policies (--cache):";
+  std::size_t width = 0;  // the longest name and two spaces
+  for (const PolicyKind& kind : policy_kinds()) width = std::max(width, kind.name.size() + 2);
   for (const PolicyKind& kind : policy_kinds()) {
-    text += "\n  " + pad_right(kind.name, 8) + kind.summary;
+    text += "\n  " + pad_right(kind.name, width) + kind.summary;
   }
   return text + "\n" +
          wrap_words("Policies that read attention score it as their papers do (--scoring paper): " +
