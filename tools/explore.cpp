@@ -78,13 +78,19 @@ void page_texts(const h2o::Tokenizer& tokenizer, const std::vector<int>& tokens,
   }
 }
 
-// Positions evicted over the run from one cache (every layer and KV head evicts one token a step
-// once full, so layer 0, KV head 0 speaks for all).
+// Positions evicted over the run from a layer's KV head.
 std::size_t evictions(const h2o::CacheTrace& trace) {
-  const std::vector<std::int32_t>& evicted_at = trace.heads.at(0).at(0).evicted_at;
-  return static_cast<std::size_t>(
-      std::count_if(evicted_at.begin(), evicted_at.end(),
-                    [](std::int32_t t) { return t != h2o::kNeverEvicted; }));
+  // On average over every layer and KV head (budgets may differ by layer or head), rounded down.
+  std::size_t all = 0, heads = 0;
+  for (const auto& layer : trace.heads) {
+    for (const h2o::HeadTrace& head : layer) {
+      all += static_cast<std::size_t>(
+          std::count_if(head.evicted_at.begin(), head.evicted_at.end(),
+                        [](std::int32_t t) { return t != h2o::kNeverEvicted; }));
+      ++heads;
+    }
+  }
+  return heads == 0 ? 0 : all / heads;
 }
 
 // "65536 KV bytes at the end (fp32): 15.1% of the fp32 full cache's 434176", for the summary and
