@@ -17,8 +17,8 @@
 //      token (a sink, against the uniform share), on the last r tokens, and on the r heavy hitters
 //      outside them; a head is local, heavy, a sink or mixed (h2o::profile_heads).
 // The new idea written out here is reading those numbers off the attention; the collector of the
-// raw counts (h2o::AttentionStatistics), the decoder and the pictures come from the library.
-// With --pictures DIR it also draws one head's attention and the rank/score plot of every layer.
+// raw counts (h2o::AttentionStatistics), the decoder, the tables and the pictures come from the
+// library. With --pictures DIR it also draws one head's attention and every layer's rank/score.
 // The answer is printed first (Step 8 works it out from the measures); the steps follow.
 //
 // Dimension legend: L = layers, H = query heads, T = tokens of the text.
@@ -42,16 +42,14 @@
 #include "h2o/model/decoder.hpp"
 #include "h2o/policy/head_profile.hpp"
 #include "h2o/report/attention_pictures.hpp"
-#include "h2o/report/svg.hpp"
+#include "h2o/report/attention_report.hpp"
 #include "h2o/report/table.hpp"
 #include "h2o/text/token_text.hpp"
 #include "h2o/text/tokenizer.hpp"
 
 using h2o::fixed;
 
-namespace {
-std::string percent(double share) { return fixed(100.0 * share, 1) + "%"; }
-}  // namespace
+constexpr auto percent = h2o::percent_text;  // "12.3%"
 
 int run_lesson(int argc, char** argv) {
   h2o::ArgParser args("10_sparse_attention",
@@ -88,15 +86,12 @@ int run_lesson(int argc, char** argv) {
   for (std::size_t t = 0; t < n; ++t) {
     decoder.forward(tokens[t]);
     stats.add_step(decoder);
-    for (std::size_t l = 0; t < P && l < L; ++l) {
-      for (std::size_t h = 0; h < H; ++h) {
-        for (std::size_t k = 0; k <= t; ++k) {
-          prompt_rows[l][(h * P + t) * P + k] = decoder.attention(l).weights(h, k);
-        }
+    for (std::size_t l = 0; l < L; ++l) {
+      const h2o::Matrix& weights = decoder.attention(l).weights;  // (H, t + 1)
+      for (std::size_t h = 0; t < P && h < H; ++h) {
+        for (std::size_t k = 0; k <= t; ++k) prompt_rows[l][(h * P + t) * P + k] = weights(h, k);
       }
-    }
-    for (std::size_t l = 0; t < shown && l < L; ++l) {  // head 0 of each layer, for the picture
-      for (std::size_t k = 0; k <= t; ++k) first_rows[l](t, k) = decoder.attention(l).weights(0, k);
+      for (std::size_t k = 0; t < shown && k <= t; ++k) first_rows[l](t, k) = weights(0, k);
     }
   }
   stats.require_finite();  // overflowing scores (NaN weights): one error, no meaningless numbers
@@ -167,59 +162,26 @@ int run_lesson(int argc, char** argv) {
   // normalised sum), and in which tenth the heavy hitters of a 10% budget sit, over all layers,
   // ranked by the sum, by the sum per step and by the decayed sum (every score times gamma each
   // step, so only the last few dozen steps count much: h2o_policy.hpp).
-  const std::size_t tenths = 10;
-  const h2o::AgeProfile age = stats.mean_age_profile(tenths, 0.10);
-  h2o::Table aged({"positions", "mean score", "per step", "heavy hitters by score", "by per step",
-                   "by decayed"});
-  for (std::size_t j = 0; j < tenths; ++j) {
-    aged.row(std::to_string((j * n + tenths - 1) / tenths) + "-" +
-                 std::to_string(((j + 1) * n + tenths - 1) / tenths - 1),
-             fixed(age.mean_score[j], 2), fixed(age.mean_per_step[j], 4),
-             percent(age.top_share_by_sum[j]), percent(age.top_share_by_per_step[j]),
-             percent(age.top_share_by_decayed[j]));
-  }
+  const h2o::AgeProfile age = stats.mean_age_profile(10, 0.10);  // tenths, 10% heavy
   steps
       << "\nStep 6: the age bias. The text in tenths, oldest first: the mean accumulated attention "
       << "of\n        their tokens (over the " << L << " layers), the same divided by the steps "
       << "that looked at each\n        token, and where the heavy hitters of a 10% budget (the "
       << "top 10% of tokens) sit,\n        ranked by score, by score per step, and by the sum "
       << "decayed by " << fixed(stats.decay(), 2) << " per step\n";
-  aged.print(steps);
-  const std::string age_words =
-      "the oldest 10% of tokens take " + percent(age.top_share_by_sum[0]) +
-      " of the heavy-hitter slots (10% if age did not\n  matter); ranked by score per step "
-      "(normalised sum) they take " +
-      percent(age.top_share_by_per_step[0]) + ", the newest 10% " +
-      percent(age.top_share_by_per_step[tenths - 1]) + ";\n  ranked by the sum decayed by " +
-      fixed(stats.decay(), 2) + " per step they take " + percent(age.top_share_by_decayed[0]) +
-      ", the newest 10% " + percent(age.top_share_by_decayed[tenths - 1]);
+  h2o::age_profile_table(age, n).print(steps);
 
   // Step 7: every head its own profile, over the first P tokens read as a prompt. Sink share is
   // the mean weight on the first token, beside the share an even row would give it; the window
   // and the heavy hitters are r = 16 tokens each (policy/head_profile.hpp).
   const h2o::HeadProfileOptions sizes;  // r = k = 16, one sink token
-  h2o::Table heads(
-      {"layer", "KV head", "first token", "x uniform", "last 16", "16 heavy hitters", "kind"});
-  std::size_t local_heads = 0, sink_heads = 0, heavy_heads = 0, all_heads = 0;
-  double largest_sink_ratio = 0.0;
+  std::vector<std::vector<h2o::HeadProfile>> profiles;  // (L,) x (G,)
   for (std::size_t l = 0; l < L; ++l) {
-    for (const h2o::HeadProfile& head :
-         h2o::profile_heads({prompt_rows[l].data(), H, P}, config.n_kv_heads, sizes)) {
-      heads.row(l, head.kv_head, percent(head.sink_share), fixed(head.sink_ratio(), 1),
-                percent(head.local_share), percent(head.heavy_share), h2o::to_string(head.kind));
-      ++all_heads, largest_sink_ratio = std::max(largest_sink_ratio, head.sink_ratio());
-      local_heads += head.kind == h2o::HeadKind::Local,
-          sink_heads += head.kind == h2o::HeadKind::Sink;
-      heavy_heads += head.kind == h2o::HeadKind::Heavy;
-    }
+    profiles.push_back(h2o::profile_heads({prompt_rows[l].data(), H, P}, config.n_kv_heads, sizes));
   }
+  h2o::HeadKindCounts kinds;
   steps << "\nStep 7: every KV head over the first " << P << " tokens: where its attention goes\n";
-  heads.print(steps);
-  const std::string head_words = std::to_string(local_heads) + " of " + std::to_string(all_heads) +
-                                 " KV heads are local, " + std::to_string(heavy_heads) +
-                                 " heavy, " + std::to_string(sink_heads) +
-                                 " sinks (a sink: 10x the uniform share;\n  the largest here " +
-                                 fixed(largest_sink_ratio, 1) + "x)";
+  h2o::head_profile_table(profiles, sizes, &kinds).print(steps);
 
   // Step 8: what the numbers say, in words chosen from them.
   const double stability = static_cast<double>(kept) / static_cast<double>(L * early.size() * k);
@@ -239,22 +201,16 @@ int run_lesson(int argc, char** argv) {
             << "\n  stability: " << percent(stability) << " of the leaders at t still lead at 2t"
             << (stability >= 0.5 ? ":\n  past attention is a fair guess of future attention.\n"
                                  : ":\n  leaders change; past attention is a weak guess here.\n")
-            << "  age bias: " << age_words << "\n  heads: " << head_words << "\n\n"
+            << "  age bias: " << h2o::age_bias_words(age, stats.decay())
+            << "\n  heads: " << kinds.describe() << "\n\n"
             << steps.str();
 
   // Step 9: the pictures (report/attention_pictures.hpp).
   if (!pictures.empty()) {
-    const std::string command = h2o::command_line(argc, argv);
-    const std::string model = std::filesystem::path(files.model).stem().string();
-    const std::string head = model + ", layer " + std::to_string(most_concentrated) +
-                             ", head 0, the first " + std::to_string(shown) + " tokens of " +
-                             text_name;
-    h2o::save_svg(pictures + "/attention_heatmap.svg",
-                  h2o::attention_heatmap_svg(first_rows[most_concentrated], head, command));
-    h2o::save_svg(
-        pictures + "/rank_score.svg",
-        h2o::rank_score_svg(stats.accumulated(),
-                            model + " reading " + std::to_string(n) + " tokens", command));
+    h2o::save_attention_pictures(pictures, first_rows[most_concentrated], most_concentrated,
+                                 stats.accumulated(),
+                                 std::filesystem::path(files.model).stem().string(), text_name,
+                                 h2o::command_line(argc, argv));
     std::cout << "\nPictures written to " << pictures
               << ": attention_heatmap.svg, rank_score.svg\n";
   }

@@ -9,6 +9,7 @@
 // Dimension legend: R = query steps shown, K = key positions shown, L = layers, T = tokens.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -25,5 +26,14 @@ std::string attention_heatmap_svg(const Matrix& weights, const std::string& sour
 // on what, e.g. "model reading 912 tokens".
 std::string rank_score_svg(const std::vector<std::vector<double>>& accumulated,
                            const std::string& source, const std::string& command);
+
+// Lesson 10's two pictures, written into `folder` as attention_heatmap.svg and rank_score.svg:
+// head 0 of layer `layer` over its first R steps, `first_rows` (R, R), and every layer's
+// accumulated attention (L, T), titled with the model's and the text's names. Throws
+// std::runtime_error naming a file that cannot be written.
+void save_attention_pictures(const std::string& folder, const Matrix& first_rows,
+                             std::size_t layer, const std::vector<std::vector<double>>& accumulated,
+                             const std::string& model, const std::string& text_name,
+                             const std::string& command);
 
 }  // namespace h2o

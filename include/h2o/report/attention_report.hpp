@@ -1,0 +1,43 @@
+// attention_report.hpp: the tables and sentences lesson 10 prints of what it measured on the
+// attention (measure/attention_stats.hpp's age profile, policy/head_profile.hpp's head profiles).
+// The lesson measures; these lay the numbers out, so the lesson's steps stay about the measuring.
+//
+// Dimension legend: T = tokens of the text, L = layers, G = KV heads of a layer.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "h2o/measure/attention_stats.hpp"
+#include "h2o/policy/head_profile.hpp"
+#include "h2o/report/table.hpp"
+
+namespace h2o {
+
+// A share as lesson 10 prints it: "12.3%".
+std::string percent_text(double share);
+
+// The age profile of a text of n_tokens in age.mean_score.size() parts, oldest first: positions,
+// mean score, per step, and the heavy hitters' share ranked by score, per step and decayed.
+Table age_profile_table(const AgeProfile& age, std::size_t n_tokens);
+
+// "the oldest 10% of tokens take 47.5% of the heavy-hitter slots (10% if age did not matter); ..."
+// (three lines, joined by "\n  "), with the decayed sum's factor `decay`.
+std::string age_bias_words(const AgeProfile& age, double decay);
+
+// How many KV heads are of each kind, and the largest first-token share against uniform.
+struct HeadKindCounts {
+  std::size_t local = 0, heavy = 0, sink = 0, all = 0;
+  double largest_sink_ratio = 0.0;
+  // "10 of 16 KV heads are local, 1 heavy, 0 sinks (a sink: 10x the uniform share;\n  the largest
+  // here 4.3x)"
+  std::string describe() const;
+};
+
+// One row per layer and KV head (profiles (L,) x (G,)): its first-token share, that share against
+// uniform, the share on the last r and on its r heavy hitters, its kind; `counts` gets the tally.
+Table head_profile_table(const std::vector<std::vector<HeadProfile>>& profiles,
+                         const HeadProfileOptions& sizes, HeadKindCounts* counts);
+
+}  // namespace h2o
