@@ -119,20 +119,7 @@ int run_lesson(int argc, char** argv) {
     std::cout << "\nStep 3: the smallest budget (percent of the " << n
               << " tokens) from which on perplexity stays within 5%\n        of the full cache's\n";
     const double limit = 1.05 * full.perplexity();
-    for (const std::vector<h2o::SweepRun>& by_budget : sweep.runs) {
-      const std::size_t needs = h2o::first_good_budget(by_budget, limit);
-      std::cout << "  " << h2o::pad_right(by_budget.front().label, 14) << percent_text(needs);
-      // Every budget that evicts anything was too small: say by how much.
-      if ((needs == percents.size() || percents[needs] >= 100) && !evicting.empty()) {
-        std::cout << std::string(needs < percents.size() ? 2 : 0, ' ')
-                  << "  why: whatever it evicts, later tokens needed; at "
-                  << percents[evicting.back()] << "% still "
-                  << fixed(100 * (by_budget[evicting.back()].perplexity() / full.perplexity() - 1),
-                           1)
-                  << "% over";
-      }
-      std::cout << "\n";
-    }
+    std::cout << h2o::smallest_budget_lines(sweep, limit);
     const std::size_t h2o_needs = h2o::first_good_budget(sweep.of("h2o"), limit);
     const std::size_t window_needs = h2o::first_good_budget(sweep.of("window"), limit);
     auto needs_text = [&](std::size_t b) {
@@ -187,20 +174,11 @@ int run_lesson(int argc, char** argv) {
       // And the question of Step 3 for the variant: at which budgets does it beat the window?
       const h2o::BudgetComparison against_window =
           h2o::compare_over_budgets(sweep.of(variant.label), sweep.of("window"), evicting);
-      std::string at[3];  // the budgets of each verdict: better, worse, within noise
-      for (std::size_t i = 0; i < evicting.size(); ++i) {
-        std::string& list = at[static_cast<int>(against_window.verdicts[i])];
-        list += (list.empty() ? "" : ", ") + percent_text(evicting[i]);
-      }
-      std::string line = indent + "against the window:";
-      for (h2o::Verdict v :
-           {h2o::Verdict::Better, h2o::Verdict::Worse, h2o::Verdict::WithinNoise}) {
-        if (!at[static_cast<int>(v)].empty()) {
-          line += " " + h2o::verdict_word(v) + " at " + at[static_cast<int>(v)] + ";";
-        }
-      }
-      if (!evicting.empty())
-        std::cout << h2o::wrap_words(line.substr(0, line.size() - 1), 100, indent + "  ") << "\n";
+      std::vector<std::string> budget_names;
+      for (std::size_t b : evicting) budget_names.push_back(percent_text(b));
+      const std::string line = "against the window: " +
+                               h2o::budgets_by_verdict(against_window, budget_names);
+      if (!evicting.empty()) std::cout << h2o::wrap_words(indent + line, 100, indent + "  ") << "\n";
     }
   }
 

@@ -172,4 +172,11 @@ TEST_CASE("the three verdict words, and a tally without zero counts", "[verdict]
         "perplexity better at 1, no difference within noise at 1 of 2 budgets; name recall higher "
         "at 2, lower at 1");
   CHECK(budget_comparison_sentence({}, true) == "(no budget below 100% to compare)");
+  // The budgets of each verdict, better first, then worse, then within noise.
+  const BudgetComparison mixed{
+      {Verdict::WithinNoise, Verdict::Better, Verdict::Worse, Verdict::Better}, 0, 0};
+  CHECK(budgets_by_verdict(mixed, {"2%", "5%", "10%", "20%"}) ==
+        "better at 5%, 20%; worse at 10%; no difference within noise at 2%");
+  CHECK(budgets_by_verdict({}, {}) == "");
+  CHECK_THROWS_AS(budgets_by_verdict(mixed, {"2%"}), std::invalid_argument);
 }

@@ -151,4 +151,20 @@ std::string budget_comparison_sentence(const BudgetComparison& comparison, bool 
   return sentence + "; name recall " + names;
 }
 
+std::string budgets_by_verdict(const BudgetComparison& comparison,
+                               const std::vector<std::string>& budget_names) {
+  if (budget_names.size() != comparison.verdicts.size()) {
+    throw std::invalid_argument("budgets_by_verdict: a name for each budget's verdict");
+  }
+  std::string sentence;
+  for (Verdict verdict : {Verdict::Better, Verdict::Worse, Verdict::WithinNoise}) {
+    std::string budgets;
+    for (std::size_t i = 0; i < budget_names.size(); ++i) {
+      if (comparison.verdicts[i] == verdict) budgets += (budgets.empty() ? "" : ", ") + budget_names[i];
+    }
+    if (!budgets.empty()) sentence += (sentence.empty() ? "" : "; ") + verdict_word(verdict) + " at " + budgets;
+  }
+  return sentence;
+}
+
 }  // namespace h2o

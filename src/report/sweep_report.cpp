@@ -6,6 +6,31 @@
 
 namespace h2o {
 
+std::string smallest_budget_lines(const PolicySweep& sweep, double limit) {
+  const std::vector<int>& percents = sweep.percents;
+  std::size_t largest_evicting = percents.size();  // the largest budget below 100%, if any
+  for (std::size_t b = 0; b < percents.size(); ++b) {
+    if (percents[b] < 100) largest_evicting = b;
+  }
+  std::string lines;
+  for (const std::vector<SweepRun>& by_budget : sweep.runs) {
+    const std::size_t needs = first_good_budget(by_budget, limit);
+    lines += "  " + pad_right(by_budget.front().label, 14) +
+             (needs < percents.size() ? std::to_string(percents[needs]) + "%" : "none of these");
+    // Every budget that evicts anything was too small: say by how much.
+    if ((needs == percents.size() || percents[needs] >= 100) &&
+        largest_evicting < percents.size()) {
+      const double over = by_budget[largest_evicting].perplexity() / sweep.full.perplexity() - 1;
+      lines += std::string(needs < percents.size() ? 2 : 0, ' ') +
+               "  why: whatever it evicts, later tokens needed; at " +
+               std::to_string(percents[largest_evicting]) + "% still " + fixed(100 * over, 1) +
+               "% over";
+    }
+    lines += "\n";
+  }
+  return lines;
+}
+
 std::string sweep_table(const PolicySweep& sweep, const SweepMeasure& measure) {
   std::vector<std::string> titles = {"policy"};
   for (int percent : sweep.percents) titles.push_back(std::to_string(percent) + "%");

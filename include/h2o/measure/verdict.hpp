@@ -102,4 +102,10 @@ struct BudgetComparison {
 // without verdicts.
 std::string budget_comparison_sentence(const BudgetComparison& comparison, bool names_counted);
 
+// "better at 5%, 10%; no difference within noise at 2%": the budgets of each verdict (better,
+// worse, within noise; a verdict with none left out), `budget_names` (the comparison's budgets,
+// in its order) naming them. "" without verdicts; std::invalid_argument on a different count.
+std::string budgets_by_verdict(const BudgetComparison& comparison,
+                               const std::vector<std::string>& budget_names);
+
 }  // namespace h2o

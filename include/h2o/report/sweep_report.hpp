@@ -20,6 +20,11 @@ namespace h2o {
 // recall also says how many names there are and how many points one is worth).
 std::string sweep_table(const PolicySweep& sweep, const SweepMeasure& measure);
 
+// Lesson 11's Step 3 list: one line a policy, "  h2o           20%", the smallest budget from which
+// on its perplexity stays within `limit` (first_good_budget), or "none of these"; where only a
+// budget that evicts nothing was good enough, why, with the largest evicting budget's excess.
+std::string smallest_budget_lines(const PolicySweep& sweep, double limit);
+
 // Every measure of every run, one row per policy and budget, 6 decimals, shares as fractions:
 // policy,budget_percent,budget_tokens,<each measure's csv_column>,name_gap.
 std::string sweep_csv(const PolicySweep& sweep, std::size_t name_gap);
