@@ -87,9 +87,9 @@ int run_lesson(int argc, char** argv) {
   h2o::add_model_options(args);
   h2o::add_text_option(args);
   args.add_option("budgets", "LIST", "10,20,50", "cache budgets, in percent of the text's tokens")
-      .add_option("scoring", "MODE", "per-head", "H2O scoring: per-head or shared")
-      .add_option("names", "PATH", h2o::default_names_file(), h2o::names_option_help())
-      .add_option("name-gap", "N", "64", "name recall counts names last seen > N tokens back");
+      .add_option("scoring", "MODE", "per-head", "H2O scoring: per-head or shared");
+  h2o::add_names_option(args).add_option("name-gap", "N", "64",
+                                         "name recall counts names last seen > N tokens back");
   args.parse(argc, argv);
   const auto min_gap = static_cast<std::size_t>(args.integer("name-gap", 1, 100000));
   const std::vector<int> percents = h2o::parse_percent_list("budgets", args.text("budgets"));
@@ -105,8 +105,8 @@ int run_lesson(int argc, char** argv) {
   const std::vector<int>& tokens = story.tokens;
   const std::size_t n = tokens.size();
   const h2o::SweepText text = h2o::sweep_text(
-      tokenizer, {tokens}, h2o::names_as_tokens(tokenizer, h2o::read_names(args.text("names"))),
-      min_gap);
+      tokenizer, {tokens},
+      h2o::names_as_tokens(tokenizer, h2o::names_from_options(args, {story.text})), min_gap);
   const std::size_t counted = h2o::long_gap_name_steps(tokens, text.names, min_gap).size();
   const std::string file_name = std::filesystem::path(args.text("text")).filename().string();
 

@@ -43,7 +43,7 @@ int run_lesson(int argc, char** argv) {
                       "100% of a story.");
   h2o::add_model_options(args);
   h2o::add_text_option(args);
-  args.add_option("names", "PATH", h2o::default_names_file(), h2o::names_option_help())
+  h2o::add_names_option(args)
       .add_option("budgets", "LIST", "2,5,10,20,30,50,100", "budgets, percent of the text")
       .add_option("name-gap", "N", "64", "name recall counts names last seen > N tokens back")
       .add_option("prompts", "LIST", "25,50,75", "Step 6's prompt lengths, percent of the text")
@@ -70,7 +70,7 @@ int run_lesson(int argc, char** argv) {
   const h2o::StoryTokens story = h2o::read_story(args, tokenizer, 16, weights->config.seq_len);
   const h2o::SweepText text = h2o::sweep_text(
       tokenizer, {story.tokens},
-      h2o::names_as_tokens(tokenizer, h2o::read_names(args.text("names"))), min_gap);
+      h2o::names_as_tokens(tokenizer, h2o::names_from_options(args, {story.text})), min_gap);
   const std::vector<int>& tokens = story.tokens;
   const std::size_t n = tokens.size();
   const std::vector<h2o::NameMention> long_gap =
