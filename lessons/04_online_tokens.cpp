@@ -11,11 +11,11 @@
 // one row of weights per arriving token over the cache as it stands, summing to 1. Lesson 05 shows
 // how a model computes such rows from queries and keys.
 // Steps 1-2 run the loop on the blog's sentence; the rows were chosen so that after "it" the cache
-// holds exactly the blog's section 8 scores. Steps 3-5 run the same loop on the handbook's 50-token
+// holds exactly the blog's section 8 scores. Steps 3-5 run the same loop on a 50-token
 // demonstration: 8 heads of random attention, averaged over the heads, with positions 5 and 10
-// given extra attention. (The handbook's H2OCache attends BEFORE appending, so its new token enters
-// with score 0 and does not see itself; its printed scores differ a little from ours for that
-// reason and its random numbers, but the kept positions are the same.)
+// given extra attention. (A cache that attends BEFORE appending lets its new token enter with
+// score 0 and not see itself; its scores differ a little from ours, but the kept positions on
+// this demo are the same.)
 // Plain lists (std::vector), no tensors, like the blog's plain-Python first lessons.
 //
 // Dimension legend: T = tokens in the cache, D = numbers in a key or value (2).
@@ -60,7 +60,7 @@ bool contains(const std::vector<h2o::Position>& positions, h2o::Position p) {
 // Step 3's four steps for the demo's token t. Each head's attention is random: every cached
 // token gets a random share between 1 and e (2.72), and the boosted positions get e^boost times
 // more; each share divided by the total is the token's attention, so a head's attention sums to 1
-// (the handbook's softmax of random numbers plus 2; lesson 05 names it). Each head adds 1/n_heads
+// (a softmax of random numbers, plus 2 where boosted; lesson 05 names it). Each head adds 1/n_heads
 // of its attention, so a score grows by the MEAN over heads and every head keeps the same tokens.
 void demo_token(h2o::ToyKVCache& demo, std::size_t t, std::size_t n_heads,
                 const std::vector<h2o::Position>& boosted, float boost,
@@ -90,7 +90,7 @@ int run_lesson(int argc, char** argv) {
   h2o::StepView step = h2o::start_lesson_with_step(
       argc, argv,
       "Lesson 04: process tokens one at a time with an H2O budget\n"
-      "(blog learn_04_online.py; steps 3-5 are the handbook's 50-token demo).");
+      "(blog learn_04_online.py; steps 3-5: a 50-token demo of random attention).");
   std::cout << "Lesson 04: process tokens one at a time (blog: learn_04_online.py)\n\n";
 
   // Step 1: the blog's sentence and budget, and each arriving word's attention over the cache as
@@ -149,13 +149,13 @@ int run_lesson(int argc, char** argv) {
             << "  H2O cache: " << cache.size() << " tokens and " << cache.kv_numbers()
             << " KV numbers " << format_list(cache.tokens) << "\n";
 
-  // Step 3: the handbook's demo through the same four steps (demo_token above main): recent 8 +
+  // Step 3: the demo through the same four steps (demo_token above main): recent 8 +
   // heavy 8, 8 heads of random attention, positions 5 and 10 given e^2 (7.39) times more.
   const h2o::CacheBudget demo_budget(8, 8);
   const std::size_t demo_tokens = 50, n_heads = 8;
   const std::vector<h2o::Position> boosted = {5, 10};
   const float boost = 2.0f;
-  std::cout << "\nStep 3: the handbook's demo: " << demo_tokens << " tokens, "
+  std::cout << "\nStep 3: a demo of random attention: " << demo_tokens << " tokens, "
             << demo_budget.describe() << ", " << n_heads << " heads\n"
             << "  random attention, e^2 times more on positions " << format_list(boosted)
             << ", scores averaged over heads\n";
@@ -171,7 +171,7 @@ int run_lesson(int argc, char** argv) {
     }
   }
 
-  // Step 4: the final cache, like the handbook's listing. (plan_keep only labels the rows here:
+  // Step 4: the final cache, position by position. (plan_keep only labels the rows here:
   // the cache is within its budget, so nothing is evicted.)
   const h2o::KeepPlan final_plan = h2o::plan_keep(demo.positions, demo.h2o_scores, demo_budget);
   std::cout << "\nStep 4: the final cache holds " << demo.size() << " tokens\n";

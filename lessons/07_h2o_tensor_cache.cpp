@@ -8,7 +8,7 @@
 // attention, so "which tokens matter" can differ from head to head. Two ways to score:
 //   per-head (the H2O paper's official code): each head adds up its OWN attention and keeps its own
 //     heavy hitters, so different heads may keep different tokens;
-//   shared (the handbook's H2OCache): the attention is averaged over heads first, so every head
+//   shared (as the TOVA paper scores): the attention is averaged over heads first, so every head
 //     keeps the same tokens.
 // Every head's cache is step 2's cache, run with the same two helpers, h2o::attend (lesson 05)
 // and h2o::plan_keep (lesson 01); only the scores added differ.

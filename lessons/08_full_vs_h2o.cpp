@@ -150,7 +150,10 @@ int run_lesson(int argc, char** argv) {
             << "\n        LessonH2O above main writes that out in under 30 lines.\n"
             << "        A tiny decoder with RANDOM weights\n        (" << config.describe()
             << ")\n        reads " << n_tokens << " random tokens three times: full cache, "
-            << "LessonH2O and h2o::H2OPolicy,\n        both " << budget.describe() << "\n";
+            << "LessonH2O and h2o::H2OPolicy,\n        both " << budget.describe() << "\n"
+            << "        logits: the decoder's score for every token of the vocabulary to come "
+            << "next\n        (softmax, lesson 05, makes them probabilities); the top "
+            << "token (top-1) scores highest\n";
 
   // Step 4: token by token, compare the logits of the three runs; a classroom (--step) steps
   // through H2O's layer-0 cache.

@@ -117,7 +117,11 @@ int run_lesson(int argc, char** argv) {
   // stays within 5% of the full cache's; then H2O against the window, with a 95% interval.
   if (!no_verdict) {
     std::cout << "\nStep 3: the smallest budget (percent of the " << n
-              << " tokens) from which on perplexity stays within 5%\n        of the full cache's\n";
+              << " tokens) from which on perplexity stays within 5%\n        of the full cache's\n"
+              << "  (sinks: StreamingLLM's first tokens, which draw attention whatever they say, + "
+                 "the newest;\n  tova: evicts the token the newest query attends to least; "
+                 "snapkv: keeps what the last\n  queries of the prompt attended to most, then "
+                 "goes on as h2o)\n";
     const double limit = 1.05 * full.perplexity();
     for (const std::vector<h2o::SweepRun>& by_budget : sweep.runs) {
       const std::size_t needs = h2o::first_good_budget(by_budget, limit);
@@ -205,7 +209,8 @@ int run_lesson(int argc, char** argv) {
   }
 
   // Step 5: the numbers behind the verdicts, one table per measure (the others: --csv).
-  std::cout << "\nStep 5: the numbers (KL and top-1 agreement: --csv)\n";
+  std::cout << "\nStep 5: the numbers (KL and top-1 agreement: --csv)\n  (KL: how far a run's "
+               "next-token probabilities lie from the full cache's; 0 = the same)\n";
   for (const h2o::SweepMeasure& measure : h2o::sweep_measures()) {
     if (measure.in_tables && (counted > 0 || !measure.needs_names)) {
       std::cout << "\n" << h2o::sweep_table(sweep, measure);
