@@ -5,8 +5,8 @@
 //   recent tokens - the newest recent_size tokens, kept whatever their score;
 //   heavy hitters - among the older tokens, the heavy_size with the largest importance scores.
 // Every other token is evicted. Steps 1-4 write that choice out on the blog's sentence. Step 5
-// runs the same rule from the library (h2o::plan_keep, which the later lessons call) on the
-// handbook's worked example, on a tie, and on the two special budgets.
+// runs the same rule from the library (h2o::plan_keep, which the later lessons call) on a worked
+// example, on a tie, and on the two special budgets.
 //
 // Scores are given here; lesson 02 shows where they come from. Like the blog's first lessons,
 // which are plain Python, this one uses plain lists (std::vector) and no tensors.
@@ -73,7 +73,7 @@ int run_lesson(int argc, char** argv) {
             << "(used from now on) agrees: " << (agrees ? "yes" : "no") << "\n";
 
   // Step 5: the same rule, from the library, on other caches (slot i = position i):
-  //   the handbook's worked example;
+  //   a worked example: an old low score goes, the newest low scores stay;
   //   a tie: three older tokens share one score but there are only two heavy slots;
   //   the special budgets: heavy 0 keeps only the newest tokens, a sliding window; recent 0
   //     keeps only high scores, so the newest token, with no score yet, is evicted at once: it
@@ -84,7 +84,9 @@ int run_lesson(int argc, char** argv) {
     h2o::CacheBudget budget;
   };
   const std::vector<Example> examples = {
-      {"the handbook's worked example", {3.8f, 0.4f, 2.1f, 0.3f, 0.0f}, {2, 2}},
+      {"a worked example - an old low score goes, new ones stay",
+       {3.8f, 0.4f, 2.1f, 0.3f, 0.0f},
+       {2, 2}},
       {"a tie - on equal scores the older token stays", {0.9f, 0.9f, 0.9f, 0.3f, 0.1f}, {2, 2}},
       {"heavy 0 is a sliding window (the blog's scores)", h2o_scores, {0, 3}},
       {"recent 0 keeps top scores only (the blog's scores)", h2o_scores, {3, 0}}};

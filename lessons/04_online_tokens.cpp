@@ -11,11 +11,11 @@
 // one row of weights per arriving token over the cache as it stands, summing to 1. Lesson 05 shows
 // how a model computes such rows from queries and keys.
 // Steps 1-2 run the loop on the blog's sentence; the rows were chosen so that after "it" the cache
-// holds exactly the blog's section 8 scores. Steps 3-5 run the same loop on the handbook's 50-token
+// holds exactly the blog's section 8 scores. Steps 3-5 run the same loop on a 50-token
 // demonstration: 8 heads of random attention, averaged over the heads, with positions 5 and 10
-// given extra attention. (The handbook's H2OCache attends BEFORE appending, so its new token enters
-// with score 0 and does not see itself; its printed scores differ a little from ours for that
-// reason and its random numbers, but the kept positions are the same.)
+// given extra attention. (A cache that attends BEFORE appending lets its new token enter with
+// score 0 and not see itself; its scores differ a little from ours, but the kept positions on
+// this demo are the same.)
 // Plain lists (std::vector), no tensors, like the blog's plain-Python first lessons.
 //
 // Dimension legend: T = tokens in the cache, D = numbers in a key or value (2).
@@ -39,44 +39,6 @@ using h2o::format_list;
 using h2o::Row;
 
 namespace {
-// What one arriving token did: the loop records it, the lesson prints it, and a classroom steps
-// through it (--step). The loop itself knows nothing of printing or stepping.
-struct TokenStep {
-  h2o::ToyKVCache before_eviction;   // after 1. append and 3. add
-  std::vector<float> attention;      // (T,) 2. the new token's attention over before_eviction
-  std::vector<std::string> evicted;  // 4. the tokens that left (none while within budget)
-  h2o::ToyKVCache cache;             // after 4. evict
-};
-
-// Step 2's loop: the blog's words arrive one at a time, each with its given attention row, and go
-// through the four steps. Returns every token's step, in order.
-std::vector<TokenStep> run_online(const std::vector<std::string>& words,
-                                  const std::vector<std::vector<float>>& attention_rows,
-                                  const h2o::CacheBudget& budget) {
-  std::vector<TokenStep> steps;
-  h2o::ToyKVCache cache;
-  for (std::size_t t = 0; t < words.size(); ++t) {
-    // 1. append: the new key and value become new rows; the new score starts at 0.
-    const auto p = static_cast<float>(t);
-    const Row new_key = {p + 0.1f, p + 0.2f}, new_value = {p + 0.7f, p + 0.8f};
-    cache.append(words[t], static_cast<h2o::Position>(t), new_key, new_value);
-    // 2. attend: the new token's attention over every cached token, its own included (given).
-    const std::vector<float>& attention = attention_rows[t];
-    // 3. add: h2o_scores = h2o_scores + attention
-    h2o::accumulate_attention(cache.h2o_scores, attention);
-    const h2o::ToyKVCache before_eviction = cache;
-    // 4. evict: over budget, keep recent + heavy and drop every other row of every list.
-    std::vector<std::string> evicted;
-    if (cache.size() > budget.total()) {
-      const h2o::KeepPlan plan = h2o::plan_keep(cache.positions, cache.h2o_scores, budget);
-      evicted = h2o::take(cache.tokens, plan.evicted);
-      cache.keep(plan.kept);
-    }
-    steps.push_back({before_eviction, attention, evicted, cache});
-  }
-  return steps;
-}
-
 // One arriving token's view of the cache: each column a cached token, its attention from the new
 // token and its score after the addition.
 void print_step(const h2o::ToyKVCache& cache, const std::vector<float>& attention) {
@@ -95,38 +57,31 @@ bool contains(const std::vector<h2o::Position>& positions, h2o::Position p) {
   return std::find(positions.begin(), positions.end(), p) != positions.end();
 }
 
-// Step 3's loop: the handbook's demo, through the same four steps. Each head's attention is
-// random: every cached token gets a random share between 1 and e (2.72), and the boosted positions
-// get e^boost times more; each share divided by the total is the token's attention, so a head's
-// attention sums to 1 (the handbook's softmax of random numbers plus 2; lesson 05 names it). Each
-// head adds 1/n_heads of its attention, so a score grows by the MEAN over heads and every head
-// keeps the same tokens. Returns the cache after every token.
-std::vector<h2o::ToyKVCache> run_demo(std::size_t n_tokens, std::size_t n_heads,
-                                      const std::vector<h2o::Position>& boosted, float boost,
-                                      const h2o::CacheBudget& budget, h2o::Rng& rng) {
+// Step 3's four steps for the demo's token t. Each head's attention is random: every cached
+// token gets a random share between 1 and e (2.72), and the boosted positions get e^boost times
+// more; each share divided by the total is the token's attention, so a head's attention sums to 1
+// (a softmax of random numbers, plus 2 where boosted; lesson 05 names it). Each head adds 1/n_heads
+// of its attention, so a score grows by the MEAN over heads and every head keeps the same tokens.
+void demo_token(h2o::ToyKVCache& demo, std::size_t t, std::size_t n_heads,
+                const std::vector<h2o::Position>& boosted, float boost,
+                const h2o::CacheBudget& budget, h2o::Rng& rng) {
   const float share_of_head = 1.0f / static_cast<float>(n_heads);
-  std::vector<h2o::ToyKVCache> after_each_token;
-  h2o::ToyKVCache demo;
-  for (std::size_t t = 0; t < n_tokens; ++t) {
-    const Row new_key = {rng.normal(), rng.normal()}, new_value = {rng.normal(), rng.normal()};
-    demo.append("t" + std::to_string(t), static_cast<h2o::Position>(t), new_key, new_value);  // 1.
-    for (std::size_t h = 0; h < n_heads; ++h) {
-      std::vector<float> shares(demo.size());
-      float total = 0.0f;
-      for (std::size_t s = 0; s < demo.size(); ++s) {
-        shares[s] = std::exp(rng.uniform() + (contains(boosted, demo.positions[s]) ? boost : 0.0f));
-        total += shares[s];
-      }
-      for (std::size_t s = 0; s < demo.size(); ++s) {
-        demo.h2o_scores[s] += shares[s] / total * share_of_head;  // 2. and 3.
-      }
+  const Row new_key = {rng.normal(), rng.normal()}, new_value = {rng.normal(), rng.normal()};
+  demo.append("t" + std::to_string(t), static_cast<h2o::Position>(t), new_key, new_value);  // 1.
+  for (std::size_t h = 0; h < n_heads; ++h) {
+    std::vector<float> shares(demo.size());
+    float total = 0.0f;
+    for (std::size_t s = 0; s < demo.size(); ++s) {
+      shares[s] = std::exp(rng.uniform() + (contains(boosted, demo.positions[s]) ? boost : 0.0f));
+      total += shares[s];
     }
-    if (demo.size() > budget.total()) {  // 4.
-      demo.keep(h2o::plan_keep(demo.positions, demo.h2o_scores, budget).kept);
+    for (std::size_t s = 0; s < demo.size(); ++s) {
+      demo.h2o_scores[s] += shares[s] / total * share_of_head;  // 2. and 3.
     }
-    after_each_token.push_back(demo);
   }
-  return after_each_token;
+  if (demo.size() > budget.total()) {  // 4.
+    demo.keep(h2o::plan_keep(demo.positions, demo.h2o_scores, budget).kept);
+  }
 }
 }  // namespace
 
@@ -135,7 +90,7 @@ int run_lesson(int argc, char** argv) {
   h2o::StepView step = h2o::start_lesson_with_step(
       argc, argv,
       "Lesson 04: process tokens one at a time with an H2O budget\n"
-      "(blog learn_04_online.py; steps 3-5 are the handbook's 50-token demo).");
+      "(blog learn_04_online.py; steps 3-5: a 50-token demo of random attention).");
   std::cout << "Lesson 04: process tokens one at a time (blog: learn_04_online.py)\n\n";
 
   // Step 1: the blog's sentence and budget, and each arriving word's attention over the cache as
@@ -158,59 +113,65 @@ int run_lesson(int argc, char** argv) {
             << "; each word's attention over "
             << "the cache\n        is given, as in the blog's section 4\n";
 
-  // Step 2: the online loop (run_online above main), one arriving token at a time; then each
-  // token's step, as it went.
+  // Step 2: the online loop, one arriving token at a time; each draws the cache it leaves.
   std::cout << "\nStep 2: tokens arrive one at a time (append, attend, add, evict)\n";
-  const std::vector<TokenStep> steps = run_online(words, attention_rows, budget);
-  for (std::size_t t = 0; t < steps.size(); ++t) {
-    const TokenStep& s = steps[t];
+  h2o::ToyKVCache cache;
+  for (std::size_t t = 0; t < words.size(); ++t) {
+    // 1. append: the new key and value become new rows; the new score starts at 0.
+    const auto p = static_cast<float>(t);
+    const Row new_key = {p + 0.1f, p + 0.2f}, new_value = {p + 0.7f, p + 0.8f};
+    cache.append(words[t], static_cast<h2o::Position>(t), new_key, new_value);
+    // 2. attend: the new token's attention over every cached token, its own included (given).
+    const std::vector<float>& attention = attention_rows[t];
+    // 3. add: h2o_scores = h2o_scores + attention
+    h2o::accumulate_attention(cache.h2o_scores, attention);
     std::cout << "\n  token " << t << ": '" << words[t] << "' arrives\n";
-    print_step(s.before_eviction, s.attention);
-    if (s.before_eviction.size() > budget.total()) {
-      std::cout << "    " << s.before_eviction.size() << " tokens > budget " << budget.total()
-                << ": evict " << format_list(s.evicted) << " -> cache "
-                << format_list(s.cache.tokens) << "\n";
+    print_step(cache, attention);
+    // 4. evict: over budget, keep recent + heavy and drop every other row of every list.
+    if (cache.size() > budget.total()) {
+      const h2o::KeepPlan plan = h2o::plan_keep(cache.positions, cache.h2o_scores, budget);
+      std::cout << "    " << cache.size() << " tokens > budget " << budget.total() << ": evict "
+                << format_list(h2o::take(cache.tokens, plan.evicted));
+      cache.keep(plan.kept);
+      std::cout << " -> cache " << format_list(cache.tokens) << "\n";
     } else {
-      std::cout << "    " << s.cache.size() << " tokens <= budget " << budget.total()
+      std::cout << "    " << cache.size() << " tokens <= budget " << budget.total()
                 << ": nothing to evict\n";
     }
     step.show("the cache after token " + std::to_string(t) + " ('" + words[t] + "')",
-              {{"cache", s.cache.tokens, s.cache.positions, s.cache.h2o_scores}}, budget);
+              {{"cache", cache.tokens, cache.positions, cache.h2o_scores}}, budget);
   }
   // The budget held at every step, so the cache stopped growing. Each token holds a key and a
   // value of 2 numbers: 4 numbers a token.
-  const h2o::ToyKVCache& cache = steps.back().cache;
   std::cout << "\n  after " << words.size() << " tokens\n"
             << "  full cache: " << words.size() << " tokens and " << 4 * words.size()
             << " KV numbers\n"
             << "  H2O cache: " << cache.size() << " tokens and " << cache.kv_numbers()
             << " KV numbers " << format_list(cache.tokens) << "\n";
 
-  // Step 3: the handbook's demo through the same four steps (run_demo above main): recent 8 +
+  // Step 3: the demo through the same four steps (demo_token above main): recent 8 +
   // heavy 8, 8 heads of random attention, positions 5 and 10 given e^2 (7.39) times more.
   const h2o::CacheBudget demo_budget(8, 8);
   const std::size_t demo_tokens = 50, n_heads = 8;
   const std::vector<h2o::Position> boosted = {5, 10};
   const float boost = 2.0f;
-  std::cout << "\nStep 3: the handbook's demo: " << demo_tokens << " tokens, "
+  std::cout << "\nStep 3: a demo of random attention: " << demo_tokens << " tokens, "
             << demo_budget.describe() << ", " << n_heads << " heads\n"
             << "  random attention, e^2 times more on positions " << format_list(boosted)
             << ", scores averaged over heads\n";
   h2o::Rng rng(2306);
-  const std::vector<h2o::ToyKVCache> demo_steps =
-      run_demo(demo_tokens, n_heads, boosted, boost, demo_budget, rng);
-  for (std::size_t t = 0; t < demo_steps.size(); ++t) {
-    const h2o::ToyKVCache& after = demo_steps[t];
+  h2o::ToyKVCache demo;
+  for (std::size_t t = 0; t < demo_tokens; ++t) {
+    demo_token(demo, t, n_heads, boosted, boost, demo_budget, rng);
     step.show("the demo's cache after token " + std::to_string(t),
-              {{"cache", after.tokens, after.positions, after.h2o_scores}}, demo_budget);
+              {{"cache", demo.tokens, demo.positions, demo.h2o_scores}}, demo_budget);
     if ((t + 1) % 10 == 0) {
       std::cout << "  after " << h2o::pad_left(std::to_string(t + 1), 2) << " tokens: positions "
-                << format_list(after.positions) << "\n";
+                << format_list(demo.positions) << "\n";
     }
   }
-  const h2o::ToyKVCache& demo = demo_steps.back();
 
-  // Step 4: the final cache, like the handbook's listing. (plan_keep only labels the rows here:
+  // Step 4: the final cache, position by position. (plan_keep only labels the rows here:
   // the cache is within its budget, so nothing is evicted.)
   const h2o::KeepPlan final_plan = h2o::plan_keep(demo.positions, demo.h2o_scores, demo_budget);
   std::cout << "\nStep 4: the final cache holds " << demo.size() << " tokens\n";

@@ -2,14 +2,13 @@
 // Mirrors the blog's learn_06_h2o_tensor_cache.py ("Remove real K and V rows using H2O").
 //
 // Steps 1-2 are the blog's lesson: one attention head, its keys and values as tensors (T, D), and
-// every token goes through the four steps of lesson 04 - append rows (lesson 06), attend (05), add
-// the attention to h2o_scores (02), and over budget keep recent + heavy (01) and drop the other
-// rows of K, V and scores together (03) - now with tensors instead of plain lists.
-// Steps 3-5 add heads. Every head has its own keys, values and attention, so "which tokens
-// matter" can differ from head to head. Two ways to score:
+// every token goes through lesson 04's four steps - append rows (lesson 06), attend (05), add the
+// attention to h2o_scores (02), over budget keep recent + heavy (01) and drop the other rows of K,
+// V and scores together (03). Steps 3-5 add heads. Every head has its own keys, values and
+// attention, so "which tokens matter" can differ from head to head. Two ways to score:
 //   per-head (the H2O paper's official code): each head adds up its OWN attention and keeps its own
 //     heavy hitters, so different heads may keep different tokens;
-//   shared (the handbook's H2OCache): the attention is averaged over heads first, so every head
+//   shared (as the TOVA paper scores): the attention is averaged over heads first, so every head
 //     keeps the same tokens.
 // Every head's cache is step 2's cache, run with the same two helpers, h2o::attend (lesson 05)
 // and h2o::plan_keep (lesson 01); only the scores added differ.
@@ -20,7 +19,6 @@
 #include <iostream>
 #include <string>
 #include <vector>
-#include "h2o/base/xtensor.hpp"
 
 #include "h2o/app/program.hpp"
 #include "h2o/app/step_option.hpp"
@@ -28,6 +26,7 @@
 #include "h2o/base/format.hpp"
 #include "h2o/base/random.hpp"
 #include "h2o/base/rows.hpp"
+#include "h2o/base/xtensor.hpp"
 #include "h2o/cache/selection.hpp"
 
 using h2o::format_list;
@@ -96,52 +95,24 @@ void evict_over_budget(HeadCache& cache, const h2o::CacheBudget& budget) {
   cache.positions = h2o::take(cache.positions, keep_indices);
 }
 
-// Step 2's loop: head 0 alone, the four steps for every token. Returns the cache after each token
-// (the lesson prints them, and a classroom steps through them with --step).
-std::vector<HeadCache> run_head_0(const std::vector<TokenVectors>& tokens,
-                                  const h2o::CacheBudget& budget) {
-  std::vector<HeadCache> after_each_token;
-  HeadCache head_0;
-  for (std::size_t t = 0; t < tokens.size(); ++t) {
-    const h2o::Vector query = xt::row(tokens[t].queries, 0);  // (D,)
-    append_token(head_0, xt::row(tokens[t].keys, 0), xt::row(tokens[t].values, 0),
-                 static_cast<h2o::Position>(t));
-    const h2o::AttentionResult attention = h2o::attend(query, head_0.key_cache, head_0.value_cache);
-    // h2o_scores = h2o_scores + attention.squeeze(0)
-    head_0.h2o_scores = head_0.h2o_scores + attention.weights;
-    evict_over_budget(head_0, budget);
-    after_each_token.push_back(head_0);
-  }
-  return after_each_token;
-}
-
-// Step 3's loop: every head's cache. Scored per head, each head adds its own attention; shared,
-// every head adds the mean over heads, so every head holds the same tokens in the same rows.
-// Returns all heads' caches after each token: (tokens, H).
+// Step 3's four steps for one token in every head's cache. Scored per head, each head adds its
+// own attention; shared, every head adds the mean over heads (so all hold the same tokens).
 enum class Scoring { PerHead, Shared };
-std::vector<std::vector<HeadCache>> run_heads(const std::vector<TokenVectors>& tokens,
-                                              const h2o::CacheBudget& budget, Scoring scoring) {
-  std::vector<std::vector<HeadCache>> after_each_token;
-  std::vector<HeadCache> caches(kHeads);
-  for (std::size_t t = 0; t < tokens.size(); ++t) {
-    std::vector<h2o::Vector> attention(kHeads);  // (H, T): head h over its own rows
-    for (std::size_t h = 0; h < kHeads; ++h) {
-      append_token(caches[h], xt::row(tokens[t].keys, h), xt::row(tokens[t].values, h),
-                   static_cast<h2o::Position>(t));
-      attention[h] =
-          h2o::attend(xt::row(tokens[t].queries, h), caches[h].key_cache, caches[h].value_cache)
-              .weights;
-    }
-    h2o::Vector mean = attention[0] / static_cast<float>(kHeads);  // (T,) the mean over heads
-    for (std::size_t h = 1; h < kHeads; ++h) mean += attention[h] / static_cast<float>(kHeads);
-    for (std::size_t h = 0; h < kHeads; ++h) {
-      caches[h].h2o_scores =
-          caches[h].h2o_scores + (scoring == Scoring::Shared ? mean : attention[h]);
-      evict_over_budget(caches[h], budget);
-    }
-    after_each_token.push_back(caches);
+void add_token(std::vector<HeadCache>& caches, const TokenVectors& token, h2o::Position position,
+               const h2o::CacheBudget& budget, Scoring scoring) {
+  std::vector<h2o::Vector> attention(kHeads);  // (H, T): head h over its own rows
+  for (std::size_t h = 0; h < kHeads; ++h) {
+    append_token(caches[h], xt::row(token.keys, h), xt::row(token.values, h), position);
+    attention[h] =
+        h2o::attend(xt::row(token.queries, h), caches[h].key_cache, caches[h].value_cache).weights;
   }
-  return after_each_token;
+  h2o::Vector mean = attention[0] / static_cast<float>(kHeads);  // (T,) the mean over heads
+  for (std::size_t h = 1; h < kHeads; ++h) mean += attention[h] / static_cast<float>(kHeads);
+  for (std::size_t h = 0; h < kHeads; ++h) {
+    caches[h].h2o_scores =
+        caches[h].h2o_scores + (scoring == Scoring::Shared ? mean : attention[h]);
+    evict_over_budget(caches[h], budget);
+  }
 }
 
 // "positions [0, 1, 10, 11]   scores [2.28, 7.20, 0.29, 0.04]": the rows are in position order.
@@ -152,8 +123,7 @@ std::string positions_and_scores(const HeadCache& cache) {
 }  // namespace
 
 int run_lesson(int argc, char** argv) {
-  // Options (see --help): --tokens, --seed, the budget --heavy and --recent, and --step (for a
-  // classroom: wait for Enter after each token and draw the caches).
+  // Options (see --help): --tokens, --seed, --heavy, --recent and --step (for a classroom).
   h2o::TokenLessonOptions options = h2o::start_token_lesson(
       argc, argv,
       "Lesson 07: H2O over real K/V rows: one head, then 3 heads with per-head and\n"
@@ -164,8 +134,7 @@ int run_lesson(int argc, char** argv) {
   const h2o::CacheBudget budget = options.budget;
   std::cout << "Lesson 07: H2O over real K and V tensors (blog: learn_06_h2o_tensor_cache.py)\n\n";
 
-  // Step 1: made-up vectors (make_tokens above main): head h keeps looking back at position
-  // favourite[h].
+  // Step 1: made-up vectors (make_tokens above main): head h keeps looking back at favourite[h].
   const std::vector<h2o::Position> favourite = {1, 3, 5};
   const std::vector<TokenVectors> tokens = make_tokens(options.tokens, options.seed, favourite);
   std::cout << "Step 1: " << options.tokens << " tokens; each has a query, key and value of "
@@ -174,15 +143,20 @@ int run_lesson(int argc, char** argv) {
             << format_list(favourite) << ".\n        Budget " << budget.describe()
             << " per head.\n";
 
-  // Step 2: the blog's tensor cache for head 0 alone (run_head_0 above main: append K and V rows,
-  // attend, add to h2o_scores, evict rows). Appending a token and evicting rows are the two
-  // helpers steps 3-5 call for every head.
-  const std::vector<HeadCache> head_0_steps = run_head_0(tokens, budget);
+  // Step 2: the blog's tensor cache for head 0 alone. Appending a token and evicting rows are the
+  // two helpers above main that steps 3-5 call for every head.
+  HeadCache head_0;
   std::cout
       << "\nStep 2: head 0 alone: append K and V rows, attend, add to h2o_scores, evict rows\n"
       << "  pos  key_cache  kept positions     h2o_scores\n";
-  for (std::size_t t = 0; t < head_0_steps.size(); ++t) {
-    const HeadCache& head_0 = head_0_steps[t];
+  for (std::size_t t = 0; t < options.tokens; ++t) {
+    const h2o::Vector query = xt::row(tokens[t].queries, 0);  // (D,)
+    append_token(head_0, xt::row(tokens[t].keys, 0), xt::row(tokens[t].values, 0),
+                 static_cast<h2o::Position>(t));
+    const h2o::AttentionResult attention = h2o::attend(query, head_0.key_cache, head_0.value_cache);
+    // h2o_scores = h2o_scores + attention.squeeze(0)
+    head_0.h2o_scores = head_0.h2o_scores + attention.weights;
+    evict_over_budget(head_0, budget);
     const std::string shape = "(" + std::to_string(head_0.key_cache.shape()[0]) + ", " +
                               std::to_string(head_0.key_cache.shape()[1]) + ")";
     std::cout << h2o::pad_left(std::to_string(t), 5) << "  " << h2o::pad_right(shape, 9) << "  "
@@ -191,34 +165,29 @@ int run_lesson(int argc, char** argv) {
     options.step.show("head 0 alone, token " + std::to_string(t),
                       {h2o::cache_row("cache", head_0.positions, head_0.h2o_scores)}, budget);
   }
-  const HeadCache& head_0 = head_0_steps.back();
 
-  // Step 3: all heads, two sets of caches, one per head each: one scored per head, one scored
-  // with the mean over heads (run_heads above main).
-  const std::vector<std::vector<HeadCache>> per_head_steps =
-      run_heads(tokens, budget, Scoring::PerHead);
-  const std::vector<std::vector<HeadCache>> shared_steps =
-      run_heads(tokens, budget, Scoring::Shared);
+  // Step 3: all heads, two sets of caches (add_token above main), one per head each: one scored
+  // per head, one with the mean over heads, where every head holds the same tokens in the same
+  // rows.
+  std::vector<HeadCache> per_head(kHeads), shared(kHeads);
   std::cout << "\nStep 3: " << kHeads << " heads; per token: append K and V rows in every head, "
             << "attend, add to the scores, evict\n\n  pos  per-head: kept positions of head 0, "
             << "head 1, head 2       | shared: all heads\n";
-  for (std::size_t t = 0; t < per_head_steps.size(); ++t) {
+  for (std::size_t t = 0; t < options.tokens; ++t) {
+    add_token(per_head, tokens[t], static_cast<h2o::Position>(t), budget, Scoring::PerHead);
+    add_token(shared, tokens[t], static_cast<h2o::Position>(t), budget, Scoring::Shared);
     std::string per_head_kept;
     std::vector<h2o::CacheRow> frame;
     for (std::size_t h = 0; h < kHeads; ++h) {
-      const HeadCache& cache = per_head_steps[t][h];
-      per_head_kept += h2o::pad_right(format_list(cache.positions), 18);
-      frame.push_back(
-          h2o::cache_row("per-head " + std::to_string(h), cache.positions, cache.h2o_scores));
+      per_head_kept += h2o::pad_right(format_list(per_head[h].positions), 18);
+      frame.push_back(h2o::cache_row("per-head " + std::to_string(h), per_head[h].positions,
+                                     per_head[h].h2o_scores));
     }
-    const HeadCache& shared_0 = shared_steps[t][0];
     std::cout << h2o::pad_left(std::to_string(t), 5) << "  " << h2o::pad_right(per_head_kept, 56)
-              << "| " << format_list(shared_0.positions) << "\n";
-    frame.push_back(h2o::cache_row("shared", shared_0.positions, shared_0.h2o_scores));
+              << "| " << format_list(shared[0].positions) << "\n";
+    frame.push_back(h2o::cache_row("shared", shared[0].positions, shared[0].h2o_scores));
     options.step.show("3 heads, token " + std::to_string(t), frame, budget);
   }
-  const std::vector<HeadCache>& per_head = per_head_steps.back();
-  const std::vector<HeadCache>& shared = shared_steps.back();
 
   // Step 4: the scores behind the last decisions.
   std::cout << "\nStep 4: accumulated scores at the end\n";

@@ -22,13 +22,13 @@
 #include <memory>
 #include <string>
 #include <vector>
-#include "h2o/base/xtensor.hpp"
 
 #include "h2o/app/program.hpp"
 #include "h2o/app/step_option.hpp"
 #include "h2o/attention/attention.hpp"
 #include "h2o/base/format.hpp"
 #include "h2o/base/random.hpp"
+#include "h2o/base/xtensor.hpp"
 #include "h2o/cache/selection.hpp"
 #include "h2o/cache/tensor_cache.hpp"
 #include "h2o/model/decoder.hpp"
@@ -88,51 +88,11 @@ class LessonH2O final : public h2o::CachePolicy {
   h2o::CacheBudget budget_;
 };
 
-// What the three runs of step 4 gave at one token.
-struct TokenComparison {
-  int token;                               // the token read
-  std::size_t full_kv, h2o_kv;             // tokens in layer 0's cache: full, LessonH2O
-  float gap;                               // max |full logit - LessonH2O logit|
-  bool same_top;                           // the same most likely next token
-  bool policies_agree;                     // LessonH2O's logits equal h2o::H2OPolicy's
-  bool evicted;                            // LessonH2O has evicted a token by now
-  std::vector<h2o::CacheRow> h2o_layer_0;  // LessonH2O's layer-0 cache, for --step
-};
-
-// Step 4's loop: the three decoders read the same n_tokens random tokens, one at a time. Returns
-// what each token gave (the lesson prints it, and a classroom steps through it with --step).
-std::vector<TokenComparison> compare_logits(h2o::Decoder& full, h2o::Decoder& lesson,
-                                            h2o::Decoder& library, std::size_t n_tokens,
-                                            std::uint64_t seed) {
-  const std::size_t vocab_size = full.config().vocab_size;
-  h2o::Rng token_rng(seed);
-  std::vector<TokenComparison> steps;
-  for (std::size_t t = 0; t < n_tokens; ++t) {
-    const auto token = static_cast<int>(token_rng.below(static_cast<std::uint32_t>(vocab_size)));
-    const h2o::Vector full_logits = full.forward(token);   // (V,) a copy: the buffer is reused
-    const h2o::Vector h2o_logits = lesson.forward(token);  // (V,)
-    const h2o::Vector& library_logits = library.forward(token);
-    TokenComparison step;
-    step.token = token;
-    step.full_kv = full.cache(0).uniform_size();
-    step.h2o_kv = lesson.cache(0).uniform_size();
-    step.gap = xt::amax(xt::abs(full_logits - h2o_logits))();
-    step.same_top = h2o::sample_argmax(full_logits.data(), vocab_size) ==
-                    h2o::sample_argmax(h2o_logits.data(), vocab_size);
-    step.policies_agree = h2o_logits == library_logits;
-    step.evicted = lesson.evicted_tokens(0) > 0;
-    step.h2o_layer_0 = h2o::cache_rows("H2O layer 0", lesson.cache(0));
-    steps.push_back(step);
-  }
-  return steps;
-}
-
 const char* yes_no(bool yes) { return yes ? "yes" : "NO"; }
 }  // namespace
 
 int run_lesson(int argc, char** argv) {
-  // Options (see --help): --tokens, --seed, the budget --heavy and --recent, and --step (for a
-  // classroom: wait for Enter after each token and draw H2O's cache).
+  // Options (see --help): --tokens, --seed, --heavy, --recent and --step (for a classroom).
   h2o::TokenLessonOptions options = h2o::start_token_lesson(
       argc, argv, "Lesson 08: full cache versus H2O, on the blog's toy and on a tiny decoder.",
       h2o::TokensOption{32, 512, "tokens the tiny decoder processes"},
@@ -190,22 +150,35 @@ int run_lesson(int argc, char** argv) {
             << "\n        LessonH2O above main writes that out in under 30 lines.\n"
             << "        A tiny decoder with RANDOM weights\n        (" << config.describe()
             << ")\n        reads " << n_tokens << " random tokens three times: full cache, "
-            << "LessonH2O and h2o::H2OPolicy,\n        both " << budget.describe() << "\n";
+            << "LessonH2O and h2o::H2OPolicy,\n        both " << budget.describe() << "\n"
+            << "        logits: the decoder's score for every token of the vocabulary to come "
+            << "next\n        (softmax, lesson 05, makes them probabilities); the top "
+            << "token (top-1) scores highest\n";
 
-  // Step 4: token by token, compare the logits of the three runs (compare_logits above main);
-  // a classroom (--step) steps through H2O's layer-0 cache first.
-  const std::vector<TokenComparison> steps =
-      compare_logits(full, lesson, library, n_tokens, options.seed + 1);
+  // Step 4: token by token, compare the logits of the three runs; a classroom (--step) steps
+  // through H2O's layer-0 cache.
+  h2o::Rng token_rng(options.seed + 1);
+  std::vector<std::vector<std::string>> rows;  // (tokens, 6) the table's cells, printed in part
   std::size_t agreements = 0, policies_agree = 0;
   long first_eviction = -1, first_difference = -1;
   for (std::size_t t = 0; t < n_tokens; ++t) {
-    const TokenComparison& s = steps[t];
-    agreements += s.same_top ? 1 : 0;
-    policies_agree += s.policies_agree ? 1 : 0;
-    if (first_eviction < 0 && s.evicted) first_eviction = static_cast<long>(t);
-    if (first_difference < 0 && s.gap > 0.0f) first_difference = static_cast<long>(t);
-    options.step.show("token " + std::to_string(t) + ": max |logit diff| " + fixed(s.gap, 6),
-                      s.h2o_layer_0, budget);
+    const auto token =
+        static_cast<int>(token_rng.below(static_cast<std::uint32_t>(config.vocab_size)));
+    const h2o::Vector full_logits = full.forward(token);   // (V,) a copy: the buffer is reused
+    const h2o::Vector h2o_logits = lesson.forward(token);  // (V,)
+    const h2o::Vector& library_logits = library.forward(token);
+    policies_agree += h2o_logits == library_logits ? 1 : 0;
+    const float gap = xt::amax(xt::abs(full_logits - h2o_logits))();
+    const bool same_top = h2o::sample_argmax(full_logits.data(), config.vocab_size) ==
+                          h2o::sample_argmax(h2o_logits.data(), config.vocab_size);
+    agreements += same_top ? 1 : 0;
+    if (first_eviction < 0 && lesson.evicted_tokens(0) > 0) first_eviction = static_cast<long>(t);
+    if (first_difference < 0 && gap > 0.0f) first_difference = static_cast<long>(t);
+    rows.push_back(
+        {std::to_string(t), std::to_string(token), std::to_string(full.cache(0).uniform_size()),
+         std::to_string(lesson.cache(0).uniform_size()), fixed(gap, 6), same_top ? "yes" : "no"});
+    options.step.show("token " + std::to_string(t) + ": max |logit diff| " + fixed(gap, 6),
+                      h2o::cache_rows("H2O layer 0", lesson.cache(0)), budget);
   }
   // What the numbers say, first. The logits must be identical until the first eviction: before
   // it, both caches hold exactly the same tokens. Then the rows around that eviction.
@@ -225,10 +198,7 @@ int run_lesson(int argc, char** argv) {
   const std::size_t end_row = std::min(n_tokens, first_row + 6);
   h2o::Table table(
       {"pos", "token", "full KV tokens", "H2O KV tokens", "max |logit diff|", "same top token"});
-  for (std::size_t t = first_row; t < end_row; ++t) {
-    const TokenComparison& s = steps[t];
-    table.row(t, s.token, s.full_kv, s.h2o_kv, fixed(s.gap, 6), s.same_top ? "yes" : "no");
-  }
+  for (std::size_t t = first_row; t < end_row; ++t) table.add(rows[t]);
   std::cout << "\n  the logits of full and LessonH2O at positions " << first_row << "-"
             << end_row - 1 << " of 0-" << n_tokens - 1 << "\n";
   table.print(std::cout);

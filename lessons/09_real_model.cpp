@@ -6,18 +6,15 @@
 // "teacher forced": the decoder reads the story's own tokens, and at every position we look at the
 // probability it gave the token that really comes next. From those probabilities:
 //   perplexity = exp(mean over positions of -log p(next token))     lower = less surprised
-//   bits per byte = the same surprise per byte of text (bits_per_byte.hpp): unlike perplexity it
-//                 does not depend on how the tokenizer cuts the text, so models compare
-//   agreement  = how often the most likely next token is the same as with the full cache
-//   name recall = how often the model names a character last mentioned more than N tokens back
-//                 (name_recall.hpp): the long-range memory a cache that forgets may lose
-// Is H2O's lower perplexity more than chance? The verdict gives the difference with a 95%
-// interval (measure/verdict.hpp: a bootstrap over blocks of the story). The runs come from the
-// library's sweep (measure/policy_sweep.hpp), which also says how much the model uses its cache
-// at all (the context gain). At the end we look inside the smallest H2O cache: which words did it
-// keep as heavy hitters? The answer is printed first; the steps that led there follow. When the
-// full cache itself reads the text badly (a text unlike anything the model learned), the lesson
-// says so instead of drawing a verdict from meaningless numbers.
+//   bits per byte = that surprise per byte of text: unlike perplexity, it compares tokenizers
+//   top-1 agreement = how often the most likely next token is the same as with the full cache
+//   name recall = how often the model names a character last seen > N tokens back (name_recall.hpp)
+// Is H2O's lower perplexity more than chance? The verdict gives the difference with a 95% interval
+// (measure/verdict.hpp: a bootstrap over blocks of the story). The runs come from the library's
+// sweep (measure/policy_sweep.hpp), which also says how much the model uses its cache at all (the
+// context gain). At the end: which words did the smallest H2O cache keep as heavy hitters? The
+// answer comes first, then its steps. When the full cache reads the text badly (a text unlike
+// anything the model learned), the lesson says so instead of drawing a verdict from noise.
 #include <filesystem>
 #include <iostream>
 #include <map>
@@ -76,7 +73,7 @@ void print_heavy_hitters(const h2o::SweepRun& run, const h2o::Tokenizer& tokeniz
   }
   std::cout << "  " << heavy_near_start << " of the " << heavy_total
             << " heavy hitters sit in the first 10 positions: early tokens collect\n"
-            << "  attention from every later step (the bias the handbook warns about).\n";
+            << "  attention from every later step (a bias the H2O paper notes).\n";
 }
 }  // namespace
 
@@ -87,9 +84,9 @@ int run_lesson(int argc, char** argv) {
   h2o::add_model_options(args);
   h2o::add_text_option(args);
   args.add_option("budgets", "LIST", "10,20,50", "cache budgets, in percent of the text's tokens")
-      .add_option("scoring", "MODE", "per-head", "H2O scoring: per-head or shared")
-      .add_option("names", "PATH", h2o::default_names_file(), h2o::names_option_help())
-      .add_option("name-gap", "N", "64", "name recall counts names last seen > N tokens back");
+      .add_option("scoring", "MODE", "per-head", "H2O scoring: per-head or shared");
+  h2o::add_names_option(args).add_option("name-gap", "N", "64",
+                                         "name recall counts names last seen > N tokens back");
   args.parse(argc, argv);
   const auto min_gap = static_cast<std::size_t>(args.integer("name-gap", 1, 100000));
   const std::vector<int> percents = h2o::parse_percent_list("budgets", args.text("budgets"));
@@ -105,8 +102,8 @@ int run_lesson(int argc, char** argv) {
   const std::vector<int>& tokens = story.tokens;
   const std::size_t n = tokens.size();
   const h2o::SweepText text = h2o::sweep_text(
-      tokenizer, {tokens}, h2o::names_as_tokens(tokenizer, h2o::read_names(args.text("names"))),
-      min_gap);
+      tokenizer, {tokens},
+      h2o::names_as_tokens(tokenizer, h2o::names_from_options(args, {story.text})), min_gap);
   const std::size_t counted = h2o::long_gap_name_steps(tokens, text.names, min_gap).size();
   const std::string file_name = std::filesystem::path(args.text("text")).filename().string();
 
@@ -122,7 +119,8 @@ int run_lesson(int argc, char** argv) {
   std::cout << "Lesson 09: H2O on a real model (beyond the blog)\n\n"
             << h2o::reading_summary(file_name, 1, story.stories_in_file, story.paragraphs, n,
                                     counted, min_gap)
-            << "\n\nThe answer (details in steps 1-5 below)\n";
+            << "\n\nThe answer (details in steps 1-5 below)\n  perplexity: as unsure of each next "
+            << "token as if the model chose among that many (lower: surer)\n";
   if (h2o::beyond_model(full.bits_per_byte())) {  // no verdict from meaningless numbers
     std::cout << h2o::beyond_model_warning(full.bits_per_byte());
   } else {
@@ -177,8 +175,10 @@ int run_lesson(int argc, char** argv) {
             << h2o::name_use_notes(text.names, {tokens}, "        ")
             << "Step 3: the full cache keeps all " << n - 1 << " tokens; perplexity "
             << fixed(full.perplexity(), 3) << ", " << fixed(full.bits_per_byte(), 3)
-            << " bits per byte\n\nStep 4: H2O (" << to_string(*base.scoring)
-            << " scores) and a plain sliding window of the same size\n\n";
+            << " bits per byte\n        (bits per byte: the same surprise per byte of text, "
+            << "whatever the tokenizer)\n\nStep 4: H2O (" << to_string(*base.scoring)
+            << " scores) and a plain sliding window of the same size\n        (top = full's, "
+            << "top-1 agreement: the most likely next token is the full cache's)\n\n";
   h2o::Table table({"cache", "perplexity", "bits/byte", "vs full", "top = full's", "name recall",
                     "KV bytes at end"});
   auto add_row = [&](const std::string& label, const h2o::SweepRun& r) {

@@ -43,7 +43,7 @@ int run_lesson(int argc, char** argv) {
                       "100% of a story.");
   h2o::add_model_options(args);
   h2o::add_text_option(args);
-  args.add_option("names", "PATH", h2o::default_names_file(), h2o::names_option_help())
+  h2o::add_names_option(args)
       .add_option("budgets", "LIST", "2,5,10,20,30,50,100", "budgets, percent of the text")
       .add_option("name-gap", "N", "64", "name recall counts names last seen > N tokens back")
       .add_option("prompts", "LIST", "25,50,75", "Step 6's prompt lengths, percent of the text")
@@ -70,7 +70,7 @@ int run_lesson(int argc, char** argv) {
   const h2o::StoryTokens story = h2o::read_story(args, tokenizer, 16, weights->config.seq_len);
   const h2o::SweepText text = h2o::sweep_text(
       tokenizer, {story.tokens},
-      h2o::names_as_tokens(tokenizer, h2o::read_names(args.text("names"))), min_gap);
+      h2o::names_as_tokens(tokenizer, h2o::names_from_options(args, {story.text})), min_gap);
   const std::vector<int>& tokens = story.tokens;
   const std::size_t n = tokens.size();
   const std::vector<h2o::NameMention> long_gap =
@@ -117,7 +117,11 @@ int run_lesson(int argc, char** argv) {
   // stays within 5% of the full cache's; then H2O against the window, with a 95% interval.
   if (!no_verdict) {
     std::cout << "\nStep 3: the smallest budget (percent of the " << n
-              << " tokens) from which on perplexity stays within 5%\n        of the full cache's\n";
+              << " tokens) from which on perplexity stays within 5%\n        of the full cache's\n"
+              << "  (sinks: StreamingLLM's first tokens, which draw attention whatever they say, + "
+                 "the newest;\n  tova: evicts the token the newest query attends to least; "
+                 "snapkv: keeps what the last\n  queries of the prompt attended to most, then "
+                 "goes on as h2o)\n";
     const double limit = 1.05 * full.perplexity();
     std::cout << h2o::smallest_budget_lines(sweep, limit);
     const std::size_t h2o_needs = h2o::first_good_budget(sweep.of("h2o"), limit);
@@ -183,7 +187,8 @@ int run_lesson(int argc, char** argv) {
   }
 
   // Step 5: the numbers behind the verdicts, one table per measure (the others: --csv).
-  std::cout << "\nStep 5: the numbers (KL and top-1 agreement: --csv)\n";
+  std::cout << "\nStep 5: the numbers (KL and top-1 agreement: --csv)\n  (KL: how far a run's "
+               "next-token probabilities lie from the full cache's; 0 = the same)\n";
   for (const h2o::SweepMeasure& measure : h2o::sweep_measures()) {
     if (measure.in_tables && (counted > 0 || !measure.needs_names)) {
       std::cout << "\n" << h2o::sweep_table(sweep, measure);

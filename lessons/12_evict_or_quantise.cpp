@@ -133,9 +133,9 @@ int run_lesson(int argc, char** argv) {
                   "stories to read, separated by lines holding only <|story|>")
       .add_option("stories", "N", "6", "read the first N stories of --text")
       .add_option("budgets", "LIST", "6,12,25,50,100", "H2O budgets, percent of each story")
-      .add_option("kv-group", "B", "32", "quantised KV: tokens per key group (KIVI's 32)")
-      .add_option("names", "PATH", h2o::default_names_file(), h2o::names_option_help())
-      .add_option("pictures", "DIR", "", "write quality against bytes as SVG into this folder");
+      .add_option("kv-group", "B", "32", "quantised KV: tokens per key group (KIVI's 32)");
+  h2o::add_names_option(args).add_option("pictures", "DIR", "",
+                                         "write quality against bytes as SVG into this folder");
   args.parse(argc, argv);
   const auto n_stories = static_cast<std::size_t>(args.integer("stories", 1, 1000));
   std::vector<int> percents = h2o::parse_percent_list("budgets", args.text("budgets"));
@@ -151,9 +151,11 @@ int run_lesson(int argc, char** argv) {
       h2o::Tokenizer::load(files.tokenizer, weights->config.vocab_size);
   h2o::check_kv_group(group, weights->config.head_dim());
   std::vector<std::vector<int>> stories;
+  std::vector<std::string> texts;  // the stories read, for the names they show
   std::size_t total = 0;
   for (const std::string& story : h2o::read_stories_option(args)) {
     if (stories.size() == n_stories) break;
+    texts.push_back(story);
     stories.push_back(tokenizer.encode_at_most(story, true, false, weights->config.seq_len));
     if (stories.back().size() < 16) {
       throw std::runtime_error(
@@ -165,7 +167,7 @@ int run_lesson(int argc, char** argv) {
   const std::string counted =
       std::to_string(stories.size()) + (stories.size() == 1 ? " story" : " stories");
   const h2o::SweepText text = h2o::sweep_text(
-      tokenizer, stories, h2o::names_as_tokens(tokenizer, h2o::read_names(args.text("names"))),
+      tokenizer, stories, h2o::names_as_tokens(tokenizer, h2o::names_from_options(args, texts)),
       64);  // name recall: names last seen more than 64 tokens back
   std::cout << "Step 1: " << std::filesystem::path(files.model).filename().string() << " reads "
             << counted << " of " << std::filesystem::path(args.text("text")).filename().string()

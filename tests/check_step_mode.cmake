@@ -1,10 +1,13 @@
 # A lesson's --step mode on a real terminal: tmux runs it in a pseudo-terminal of its own, the
 # check types Enter and reads the screen.
 #   cmake -DPROGRAM=bin/04_online_tokens -DNAME=lesson_04 -DENTERS=4 -DAFTER="evicted: sat@2"
-#         [-DFIRST=text] [-DNO_COLOR=1] [-DLAST=text] -P check_step_mode.cmake
+#         [-DFIRST=text] [-DNO_COLOR=1] [-DLAST=text] [-DWIDTH=80 -DHEIGHT=24]
+#         -P check_step_mode.cmake
 # Checks: the first frame shows FIRST (the roles in words) and, unless NO_COLOR, colour codes;
 # with NO_COLOR none at all; after ENTERS presses of Enter the screen was cleared and redrawn and
-# shows AFTER; then "q" and Enter let the lesson run to its end (LAST on screen) and exit 0.
+# shows AFTER; then "q" and Enter let the lesson run to its end (LAST on screen) and exit 0. On
+# every screen read, no line is wider than the terminal (WIDTH columns, 100 unless given): tmux
+# had to break none, so none is broken inside a word.
 # Prints "SKIPPED: ..." (CTest's skip) when tmux is not installed.
 cmake_policy(VERSION 3.18)
 string(REPLACE "@@" ";" FIRST "${FIRST}")
@@ -20,7 +23,13 @@ set(env "")
 if(NO_COLOR)
   set(env "NO_COLOR=1 ")
 endif()
-execute_process(COMMAND ${tmux_cmd} new-session -d -x 100 -y 50 -s step
+if(NOT WIDTH)
+  set(WIDTH 100)
+endif()
+if(NOT HEIGHT)
+  set(HEIGHT 50)
+endif()
+execute_process(COMMAND ${tmux_cmd} new-session -d -x ${WIDTH} -y ${HEIGHT} -s step
                         "${env}'${PROGRAM}' --step; echo \"lesson exit $?\"; sleep 120"
   RESULT_VARIABLE rc ERROR_VARIABLE err)
 if(NOT rc EQUAL 0)
@@ -45,6 +54,19 @@ function(wait_for text escapes)
   execute_process(COMMAND ${tmux_cmd} kill-server OUTPUT_QUIET ERROR_QUIET)
   message(FATAL_ERROR "the screen never showed '${text}'; it shows:\n${shown}")
 endfunction()
+# Fails when a line of the screen is one the terminal broke because it was too long: capture-pane
+# -J joins such lines (and keeps trailing spaces, which say nothing).
+function(check_unbroken)
+  execute_process(COMMAND ${tmux_cmd} capture-pane -p -t step OUTPUT_VARIABLE as_shown)
+  execute_process(COMMAND ${tmux_cmd} capture-pane -p -J -t step OUTPUT_VARIABLE joined)
+  string(REGEX REPLACE " +\n" "\n" as_shown "${as_shown}")
+  string(REGEX REPLACE " +\n" "\n" joined "${joined}")
+  if(NOT as_shown STREQUAL joined)
+    execute_process(COMMAND ${tmux_cmd} kill-server OUTPUT_QUIET ERROR_QUIET)
+    message(FATAL_ERROR "a line is wider than the terminal's ${WIDTH} columns, so the terminal "
+                        "broke it:\n${joined}")
+  endif()
+endfunction()
 function(press key)
   execute_process(COMMAND ${tmux_cmd} send-keys -t step ${key})
 endfunction()
@@ -59,8 +81,8 @@ elseif(NOT NO_COLOR AND colour EQUAL -1)
   message(FATAL_ERROR "a terminal without NO_COLOR shows no colour:\n${screen}")
 endif()
 wait_for("${prompt}" OFF)
-foreach(text "heavy = kept for its score, recent = among the newest, evicted = left at this token"
-             ${FIRST})
+check_unbroken()
+foreach(text "heavy = kept for its score, recent = among the newest," ${FIRST})
   string(FIND "${screen}" "${text}" at)
   if(at EQUAL -1)
     message(FATAL_ERROR "the first frame does not show '${text}':\n${screen}")
@@ -73,6 +95,7 @@ if(ENTERS)
     execute_process(COMMAND sleep 0.3)
   endforeach()
   wait_for("${AFTER}" OFF)
+  check_unbroken()
   string(FIND "${screen}" "Lesson 0" title)  # the first screen's title line, cleared since
   if(NOT title EQUAL -1)
     message(FATAL_ERROR "the screen was not redrawn after Enter:\n${screen}")
@@ -81,6 +104,7 @@ endif()
 press(q)
 press(Enter)
 wait_for("lesson exit " OFF)
+check_unbroken()
 string(FIND "${screen}" "lesson exit 0" ok)
 string(FIND "${screen}" "${LAST}" last)
 execute_process(COMMAND ${tmux_cmd} kill-server OUTPUT_QUIET ERROR_QUIET)

@@ -1,9 +1,14 @@
 // test_name_recall.cpp: which tokens are names, which steps count, and how recall is scored
 // (name_recall.hpp), on a small hand-made vocabulary and hand-written texts.
+#include <algorithm>
 #include <fstream>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "h2o/app/cli.hpp"
+#include "h2o/app/default_files.hpp"
+#include "h2o/base/random.hpp"
 #include "h2o/measure/name_recall.hpp"
 #include "h2o/text/tokenizer.hpp"
 #include "h2o_catch.hpp"
@@ -132,9 +137,9 @@ TEST_CASE("the names file is read as one name per line and refused when it is no
     out << "\xEF\xBB\xBFZo\xC3\xAB\n\xC5\x81ukasz\nO'Brien\nMary-Jane\nO\xE2\x80\x99Neil\n"
            "Zoe\xCC\x88\n";
   }
-  CHECK(h2o::read_names(people) ==
-        std::vector<std::string>{"Zo\xC3\xAB", "\xC5\x81ukasz", "O'Brien", "Mary-Jane",
-                                 "O\xE2\x80\x99Neil", "Zoe\xCC\x88"});
+  CHECK(h2o::read_names(people) == std::vector<std::string>{"Zo\xC3\xAB", "\xC5\x81ukasz",
+                                                            "O'Brien", "Mary-Jane",
+                                                            "O\xE2\x80\x99Neil", "Zoe\xCC\x88"});
   for (const std::string bad : {"-Ann", "Ann-", "O''Brien", "Ann3", "\xCC\x88Zoe", "Mia\xC3",
                                 "Ann\xC3\x97", "Ann\xE2\x80\x94Lee", "Ann.", "\xEF\xBB\xBF"}) {
     const std::string file = dir.file("bad.txt");
@@ -143,8 +148,8 @@ TEST_CASE("the names file is read as one name per line and refused when it is no
       out << "Mia\n" << bad << "\n";
     }
     INFO("line: " << bad);
-    CHECK_THROWS_WITH(h2o::read_names(file), h2o_catch::Contains("line 2") &&
-                                                 h2o_catch::Contains("is not one name"));
+    CHECK_THROWS_WITH(h2o::read_names(file),
+                      h2o_catch::Contains("line 2") && h2o_catch::Contains("is not one name"));
   }
   const std::string blank = dir.file("blank.txt");
   h2o_test::write_bytes(blank, {'\n', '\n'});
@@ -152,4 +157,140 @@ TEST_CASE("the names file is read as one name per line and refused when it is no
   CHECK_THROWS_WITH(h2o::read_names(dir.file("missing.txt")),
                     h2o_catch::Contains("does not exist"));
   CHECK_THROWS_WITH(h2o::read_names("/dev/null"), h2o_catch::Contains("not a regular file"));
+}
+
+// ------------------------------------------------------------------------------------------------
+// The names a text shows (names_in_text) and the default names (app/default_files.hpp), on stories
+// written for these tests: common names, invented ones, and words that only look like names.
+
+TEST_CASE("a text shows its own characters' names, common and invented", "[name_recall]") {
+  const std::string story =
+      "Once upon a time Lily and her brother Tom had a dog called Max. The dog was small. "
+      "\"Come here, Max!\" called Lily. Tom laughed, and Max ran to him.\n\n"
+      "One day they met Brindlewick, an old owl who lived in the oak. Lily asked Brindlewick "
+      "about the stars. The owl told them about Quenna, the brightest one, and Tom's eyes grew "
+      "wide: he wanted to see Quenna too.";
+  // In order of first mention; "Tom's" is Tom. Not names: Once, The, One (they start sentences),
+  // Come (after an opening quote).
+  CHECK(h2o::names_in_text(story) ==
+        std::vector<std::string>{"Lily", "Tom", "Max", "Brindlewick", "Quenna"});
+}
+
+TEST_CASE("words that only look like names are not names", "[name_recall]") {
+  // Sentence starts only: "Bob" twice, each time first in its sentence, or after a colon.
+  CHECK(h2o::names_in_text("Bob went out. Bob came back! Note: Bob sat down.").empty());
+  // Once is not enough.
+  CHECK(h2o::names_in_text("the dog saw Pip and ran home").empty());
+  CHECK(h2o::names_in_text("the dog saw Pip and Pip ran") == std::vector<std::string>{"Pip"});
+  // I, I'm, capitals, titles and family words, days and months; a title's dot ends no sentence,
+  // so Brown after "Mr." is inside a sentence.
+  const std::string words =
+      "Then I said I'm here and I'll stay, and we shouted STOP and STOP again. We saw Mr. Brown "
+      "and Mr. Brown waved. Mom and Grandma came on Monday, and on Monday in December, and in "
+      "December Dad and Grandpa came too with Mom, Dad, Grandma and Grandpa.";
+  CHECK(h2o::names_in_text(words) == std::vector<std::string>{"Brown"});
+  // Letters beyond ASCII: capitals with marks, and a name with an apostrophe inside.
+  CHECK(h2o::names_in_text("we met \xC5\x81ukasz and Zo\xC3\xAB; \xC5\x81ukasz smiled at "
+                           "Zo\xC3\xAB and O'Brien, and O'Brien waved") ==
+        std::vector<std::string>{"\xC5\x81ukasz", "Zo\xC3\xAB", "O'Brien"});
+  // A text that capitalises its nouns (German) tells nothing about names by its capitals.
+  CHECK(h2o::names_in_text("Am Morgen sah Lena einen Vogel im Garten. Der Vogel sang, und Lena "
+                           "holte ihre Mutter aus der Küche. Die Mutter sah den Vogel auch.")
+            .empty());
+  CHECK(h2o::names_in_text("").empty());
+}
+
+TEST_CASE("seeded random texts: every name found recurs inside a sentence", "[name_recall]") {
+  // Invariants over random stories built from a few words: a found name is a capitalised word of
+  // the text, met at least twice, once at least after a word in the same sentence.
+  const std::vector<std::string> vocabulary = {"the", "dog",  "ran",  "Ada",   "Tilo", "I",
+                                               "Mom", "Once", "said", "Quill", "and",  "to"};
+  h2o::Rng rng(36);
+  for (int round = 0; round < 200; ++round) {
+    std::string text;
+    std::vector<std::pair<std::string, bool>> words;  // (word, first in its sentence)
+    bool first = true;
+    for (std::size_t w = 0, n = 3 + rng.below(40); w < n; ++w) {
+      const std::string& word =
+          vocabulary[rng.below(static_cast<std::uint32_t>(vocabulary.size()))];
+      text += (text.empty() ? "" : " ") + word;
+      words.push_back({word, first});
+      first = rng.below(5) == 0;
+      if (first) text += ".";
+    }
+    const std::vector<std::string> found = h2o::names_in_text(text);
+    INFO(text);
+    for (const std::string& name : found) {
+      std::size_t mentions = 0;
+      bool inside = false;
+      for (const auto& [word, starts] : words) {
+        if (word != name) continue;
+        ++mentions;
+        inside = inside || !starts;
+      }
+      CHECK(mentions >= 2);
+      CHECK(inside);
+      CHECK(name != "I");  // never I or Mom ("Once" inside a sentence is as good as a name)
+      CHECK(name != "Mom");
+    }
+    // And every such word of the text is found, unless a capitalised word met only once says the
+    // text capitalises more than names (as German does its nouns).
+    bool lone_capital = false;
+    for (const std::string word : {"Ada", "Tilo", "Quill", "I", "Mom", "Once"}) {
+      lone_capital = lone_capital || std::count_if(words.begin(), words.end(), [&](const auto& w) {
+                                       return w.first == word;
+                                     }) == 1;
+    }
+    if (lone_capital) continue;
+    for (const std::string name : {"Ada", "Tilo", "Quill", "Once"}) {
+      std::size_t mentions = 0;
+      bool inside = false;
+      for (const auto& [word, starts] : words) {
+        if (word != name) continue;
+        ++mentions;
+        inside = inside || !starts;
+      }
+      const bool expected = mentions >= 2 && inside;
+      const bool listed = std::find(found.begin(), found.end(), name) != found.end();
+      CHECK(listed == expected);
+    }
+  }
+}
+
+TEST_CASE("the default names are the project's lists and the text's own", "[name_recall]") {
+  const std::vector<std::string> files = h2o::default_names_files();
+  CHECK(files.size() == 3);  // data/handwritten_names.txt, heldout_names.txt, names.txt
+  std::vector<std::string> lists;
+  for (const std::string& file : files) {
+    for (const std::string& name : h2o::read_names(file)) {
+      if (std::find(lists.begin(), lists.end(), name) == lists.end()) lists.push_back(name);
+    }
+  }
+  const std::string story = "Lily found Brindlewick in the garden, and Lily and Brindlewick sang.";
+  const std::vector<std::string> names = h2o::default_names({story});
+  // The lists first, each name once, then what the text adds (Lily is listed already).
+  REQUIRE(names.size() == lists.size() + 1);
+  CHECK(std::vector<std::string>(names.begin(), names.end() - 1) == lists);
+  CHECK(names.back() == "Brindlewick");
+  CHECK(std::find(lists.begin(), lists.end(), "Lily") != lists.end());
+  CHECK(std::find(lists.begin(), lists.end(), "Max") != lists.end());
+  CHECK(std::find(lists.begin(), lists.end(), "Tom") != lists.end());
+
+  // --names decides alone; without it the defaults.
+  h2o_test::TempDir dir("default_names");
+  {
+    std::ofstream out(dir.file("names.txt"));
+    out << "Quenna\n";
+  }
+  const auto parsed = [](const std::vector<std::string>& words) {
+    h2o::ArgParser args("test", "names");
+    h2o::add_names_option(args);
+    std::vector<const char*> argv = {"test"};
+    for (const std::string& word : words) argv.push_back(word.c_str());
+    args.parse(static_cast<int>(argv.size()), argv.data());
+    return args;
+  };
+  CHECK(h2o::names_from_options(parsed({"--names", dir.file("names.txt")}), {story}) ==
+        std::vector<std::string>{"Quenna"});
+  CHECK(h2o::names_from_options(parsed({}), {story}) == names);
 }

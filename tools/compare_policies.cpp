@@ -121,10 +121,11 @@ class RecordingPolicy final : public h2o::CachePolicy {
 // stories (text/stories.hpp: blank lines separate paragraphs, a line holding only "<|story|>"
 // stories): each is read on its own, whole, BOS first, and the measures add up over all of them.
 // A story too long for the model is refused before encoding when its byte count proves it.
-std::vector<std::vector<int>> read_text(const h2o::ArgParser& args, const h2o::Tokenizer& tokenizer,
+std::vector<std::vector<int>> read_text(const std::vector<std::string>& texts,
+                                        const h2o::Tokenizer& tokenizer,
                                         const std::string& text_path, std::size_t seq_len) {
   std::vector<std::vector<int>> stories;
-  for (const std::string& story : h2o::read_stories_option(args)) {
+  for (const std::string& story : texts) {
     try {
       stories.push_back(tokenizer.encode_at_most(story, true, false, seq_len));
     } catch (const h2o::TooManyTokens& e) {
@@ -379,9 +380,13 @@ int compare_policies(int argc, char** argv) {
   const h2o::Tokenizer tokenizer = h2o::Tokenizer::load(files.tokenizer, config.vocab_size);
   const h2o::KvFormat& format = options.kv_format;
   if (format.quantised()) h2o::check_kv_group(format.group, config.head_dim());
-  const h2o::SweepText text = h2o::sweep_text(
-      tokenizer, read_text(args, tokenizer, options.text_path, config.seq_len),
-      h2o::names_as_tokens(tokenizer, h2o::read_names(options.names_path)), options.name_gap);
+  const std::vector<std::string> stories = h2o::read_stories_option(args);
+  const std::vector<std::string> names = options.names_path.empty()
+                                             ? h2o::default_names(stories)
+                                             : h2o::read_names(options.names_path);
+  const h2o::SweepText text =
+      h2o::sweep_text(tokenizer, read_text(stories, tokenizer, options.text_path, config.seq_len),
+                      h2o::names_as_tokens(tokenizer, names), options.name_gap);
   const std::size_t n = text.stories.front().size(), steps = n - 1;  // the pictures: story 1
 
   // Steps 3-5: the runs, what was run, the results.

@@ -26,7 +26,7 @@ ArgParser compare_policies_arguments() {
   args.add_option("svg", "PATH", "", "write the picture (SVG) to this file");
   args.add_option("picture-budget", "PERCENT", "",
                   "the budget the picture shows (default: the smallest of --budgets)");
-  args.add_option("names", "PATH", default_names_file(), names_option_help());
+  add_names_option(args);
   args.add_option("name-gap", "N", "64", "name recall counts names last seen > N tokens back");
   add_heavy_share_option(args);
   add_scoring_options(args);
@@ -43,7 +43,7 @@ ComparePoliciesOptions compare_policies_options(const ArgParser& args) {
                                 : options.percents.front();
   options.svg_path = args.text("svg");
   options.text_path = args.text("text");
-  options.names_path = args.text("names");
+  options.names_path = args.given("names") ? args.text("names") : "";
   options.name_gap = static_cast<std::size_t>(args.integer("name-gap", 1, 100000));
   read_scoring_options(args, options.scoring);
   read_heavy_share_option(args, options.scoring);

@@ -1,8 +1,13 @@
 #include "h2o/app/default_files.hpp"
 
+#include <algorithm>
+#include <filesystem>
+#include <set>
 #include <stdexcept>
 
+#include "h2o/app/reading_report.hpp"
 #include "h2o/base/files.hpp"
+#include "h2o/measure/name_recall.hpp"
 #include "h2o/model/checkpoint.hpp"
 #include "h2o/text/stories.hpp"
 #include "h2o/text/tokenizer.hpp"
@@ -17,7 +22,42 @@ ModelFiles default_model_files() {
 
 std::string default_text_file() { return data_dir() + "/heldout_story.txt"; }
 
-std::string default_names_file() { return data_dir() + "/heldout_names.txt"; }
+std::vector<std::string> default_names_files() {
+  std::vector<std::string> files;
+  for (const std::filesystem::directory_entry& entry :
+       std::filesystem::directory_iterator(data_dir())) {
+    const std::string name = entry.path().filename().string();
+    const bool names_list = name.find("names") != std::string::npos && name.size() > 4 &&
+                            name.compare(name.size() - 4, 4, ".txt") == 0;
+    if (names_list && entry.is_regular_file()) files.push_back(entry.path().string());
+  }
+  std::sort(files.begin(), files.end());
+  if (files.empty()) throw std::runtime_error("no names lists (*names*.txt) in " + data_dir());
+  return files;
+}
+
+std::vector<std::string> default_names(const std::vector<std::string>& texts) {
+  std::vector<std::string> names;
+  std::set<std::string> seen;
+  const auto add = [&](const std::vector<std::string>& more) {
+    for (const std::string& name : more) {
+      if (seen.insert(name).second) names.push_back(name);
+    }
+  };
+  for (const std::string& file : default_names_files()) add(read_names(file));
+  for (const std::string& text : texts) add(names_in_text(text));
+  return names;
+}
+
+ArgParser& add_names_option(ArgParser& args) {
+  return args.add_option("names", "PATH", "the project's lists and the text's own names",
+                         names_option_help());
+}
+
+std::vector<std::string> names_from_options(const ArgParser& args,
+                                            const std::vector<std::string>& texts) {
+  return args.given("names") ? read_names(args.text("names")) : default_names(texts);
+}
 
 void add_model_options(ArgParser& args) {
   const ModelFiles defaults = default_model_files();
@@ -57,6 +97,7 @@ StoryTokens read_story(const ArgParser& args, const Tokenizer& tokenizer, std::s
   const std::string where = std::string(stories.size() > 1 ? "the first story" : "the story") +
                             " in '" + args.text("text") + "' has ";
   StoryTokens story;
+  story.text = stories.front();
   story.stories_in_file = stories.size();
   story.paragraphs = paragraph_count(stories.front());
   std::vector<int>& tokens = story.tokens;

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <map>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 
@@ -55,7 +57,145 @@ bool is_one_name(const std::string& line) {
   }
   return after_letter && !joiner_waiting;
 }
+
+// An upper-case letter: ASCII, Latin-1 (U+00C0..U+00DE) or Latin Extended-A (U+0100..U+017F,
+// where capitals and small letters alternate, the pairs shifting by one at U+0139 and U+0178).
+bool is_capital(char32_t c) {
+  if (c >= U'A' && c <= U'Z') return true;
+  if (c >= 0xC0 && c <= 0xDE) return c != 0xD7;
+  if (c >= 0x100 && c <= 0x137) return c % 2 == 0;
+  if (c >= 0x139 && c <= 0x148) return c % 2 == 1;
+  if (c >= 0x14A && c <= 0x177) return c % 2 == 0;
+  return c == 0x178 || c == 0x179 || c == 0x17B || c == 0x17D;
+}
+bool is_small_letter(char32_t c) { return is_name_letter(c) && !is_capital(c); }
+
+// One word of a text, as names_in_text reads it.
+struct TextWord {
+  std::string text;
+  bool starts_sentence = false;
+};
+
+// The text's words (letters, marks after them, ' or - between letters) with where they stand.
+std::vector<TextWord> text_words(const std::string& text) {
+  static const std::vector<std::string> kTitles = {"Mr", "Mrs", "Ms", "Miss", "Dr", "St"};
+  std::vector<TextWord> words;
+  bool sentence_start = true;  // the text starts a sentence
+  bool after_space = true;     // the previous character was a space, a line break or none
+  for (std::size_t i = 0; i < text.size();) {
+    char32_t c = 0;
+    const std::size_t length = utf8_sequence(text, i, &c);
+    if (length == 0) {  // not UTF-8: a byte that is no letter
+      ++i;
+      after_space = false;
+      continue;
+    }
+    if (!is_name_letter(c)) {
+      if (c == U'.' || c == U'!' || c == U'?' || c == U':' || c == U'\n') sentence_start = true;
+      // An opening quote: " or ' after a space, or the typographic opening marks.
+      const bool quote = c == U'"' || c == U'\'';
+      if ((quote && after_space) || c == 0x201C || c == 0x2018) sentence_start = true;
+      after_space = c == U' ' || c == U'\n' || c == U'\t' || c == U'\r';
+      i += length;
+      continue;
+    }
+    // A word: letters and marks, with ' or - (or U+2019) only between two letters.
+    std::size_t end = i;
+    while (end < text.size()) {
+      char32_t d = 0;
+      const std::size_t n = utf8_sequence(text, end, &d);
+      if (n == 0) break;
+      if (is_name_letter(d) || is_combining_mark(d)) {
+        end += n;
+        continue;
+      }
+      char32_t next = 0;
+      const std::size_t m = end + n < text.size() ? utf8_sequence(text, end + n, &next) : 0;
+      if (is_name_joiner(d) && m > 0 && is_name_letter(next)) {
+        end += n;
+        continue;
+      }
+      break;
+    }
+    std::string word = text.substr(i, end - i);
+    for (const std::string possessive : {"'s", "\xE2\x80\x99s"}) {  // "Tom's" is Tom's name
+      if (word.size() > possessive.size() + 1 &&
+          word.compare(word.size() - possessive.size(), possessive.size(), possessive) == 0) {
+        word.erase(word.size() - possessive.size());
+      }
+    }
+    words.push_back({word, sentence_start});
+    sentence_start = false;
+    after_space = false;
+    i = end;
+    // A title's dot ("Mr. Brown") ends no sentence.
+    if (std::find(kTitles.begin(), kTitles.end(), word) != kTitles.end() && i < text.size() &&
+        text[i] == '.') {
+      ++i;
+    }
+  }
+  return words;
+}
+
+// A word that may be a name by its letters: a capital, then at least one small letter (so neither
+// "I" nor "STOP"), and none of the capitalised words that are no names.
+bool may_be_name(const std::string& word) {
+  // Titles, family and role words (how a character is called, but no name to recall), days, and
+  // the months that are not also names.
+  static const std::vector<std::string> kNoNames = {
+      "Mr",      "Mrs",      "Ms",      "Miss",     "Dr",       "St",      "Sir",       "Mom",
+      "Mum",     "Mommy",    "Mummy",   "Mama",     "Dad",      "Daddy",   "Papa",      "Grandma",
+      "Grandpa", "Granny",   "Grandad", "Nana",     "Aunt",     "Auntie",  "Uncle",     "Captain",
+      "King",    "Queen",    "Prince",  "Princess", "Monday",   "Tuesday", "Wednesday", "Thursday",
+      "Friday",  "Saturday", "Sunday",  "January",  "February", "March",   "July",      "September",
+      "October", "November", "December"};
+  if (word.compare(0, 2, "I'") == 0 || word.compare(0, 4, "I\xE2\x80\x99") == 0) return false;
+  if (std::find(kNoNames.begin(), kNoNames.end(), word) != kNoNames.end()) return false;
+  char32_t first = 0;
+  const std::size_t length = utf8_sequence(word, 0, &first);
+  if (length == 0 || !is_capital(first)) return false;
+  for (std::size_t i = length; i < word.size();) {
+    char32_t c = 0;
+    const std::size_t n = utf8_sequence(word, i, &c);
+    if (n == 0) return false;
+    if (is_small_letter(c)) return true;
+    i += n;
+  }
+  return false;
+}
 }  // namespace
+
+std::vector<std::string> names_in_text(const std::string& text) {
+  const std::vector<TextWord> words = text_words(text);
+  std::vector<std::string> order;  // capitalised words, by first mention
+  struct Seen {
+    int mentions = 0;     // capitalised, anywhere
+    bool inside = false;  // once at least where no sentence starts
+  };
+  std::map<std::string, Seen> capitalised;
+  std::set<std::string> inside;  // the different words met where no sentence starts
+  for (const TextWord& word : words) {
+    if (!word.starts_sentence) inside.insert(word.text);
+    char32_t first = 0;
+    if (utf8_sequence(word.text, 0, &first) == 0 || !is_capital(first)) continue;
+    Seen& seen = capitalised[word.text];
+    if (seen.mentions == 0) order.push_back(word.text);
+    ++seen.mentions;
+    seen.inside = seen.inside || !word.starts_sentence;
+  }
+  // Capitalised inside a sentence and met only once: a German noun, a word of a title, seldom a
+  // name (a name comes back). One different word in eight like that: capitals mean more than
+  // names in this text.
+  std::size_t lone_capitals = 0;
+  for (const auto& [word, seen] : capitalised) lone_capitals += seen.inside && seen.mentions == 1;
+  if (lone_capitals > 0 && lone_capitals * 8 >= inside.size()) return {};
+  std::vector<std::string> names;
+  for (const std::string& word : order) {
+    const Seen& seen = capitalised[word];
+    if (seen.mentions >= 2 && seen.inside && may_be_name(word)) names.push_back(word);
+  }
+  return names;
+}
 
 std::vector<std::string> read_names(const std::string& path) {
   const std::string what = "names file '" + path + "'";

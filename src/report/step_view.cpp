@@ -1,5 +1,6 @@
 #include "h2o/report/step_view.hpp"
 
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -10,17 +11,20 @@
 
 #include "h2o/base/format.hpp"
 #include "h2o/cache/selection.hpp"
+#include "h2o/report/line_wrap.hpp"
 
 namespace h2o {
 
 namespace {
 
-constexpr std::size_t kWidth = 100;  // lesson output fits 100 columns
+constexpr std::size_t kLessonWidth = 100;    // lesson output fits 100 columns
+constexpr std::size_t kNarrowestWidth = 80;  // narrower terminals get 80 (and break lines)
+constexpr std::size_t kPromptWidth = 50;     // the prompt's 47 columns, and a little
 
 // ANSI styles of the three roles (and the reset after each styled piece).
 const char* const kHeavyStyle = "\x1b[1;30;43m";  // bold, black on yellow
-const char* const kRecentStyle = "\x1b[30;46m";    // black on cyan
-const char* const kEvictedStyle = "\x1b[9;31m";    // struck out, red
+const char* const kRecentStyle = "\x1b[30;46m";   // black on cyan
+const char* const kEvictedStyle = "\x1b[9;31m";   // struck out, red
 const char* const kReset = "\x1b[0m";
 
 struct Piece {
@@ -28,14 +32,15 @@ struct Piece {
   const char* style;  // nullptr: plain
 };
 
-// Lays pieces out in lines of at most kWidth visible columns (escape codes take none), later
+// Lays pieces out in lines of at most `columns` visible columns (escape codes take none), later
 // lines indented; a piece wider than a line stays whole.
 std::vector<std::string> lay_out(const std::vector<Piece>& pieces, bool color,
-                                 const std::string& indent) {
+                                 const std::string& indent, std::size_t columns) {
   std::vector<std::string> lines(1);
   std::size_t width = 0;
   for (const Piece& piece : pieces) {
-    if (width > indent.size() && width + 1 + piece.text.size() > kWidth) {
+    const std::size_t piece_width = visible_width(piece.text);
+    if (width > indent.size() && width + 1 + piece_width > columns) {
       lines.push_back(indent);
       width = indent.size();
     } else if (width > 0) {
@@ -47,9 +52,21 @@ std::vector<std::string> lay_out(const std::vector<Piece>& pieces, bool color,
     } else {
       lines.back() += piece.text;
     }
-    width += piece.text.size();
+    width += piece_width;
   }
   return lines;
+}
+
+// A plain text as pieces, one per word (for a heading to break between words).
+std::vector<Piece> words_of(const std::string& text) {
+  std::vector<Piece> pieces;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t end = std::min(text.find(' ', start), text.size());
+    if (end > start) pieces.push_back({text.substr(start, end - start), nullptr});
+    start = end + 1;
+  }
+  return pieces;
 }
 
 }  // namespace
@@ -59,12 +76,53 @@ bool stdout_wants_color() {
   return isatty(STDOUT_FILENO) == 1 && (no_color == nullptr || no_color[0] == '\0');
 }
 
+std::size_t stdout_columns() {
+  if (isatty(STDOUT_FILENO) != 1) return kLessonWidth;
+  std::size_t columns = 0;
+  winsize size{};
+  if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &size) == 0 && size.ws_col > 0) {
+    columns = size.ws_col;
+  } else if (const char* variable = std::getenv("COLUMNS")) {
+    char* end = nullptr;
+    const long value = std::strtol(variable, &end, 10);
+    columns = end != variable && *end == '\0' && value > 0 && value < 10000
+                  ? static_cast<std::size_t>(value)
+                  : kLessonWidth;
+  } else {
+    columns = kLessonWidth;
+  }
+  return std::max(columns, kNarrowestWidth);
+}
+
+// While it lives, std::cout writes through a WrappingBuffer to what it wrote to before.
+struct StepView::Terminal {
+  std::streambuf* saved;
+  WrappingBuffer wrap;
+  explicit Terminal(std::size_t columns) : saved(std::cout.rdbuf()), wrap(saved, columns) {
+    std::cout.rdbuf(&wrap);
+  }
+  ~Terminal() {
+    std::cout.flush();
+    std::cout.rdbuf(saved);
+  }
+  Terminal(const Terminal&) = delete;
+  Terminal& operator=(const Terminal&) = delete;
+};
+
 StepView::StepView(bool on)
     : StepView(on, std::cin, std::cout, on && stdout_wants_color(),
-               on && isatty(STDOUT_FILENO) == 1) {}
+               on && isatty(STDOUT_FILENO) == 1, on ? stdout_columns() : kLessonWidth) {
+  if (on && isatty(STDOUT_FILENO) == 1) terminal_ = std::make_shared<Terminal>(width_);
+}
 
-StepView::StepView(bool on, std::istream& in, std::ostream& out, bool color, bool clear_screen)
-    : on_(on), in_(in), out_(out), color_(color), clear_screen_(clear_screen) {}
+StepView::StepView(bool on, std::istream& in, std::ostream& out, bool color, bool clear_screen,
+                   std::size_t width)
+    : on_(on), in_(in), out_(out), color_(color), clear_screen_(clear_screen), width_(width) {
+  if (width < kPromptWidth) {  // narrower, not even the prompt would fit
+    throw std::invalid_argument("StepView: a width of " + std::to_string(width) +
+                                " columns is below " + std::to_string(kPromptWidth));
+  }
+}
 
 CacheRow cache_row(const std::string& label, const std::vector<Position>& positions,
                    const Vector& scores) {
@@ -84,16 +142,29 @@ std::vector<CacheRow> cache_rows(const std::string& label, const LayerKVCache& c
 void StepView::show(const std::string& heading, const std::vector<CacheRow>& frame,
                     const CacheBudget& budget) {
   if (!on_) return;
+  if (terminal_) {  // the window may have been resized since the last frame
+    width_ = stdout_columns();
+    terminal_->wrap.set_width(width_);
+  }
   std::vector<std::string> lines;
   for (const CacheRow& row : frame) {
     for (const std::string& line : row_lines(row, budget)) lines.push_back(line);
   }
   // The heading, then what the roles mean, in words (styled as the tokens are).
-  out_ << "\n" << heading << "\n";
-  const std::vector<Piece> legend = {{"  heavy", kHeavyStyle}, {"= kept for its score,", nullptr},
-                                     {"recent", kRecentStyle}, {"= among the newest,", nullptr},
-                                     {"evicted", kEvictedStyle}, {"= left at this token", nullptr}};
-  out_ << lay_out(legend, color_, "  ").front() << "\n";
+  out_ << "\n";
+  for (const std::string& line : lay_out(words_of(heading), false, "  ", width_)) {
+    out_ << line << "\n";
+  }
+  std::vector<Piece> legend;
+  for (const Piece& role :
+       {Piece{"  heavy", kHeavyStyle}, Piece{"= kept for its score,", nullptr},
+        Piece{"recent", kRecentStyle}, Piece{"= among the newest,", nullptr},
+        Piece{"evicted", kEvictedStyle}, Piece{"= left at this token", nullptr}}) {
+    // The roles' names whole and styled; the words that explain them may break between lines.
+    const std::vector<Piece> words = role.style ? std::vector<Piece>{role} : words_of(role.text);
+    legend.insert(legend.end(), words.begin(), words.end());
+  }
+  for (const std::string& line : lay_out(legend, color_, "  ", width_)) out_ << line << "\n";
   for (const std::string& line : lines) out_ << line << "\n";
   wait_for_enter();
 }
@@ -136,11 +207,12 @@ std::vector<std::string> StepView::row_lines(const CacheRow& row, const CacheBud
     }
     now.push_back({word(i), positions[i]});
   }
-  // Whatever the row's previous frame held and this one does not left at this token.
+  // Whatever the row's previous frame held and this one does not left at this token (a token
+  // still in an over-budget row is named above, by the rule).
   for (const Shown& old : before_[row.label]) {
-    const bool kept = std::any_of(now.begin(), now.end(),
-                                  [&](const Shown& s) { return s.position == old.position; });
-    if (!kept) evicted.push_back({name(old.word, old.position), kEvictedStyle});
+    const bool in_row =
+        std::find(positions.begin(), positions.end(), old.position) != positions.end();
+    if (!in_row) evicted.push_back({name(old.word, old.position), kEvictedStyle});
   }
   if (heavy.size() == 1) heavy.push_back({"-", nullptr});
   if (recent.size() == 1) recent.push_back({"-", nullptr});
@@ -151,13 +223,15 @@ std::vector<std::string> StepView::row_lines(const CacheRow& row, const CacheBud
   for (const auto* group : {&heavy, &recent, &evicted}) {
     pieces.insert(pieces.end(), group->begin(), group->end());
   }
-  return lay_out(pieces, color_, std::string(15, ' '));
+  return lay_out(pieces, color_, std::string(15, ' '), width_);
 }
 
 void StepView::wait_for_enter() {
   out_ << "  [Enter] next token, q [Enter] stop stepping " << std::flush;
   std::string answer;
-  if (!std::getline(in_, answer) || answer == "q" || answer == "Q") {
+  const bool read = static_cast<bool>(std::getline(in_, answer));
+  if (terminal_) terminal_->wrap.line_restarted();  // Enter's echo began a new line
+  if (!read || answer == "q" || answer == "Q") {
     on_ = false;  // no more frames and no more waiting: the lesson runs to its end
     out_ << "\n";
     return;

@@ -22,7 +22,7 @@ struct ComparePoliciesOptions {
   int picture_percent = 0;            // --picture-budget, by default the smallest budget
   std::string svg_path;               // --svg ("" = no picture file)
   std::string text_path;              // --text
-  std::string names_path;             // --names: the character names, for name recall
+  std::string names_path;             // --names: the names to count ("": default_names)
   std::size_t name_gap = 64;          // --name-gap: names last seen more than this many back
   KvFormat kv_format;                 // --kv-bits, --kv-group: how every cache stores K and V
   // --scoring, --h2o-score, --start-area, --heavy-share (the factory sets the budget's tokens)

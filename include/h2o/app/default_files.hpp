@@ -32,9 +32,21 @@ ModelFiles default_model_files();
 // story the model never saw in training.
 std::string default_text_file();
 
-// The character names of the shipped held-out stories (data/heldout_names.txt: the generator's
-// list names and the invented ones these stories use), for name recall.
-std::string default_names_file();
+// The project's lists of character names, data/*names*.txt in file-name order (the generator's
+// names.txt, the held-out stories' and the hand-written stories' names).
+std::vector<std::string> default_names_files();
+
+// The names name recall counts when the user names no list: every name of the project's lists and
+// every name a text itself shows (measure/name_recall.hpp's names_in_text: a capitalised word that
+// recurs and does not only start sentences), each once, the lists' first. So a teacher's own
+// story about Lily, Tom and Max counts its characters without an option.
+std::vector<std::string> default_names(const std::vector<std::string>& texts);
+
+// --names PATH: the one list to count instead (read_names' rule); names_from_options reads it, or
+// without it gives default_names(texts).
+ArgParser& add_names_option(ArgParser& args);  // returns args, for more options
+std::vector<std::string> names_from_options(const ArgParser& args,
+                                            const std::vector<std::string>& texts);
 
 // --model PATH and --tokenizer PATH, defaulting to default_model_files().
 void add_model_options(ArgParser& args);
@@ -51,6 +63,7 @@ std::vector<std::string> read_stories_option(const ArgParser& args);
 
 // The story a lesson reads: the first of the --text file, whole (every paragraph).
 struct StoryTokens {
+  std::string text;                 // the story as the file holds it
   std::vector<int> tokens;          // (N,) token ids, BOS first
   std::size_t stories_in_file = 0;  // stories the file holds (the lesson reads the first)
   std::size_t paragraphs = 0;       // paragraphs of the story read

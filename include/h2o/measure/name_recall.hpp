@@ -40,6 +40,18 @@ namespace h2o {
 // when it cannot be read, holds no name, or holds a line that is not one name.
 std::vector<std::string> read_names(const std::string& path);
 
+// The names a text itself shows: a capitalised word that comes at least twice, once at least
+// where a sentence does not start (so "Once" and "The" are no names, "Lily" and "Max" are). A
+// sentence starts the text, a line, and follows . ! ? : or an opening quote mark. Not names: "I"
+// and "I'm"-like words, words in capitals ("STOP"), titles and family words (Mr, Mrs, Miss, Dr,
+// Mom, Dad, Grandma, Grandpa, Aunt, Uncle, King, ...: how a character is called, not a name to
+// recall; a dot after Mr, Mrs, Ms, Miss, Dr or St ends no sentence), the days, and the months that
+// are not also names (January, February, March, July, September to December); "Tom's" counts as
+// "Tom". A text where one different word in eight is capitalised inside a sentence and met only
+// once (German nouns, the words of titles; a name comes back) shows no names by this rule: its
+// capitals say little about names there. In order of first mention.
+std::vector<std::string> names_in_text(const std::string& text);
+
 // The names of the list, as the tokenizer spells them.
 struct NameTokens {
   std::vector<std::string> names;            // (K,) the names of the list, in its order

@@ -60,7 +60,8 @@
     });
     select.addEventListener("change", function () { view[i ? "b" : "a"] = +select.value; show(); });
     panels.push({ key: i ? "b" : "a", section: section, select: select, spans: spans,
-                  desc: section.querySelector(".desc"), counts: section.querySelector(".counts") });
+                  desc: section.querySelector(".desc"), counts: section.querySelector(".counts"),
+                  holds: section.querySelector(".holds"), shownStep: -1 });
   });
 
   // The text of the word token p belongs to, for a token that is only a piece of it ("" else).
@@ -84,7 +85,8 @@
   function paint(panel) {
     var P = D.policies[view[panel.key]], H = P.layers[view.layer][view.head];
     var t = view.step, ev = H.evicted, att = H.att[t], score = H.score[t] || "";
-    var ai = 0, si = 0, counts = { heavy: 0, recent: 0, evicted: 0 }, gone = [];
+    var ai = 0, si = 0, counts = { heavy: 0, recent: 0, evicted: 0 }, gone = [], held = [];
+    var before = "";  // the state of the token before p
     panel.select.value = String(view[panel.key]);
     panel.desc.textContent = P.description;
     for (var p = 0; p < N; ++p) {
@@ -111,18 +113,43 @@
         tip += "; attention at this step \u2248 " + (a * H.att_max[t]).toPrecision(3);
       }
       if (state !== "unread") counts[state === "evicted" ? "evicted" : state]++;
+      if (state === "heavy") held.push(p);
       span.className = "w " + state + cls + (p === t ? " current" : "") +
-        (D.texts[p] === "" ? " part" : "");
+        (D.texts[p] === "" ? " part" + (state + cls === before ? " same" : "") : "");
+      before = state + cls;
       span.setAttribute("data-state", state);
       span.style.setProperty("--s", P.has_scores ? s.toFixed(3) : "0.6");
       span.style.setProperty("--a", a.toFixed(3));
       span.title = "position " + p + " " + quote(p) +
         (wordOf[p] ? " in \u201c" + wordOf[p] + "\u201d" : "") + ": " + tip;
     }
-    // Keep the word being read in sight, low in the box, so that most of what is above shows.
+    // Keep the word being read in sight, low in the box, so that most of what is above shows;
+    // only when the step moved: a change of layer, head or policy keeps the reader's place.
     var here = panel.spans[t], box = here.closest(".text");
-    if (here.offsetTop < box.scrollTop || here.offsetTop > box.scrollTop + box.clientHeight - 30) {
+    if (panel.shownStep !== t && (here.offsetTop < box.scrollTop ||
+                                  here.offsetTop > box.scrollTop + box.clientHeight - 30)) {
       box.scrollTop = Math.max(0, here.offsetTop - box.clientHeight * 0.8);
+    }
+    panel.shownStep = t;
+    // What it holds now besides the recent window, whole words with their first positions, above
+    // the text, where scrolling cannot hide them.
+    var words = [];
+    held.forEach(function (p) {
+      var start = p;
+      while (start > 0 && D.word_starts.charAt(start) !== "1") --start;
+      var entry = (wordOf[p] || D.texts[p].trim() || quote(p)) + " (" + start + ")";
+      if (words.indexOf(entry) < 0) words.push(entry);
+    });
+    panel.holds.textContent = "";
+    if (P.kept_label) {
+      panel.holds.append("Held now, " + P.kept_label + " (" + words.length +
+                         (words.length === 1 ? " word): " : " words): "));
+      words.forEach(function (entry, k) {
+        var b = document.createElement("b");
+        b.textContent = entry;
+        panel.holds.append(k ? " " : "", b);
+      });
+      if (!words.length) panel.holds.append("none yet");
     }
     var kept = counts.heavy + counts.recent;
     panel.counts.textContent = "step " + t + ": " + kept + " kept (" + (P.kept_label ?
@@ -170,15 +197,23 @@
       svg += '<text x="' + (W - 10) + '" y="' + (11 + 13 * i) + '" text-anchor="end" style="fill:' +
         COLORS[i] + '">' + esc(P.name) + ": " + P.agreement_so_far[S - 1] + "% at the end</text>";
     });
-    svg += '<text x="' + X0 + '" y="' + (Y1 + 36) + '">step 0</text><text x="' + (W - 10) +
-      '" y="' + (Y1 + 36) + '" text-anchor="end">step ' + (S - 1) + '</text>';
-    var x = xOf(view.step).toFixed(1);
-    svg += '<line x1="' + x + '" x2="' + x + '" y1="' + (Y0 - 6) + '" y2="' + (Y1 + 22) +
-      '" stroke="#1d1d1f" stroke-dasharray="3 2"/><text x="' + x + '" y="' + (Y1 + 36) +
-      '" text-anchor="middle" style="fill:#1d1d1f">step ' + view.step + " (" +
-      panels.map(function (panel) {
-        return D.policies[view[panel.key]].agreement_so_far[view.step] + "%"; }).join(" / ") +
-      ")</text>";
+    // The current step's label, kept inside the chart; "step 0" and the last step's label only
+    // where it leaves them room (11px text: about 6.2 units a character).
+    var x = xOf(view.step), label = "step " + view.step + " (" + panels.map(function (panel) {
+      return D.policies[view[panel.key]].agreement_so_far[view.step] + "%"; }).join(" / ") + ")";
+    var half = label.length * 3.1, first = "step 0", last = "step " + (S - 1);
+    var cx = Math.max(X0 + half, Math.min(W - 10 - half, x));
+    if (cx - half > X0 + first.length * 6.2 + 12) {
+      svg += '<text x="' + X0 + '" y="' + (Y1 + 36) + '">' + first + '</text>';
+    }
+    if (cx + half < W - 10 - last.length * 6.2 - 12) {
+      svg += '<text x="' + (W - 10) + '" y="' + (Y1 + 36) + '" text-anchor="end">' + last +
+        '</text>';
+    }
+    svg += '<line x1="' + x.toFixed(1) + '" x2="' + x.toFixed(1) + '" y1="' + (Y0 - 6) + '" y2="' +
+      (Y1 + 22) + '" stroke="#1d1d1f" stroke-dasharray="3 2"/><text x="' + cx.toFixed(1) +
+      '" y="' + (Y1 + 36) + '" text-anchor="middle" style="fill:#1d1d1f">' + esc(label) +
+      "</text>";
     chart.innerHTML = svg;
   }
   chart.setAttribute("viewBox", "0 0 " + W + " " + (HGT + 6));
