@@ -23,6 +23,7 @@
 
 #include "h2o/app/cli.hpp"
 #include "h2o/app/default_files.hpp"
+#include "h2o/app/policy_options.hpp"
 #include "h2o/app/program.hpp"
 #include "h2o/app/reading_report.hpp"
 #include "h2o/base/format.hpp"
@@ -108,20 +109,15 @@ int run_lesson(int argc, char** argv) {
   auto percent_text = [&](std::size_t b) {  // "10%", or "none of these"
     return b < percents.size() ? std::to_string(percents[b]) + "%" : "none of these";
   };
-  std::vector<std::size_t> evicting;  // the budgets below 100%: at 100% all are the full cache
-  for (std::size_t b = 0; b < percents.size(); ++b) {
-    if (percents[b] < 100) evicting.push_back(b);
-  }
+  const std::vector<std::size_t> evicting = sweep.evicting_budgets();  // at 100%: the full cache
 
   // Step 3: the answer. The budget each policy needs: the smallest from which on its perplexity
   // stays within 5% of the full cache's; then H2O against the window, with a 95% interval.
   if (!no_verdict) {
     std::cout << "\nStep 3: the smallest budget (percent of the " << n
-              << " tokens) from which on perplexity stays within 5%\n        of the full cache's\n"
-              << "  (sinks: StreamingLLM's first tokens, which draw attention whatever they say, + "
-                 "the newest;\n  tova: evicts the token the newest query attends to least; "
-                 "snapkv: keeps what the last\n  queries of the prompt attended to most, then "
-                 "goes on as h2o)\n";
+              << " tokens) from which on perplexity stays within 5%\n        of the full cache's"
+              << " (each policy in a line: policy/policy_factory.hpp)\n"
+              << h2o::policy_lines("    ", /*evicting_only=*/true);
     const double limit = 1.05 * full.perplexity();
     std::cout << h2o::smallest_budget_lines(sweep, limit);
     const std::size_t h2o_needs = h2o::first_good_budget(sweep.of("h2o"), limit);
@@ -154,8 +150,8 @@ int run_lesson(int argc, char** argv) {
 
     // Step 4: which score, which protected tokens, which split? Each variant against its paper's
     // policy at every budget below 100%, by the same 95% intervals, and then against the window.
-    std::cout << "\nStep 4: which score, which protected tokens, which split? (each variant against "
-                 "its\n        paper's policy, then against the window)\n";
+    std::cout << "\nStep 4: which score, which protected tokens, which split? (each variant "
+                 "against its\n        paper's policy, then against the window)\n";
     for (const h2o::SweepPolicy& variant : variants) {
       const h2o::BudgetComparison against_paper =
           h2o::compare_over_budgets(sweep.of(variant.label), sweep.of(variant.policy), evicting);
@@ -180,9 +176,9 @@ int run_lesson(int argc, char** argv) {
           h2o::compare_over_budgets(sweep.of(variant.label), sweep.of("window"), evicting);
       std::vector<std::string> budget_names;
       for (std::size_t b : evicting) budget_names.push_back(percent_text(b));
-      const std::string line = "against the window: " +
+      const std::string line = indent + "against the window: " +
                                h2o::budgets_by_verdict(against_window, budget_names);
-      if (!evicting.empty()) std::cout << h2o::wrap_words(indent + line, 100, indent + "  ") << "\n";
+      if (!evicting.empty()) std::cout << h2o::wrap_words(line, 100, indent + "  ") << "\n";
     }
   }
 

@@ -34,14 +34,20 @@ void read_heavy_share_option(const ArgParser& args, PolicySettings& settings) {
   settings.heavy_percent = static_cast<int>(args.integer("heavy-share", 0, 99));
 }
 
-std::string policy_list_help() {
-  std::string text = "cache policies (--cache):";
+std::string policy_lines(const std::string& indent, bool evicting_only) {
   std::size_t width = 0;  // the longest name and two spaces
   for (const PolicyKind& kind : policy_kinds()) width = std::max(width, kind.name.size() + 2);
+  std::string lines;
   for (const PolicyKind& kind : policy_kinds()) {
-    text += "\n  " + pad_right(kind.name, width) + kind.summary;
+    if (kind.evicts || !evicting_only) {
+      lines += indent + pad_right(kind.name, width) + kind.summary + "\n";
+    }
   }
-  return text + "\n" +
+  return lines;
+}
+
+std::string policy_list_help() {
+  return "cache policies (--cache):\n" + policy_lines("  ", false) +
          wrap_words("Policies that read attention score it as their papers do (--scoring paper): " +
                         paper_scoring_names() + ".",
                     100, "");

@@ -153,6 +153,14 @@ const SweepRun* PolicySweep::find(const std::string& label, std::size_t b) const
   return nullptr;
 }
 
+std::vector<std::size_t> PolicySweep::evicting_budgets() const {
+  std::vector<std::size_t> budgets;
+  for (std::size_t b = 0; b < percents.size(); ++b) {
+    if (percents[b] < 100) budgets.push_back(b);
+  }
+  return budgets;
+}
+
 const std::vector<SweepRun>& PolicySweep::of(const std::string& label) const {
   for (const std::vector<SweepRun>& by_budget : runs) {
     if (!by_budget.empty() && by_budget.front().label == label) return by_budget;

@@ -8,10 +8,8 @@ namespace h2o {
 
 std::string smallest_budget_lines(const PolicySweep& sweep, double limit) {
   const std::vector<int>& percents = sweep.percents;
-  std::size_t largest_evicting = percents.size();  // the largest budget below 100%, if any
-  for (std::size_t b = 0; b < percents.size(); ++b) {
-    if (percents[b] < 100) largest_evicting = b;
-  }
+  const std::vector<std::size_t> evicting = sweep.evicting_budgets();
+  const std::size_t largest_evicting = evicting.empty() ? percents.size() : evicting.back();
   std::string lines;
   for (const std::vector<SweepRun>& by_budget : sweep.runs) {
     const std::size_t needs = first_good_budget(by_budget, limit);

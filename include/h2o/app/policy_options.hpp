@@ -25,6 +25,9 @@ ArgParser& add_scoring_options(ArgParser& args);
 // For a program's --help: one line per policy of the factory (name and summary), and which way
 // each attention-reading policy scores by default.
 std::string policy_list_help();
+// The factory's policies, one a line: `indent`, the name in a column as wide as the longest, its
+// summary; only those that evict when `evicting_only`. Each line ends with a newline.
+std::string policy_lines(const std::string& indent, bool evicting_only);
 
 // Reads them into `settings` (the other fields are left alone). A bad value is a UsageError
 // naming the rule; --start-area goes up to the longest sequence a model may have.

@@ -134,6 +134,8 @@ struct PolicySweep {
   const SweepRun* find(const std::string& label, std::size_t b) const;
   // Every budget's run of the policy with this label; throws std::invalid_argument without one.
   const std::vector<SweepRun>& of(const std::string& label) const;
+  // The indices of the budgets below 100% (at 100% every policy is the full cache), ascending.
+  std::vector<std::size_t> evicting_budgets() const;
 };
 
 // Every policy of `policies` at every percent of `percents`, after the full cache.
