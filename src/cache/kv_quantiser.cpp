@@ -41,11 +41,4 @@ std::uint8_t quantise_number(float x, const QuantStep& step, unsigned bits) {
   return static_cast<std::uint8_t>(std::nearbyint(steps));
 }
 
-void put_code(std::uint8_t* packed, std::size_t i, unsigned bits, std::uint8_t code) {
-  const std::size_t bit = i * bits;
-  const auto mask = static_cast<std::uint8_t>(((1u << bits) - 1u) << (bit % 8));
-  packed[bit / 8] = static_cast<std::uint8_t>((packed[bit / 8] & ~mask) |
-                                              ((code << (bit % 8)) & mask));
-}
-
 }  // namespace h2o

@@ -1,0 +1,53 @@
+// quantised_attention.hpp: attention of the query heads that share one KV head over that head's
+// rows stored quantised (KIVI's layout: cache/quantised_kv_store.hpp keeps them, and
+// cache/kv_quantiser.hpp has the rounding). A row is read back as code * scale + zero:
+//   keys    each channel d of key group k has its own step: key[d] = c[d] * ks(k, d) + kz(k, d)
+//   values  each group of channels of one token has its own: value[d] = c[d] * vs(t, d / VB) + ...
+// and the residual tokens (the newest, not quantised yet) are float32 rows.
+//
+// Dimension legend: S = slot capacity, T = live slots, D = head_dim, P = packed bytes of a row of
+// D codes, VG = value channel groups per row, VB = channels per value group (D / VG),
+// NG = key group slots, R = residual rows, Q = query heads per KV head.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace h2o {
+
+// One KV head's quantised rows as attention reads them (pointers into the store; nothing owned).
+struct QuantisedRows {
+  static constexpr std::int32_t kResidual = -1;  // key_group of a float32 (residual) slot
+  unsigned bits = 4;                             // 8, 4 or 2
+  std::size_t head_dim = 0;                      // D
+  std::size_t row_bytes = 0;                     // P
+  std::size_t value_group = 0;                   // VB
+  const std::uint8_t* key_codes;                 // (S, P)
+  const std::uint8_t* value_codes;               // (S, P)
+  const float* value_scale;                      // (S, VG)
+  const float* value_zero;                       // (S, VG)
+  const std::int32_t* key_group;    // (S,) key group slot of a quantised slot, or kResidual
+  const float* key_scale;           // (NG, D) each key group's per-channel step
+  const float* key_zero;            // (NG, D)
+  const std::int32_t* residual_of;  // (S,) residual row of a residual slot
+  const float* residual_keys;       // (R, D)
+  const float* residual_values;     // (R, D)
+  std::size_t value_groups() const { return head_dim / value_group; }
+};
+
+// The key or value row (D,) of live slot t as attention reads it: a residual row as it is, a
+// quantised one dequantised into buffer (D,) (code * scale + zero, per channel), which is returned.
+const float* dequantised_key_row(const QuantisedRows& rows, std::size_t t, float* buffer);
+const float* dequantised_value_row(const QuantisedRows& rows, std::size_t t, float* buffer);
+
+// The readable reference: attention.hpp's steps over the T live slots, each key and value row
+// dequantised as it is reached (one row at a time into row_buffer (D,)). The weights (what
+// policies score) are those of the dequantised keys.
+//   queries (Q, D)  weights_out: Q rows of T weights, row j at + j * weights_stride
+//   outputs_out (Q, D)  row_buffer (D,)
+void attend_quantised_group_reference(const QuantisedRows& rows, std::size_t n_tokens,
+                                      const float* queries, std::size_t n_queries,
+                                      float* weights_out, std::size_t weights_stride,
+                                      float* outputs_out, float* row_buffer);
+
+}  // namespace h2o
