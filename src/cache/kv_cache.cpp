@@ -228,8 +228,8 @@ void attend_cached_group(const LayerKVCache& cache, std::size_t g, const float* 
                       weights_stride, outputs_out);
     return;
   }
-  attend_quantised_group_reference(cache.quantised_store().rows(g), T, queries, n_queries,
-                                   weights_out, weights_stride, outputs_out, row_buffer);
+  attend_quantised_group(cache.quantised_store().rows(g), T, queries, n_queries, weights_out,
+                         weights_stride, outputs_out, row_buffer);
 }
 
 std::vector<Position> LayerKVCache::sorted_positions(std::size_t g) const {

@@ -133,9 +133,9 @@ class LayerKVCache {
 
 // Attention of the Q query heads that share KV head g over that head's live slots, whatever the
 // cache's format: fp32 calls attend_group_into on the rows as they are (the same bits as before);
-// a quantised cache calls attend_quantised_group_reference (attention/quantised_attention.hpp),
-// which dequantises each row as attention reaches it, so the weights (what policies score) are
-// those of the dequantised keys.
+// a quantised cache calls attend_quantised_group (attention/quantised_attention.hpp), which reads
+// the codes directly; the weights (what policies score) are those of the dequantised keys, to
+// float rounding (its bound is stated there).
 //   queries (Q, D)  weights_out: Q rows of size(g) weights, row j at + j * weights_stride
 //   outputs_out (Q, D)  row_buffer (D,)
 void attend_cached_group(const LayerKVCache& cache, std::size_t g, const float* queries,
