@@ -36,6 +36,7 @@
 #include "h2o/model/checkpoint.hpp"
 #include "h2o/report/equal_bytes.hpp"
 #include "h2o/report/table.hpp"
+#include "h2o/text/stories.hpp"
 #include "h2o/text/tokenizer.hpp"
 
 using h2o::fixed;
@@ -115,18 +116,11 @@ int run_lesson(int argc, char** argv) {
   const h2o::Tokenizer tokenizer =
       h2o::Tokenizer::load(files.tokenizer, weights->config.vocab_size);
   h2o::check_kv_group(group, weights->config.head_dim());
-  std::vector<std::vector<int>> stories;
-  std::size_t total = 0;
-  for (const std::string& story : h2o::read_stories_option(args)) {
-    if (stories.size() == n_stories) break;
-    stories.push_back(tokenizer.encode_at_most(story, true, false, weights->config.seq_len));
-    if (stories.back().size() < 16) {
-      throw std::runtime_error(
-          "story " + std::to_string(stories.size()) + " of '" + args.text("text") + "' has " +
-          std::to_string(stories.back().size()) + " tokens; the lesson needs at least 16");
-    }
-    total += stories.back().size();
-  }
+  const h2o::TokenisedStories read =
+      h2o::encode_stories(tokenizer, h2o::read_stories_option(args), n_stories,
+                          weights->config.seq_len, 16, args.text("text"), "the lesson");
+  const std::vector<std::vector<int>>& stories = read.stories;
+  const std::size_t total = read.total;
   const std::string counted =
       std::to_string(stories.size()) + (stories.size() == 1 ? " story" : " stories");
   const h2o::SweepText text = h2o::sweep_text(
@@ -153,19 +147,30 @@ int run_lesson(int argc, char** argv) {
       if (!points.back().run.refused.empty()) throw std::runtime_error(points.back().run.refused);
     }
   }
+  // KIVI's residual window: the newest R tokens float32 (KIVI's code: R = 128), every token kept.
+  const std::size_t window = (128 + group - 1) / group * group;  // a multiple of the group
+  for (unsigned bits : {4u, 2u}) {
+    const h2o::SweepPolicy policy{
+        h2o::point_label(bits, 100, window), "full", {}, {bits, group, window}};
+    points.push_back({bits, 100,
+                      h2o::read_stories(weights, text, policy, {0, 0}, &points.front().run), 0,
+                      window});
+  }
   for (h2o::BytesPoint& p : points) {
     p.share = static_cast<double>(p.run.stories_kv_bytes) /
               static_cast<double>(points.front().run.stories_kv_bytes);
   }
   const h2o::SweepRun& full = points.front().run;
-  std::cout << "Step 3: " << points.size() << " runs a story: KV storage 32, 8, 4 and 2 bits x H2O "
+  std::cout << "Step 3: " << points.size() - 2
+            << " runs a story: KV storage 32, 8, 4 and 2 bits x H2O "
             << "budgets " << args.text("budgets") << "%;\n        the full float32 cache: "
             << "perplexity " << fixed(full.perplexity(), 3) << ", "
             << (full.name_events == 0
                     ? "no long-gap name to count"
                     : std::to_string(full.names_correct) + " of " +
                           std::to_string(full.name_events) + " long-gap names predicted")
-            << ".\n\n";
+            << ";\n        2 more, every token in 4 and 2 bits, R " << window << ": the newest "
+            << window << " in fp32 (KIVI's residual window).\n\n";
 
   // A text the model cannot read (bits_per_byte.hpp's rule) makes every comparison noise.
   if (h2o::beyond_model(full.bits_per_byte())) {

@@ -360,3 +360,35 @@ TEST_CASE("shapes without a fused kernel run the reference, bit for bit", "[kv_q
                          buffer.data());
   CHECK(out == std::vector<float>(8, 0.0f));
 }
+
+TEST_CASE("KIVI's residual window keeps the newest R tokens float32, then quantises B at a time",
+          "[kv_quant]") {
+  // B = 4, R = 8: positions 0..7 stay float32 until position 8 comes; then they close as two key
+  // groups (0..3 and 4..7), each with its own steps, the same numbers as a cache with R = B.
+  const std::size_t D = 8;
+  LayerKVCache window(1, D, 16, KvFormat{4, 4, 8}), plain(1, D, 16, KvFormat{4, 4});
+  Rng rng(37);
+  std::vector<float> k(D), v(D), a(D), b(D);
+  for (Position p = 0; p < 9; ++p) {
+    for (float& x : k) x = rng.normal();
+    for (float& x : v) x = rng.normal();
+    window.append(k.data(), v.data(), p);
+    plain.append(k.data(), v.data(), p);
+    if (p == 7) {
+      CHECK(window.quantised_rows(0) == 0);  // 8 tokens, all float32
+      CHECK(plain.quantised_rows(0) == 4);
+    }
+  }
+  CHECK(window.quantised_rows(0) == 8);
+  for (std::size_t s = 0; s < 9; ++s) {
+    const float* wk = window.key_row(0, s, a.data());
+    const float* pk = plain.key_row(0, s, b.data());
+    for (std::size_t d = 0; d < D; ++d) CHECK(wk[d] == pk[d]);
+  }
+  // Two key groups' floats and 8 quantised rows, one float32 row.
+  CHECK(window.live_kv_bytes() == plain.live_kv_bytes());
+  CHECK(window.reserved_bytes() == LayerKVCache::bytes_for(1, D, 16, KvFormat{4, 4, 8}));
+  CHECK_THROWS_AS(check_kv_format({4, 32, 40}), std::invalid_argument);
+  CHECK(describe_kv_format({4, 32, 128}) == "4-bit, groups of 32, newest 128 fp32");
+  CHECK(describe_kv_format({4, 32, 32}) == "4-bit, groups of 32");
+}

@@ -101,7 +101,7 @@ void LayerKVCache::append(const float* keys, const float* values, Position posit
     throw std::length_error("LayerKVCache is full (" + std::to_string(capacity_) +
                             " slots): the policy must evict before the next token");
   }
-  if (quantised_) quantised_->append(keys, values, position, sizes_.data());
+  if (quantised_) quantised_->append(keys, values, position, sizes_.data(), &positions_(0, 0));
   for (std::size_t g = 0; g < n_kv_heads_; ++g) {
     const std::size_t slot = sizes_[g]++;
     if (!quantised_) {

@@ -12,11 +12,19 @@ void check_kv_format(const KvFormat& format) {
                                 std::to_string(format.bits) + ")");
   }
   if (format.group == 0) throw std::invalid_argument("the KV quantisation group must be >= 1");
+  if (format.residual % format.group != 0) {
+    throw std::invalid_argument("the KV residual window (" + std::to_string(format.residual) +
+                                " tokens) must be a multiple of the group (" +
+                                std::to_string(format.group) + ")");
+  }
 }
 
 std::string describe_kv_format(const KvFormat& format) {
   if (!format.quantised()) return "fp32";
-  return std::to_string(format.bits) + "-bit, groups of " + std::to_string(format.group);
+  const std::string window = format.residual_window() == format.group
+                                 ? ""
+                                 : ", newest " + std::to_string(format.residual) + " fp32";
+  return std::to_string(format.bits) + "-bit, groups of " + std::to_string(format.group) + window;
 }
 
 QuantStep quant_step_for_range(float lo, float hi, unsigned bits) {

@@ -18,7 +18,7 @@ QuantShape quant_shape(std::size_t head_dim, std::size_t capacity, const KvForma
   if (head_dim % q.value_group != 0) q.value_group = head_dim;  // groups must tile the row
   q.value_groups = head_dim / q.value_group;
   q.row_bytes = packed_bytes(head_dim, format.bits);
-  q.residual_rows = std::min(format.group, capacity);
+  q.residual_rows = std::min(format.residual_window(), capacity);
   // A live key group has a live member, and a group closes every B positions at most.
   q.key_groups = capacity;
   if (max_positions > 0) {
@@ -42,7 +42,7 @@ void gather_rows(T* base, std::size_t width, const std::vector<std::size_t>& slo
 QuantisedKVStore::QuantisedKVStore(std::size_t n_kv_heads, std::size_t head_dim,
                                    std::size_t capacity, const KvFormat& format,
                                    std::size_t max_positions)
-    : n_kv_heads_(n_kv_heads), head_dim_(head_dim), format_(format) {
+    : n_kv_heads_(n_kv_heads), head_dim_(head_dim), format_(format), capacity_(capacity) {
   check_kv_format(format);
   if (!format.quantised()) throw std::invalid_argument("QuantisedKVStore: the format is fp32");
   const QuantShape q = quant_shape(head_dim, capacity, format, max_positions);
@@ -68,7 +68,7 @@ QuantisedKVStore::QuantisedKVStore(std::size_t n_kv_heads, std::size_t head_dim,
 }
 
 void QuantisedKVStore::clear() {
-  open_group_ = -1;
+  open_block_ = -1;
   const std::size_t key_groups = free_groups_.shape()[1], residual_rows = free_residual_.shape()[1];
   for (std::size_t g = 0; g < n_kv_heads_; ++g) {
     // Stacks popped from the end: slot 0 is handed out first.
@@ -103,50 +103,62 @@ QuantisedRows QuantisedKVStore::rows(std::size_t g) const {
   return r;
 }
 
-void QuantisedKVStore::quantise_residual(const std::size_t* sizes) {
+void QuantisedKVStore::quantise_residual(const std::size_t* sizes, const Position* positions) {
   const unsigned bits = format_.bits;
   const std::size_t D = head_dim_, residual_rows = free_residual_.shape()[1];
+  // The key group a residual token joins: one for all of them when the window is one group (so a
+  // full residual of out-of-order positions still closes as one group), else its position group.
+  const bool one_group = format_.residual_window() == format_.group;
+  const auto B = static_cast<Position>(format_.group);
   for (std::size_t g = 0; g < n_kv_heads_; ++g) {
-    if (free_residual_count_[g] == residual_rows) continue;  // every residual token was evicted
-    if (free_group_count_[g] == 0) throw std::logic_error("LayerKVCache: no free key group");
-    const auto group = static_cast<std::size_t>(free_groups_(g, --free_group_count_[g]));
-    // Keys: one scale and zero per channel, over the group's surviving tokens.
-    for (std::size_t d = 0; d < D; ++d) {
-      float lo = 0.0f, hi = 0.0f;
-      bool first = true;
-      for (std::size_t s = 0; s < sizes[g]; ++s) {
-        if (!is_residual(g, s)) continue;
-        const float x = residual_keys_(g, static_cast<std::size_t>(residual_of_(g, s)), d);
-        lo = first ? x : std::min(lo, x);
-        hi = first ? x : std::max(hi, x);
-        first = false;
-      }
-      const QuantStep step = quant_step_for_range(lo, hi, bits);
-      group_scale_(g, group, d) = step.scale;
-      group_zero_(g, group, d) = step.zero;
-    }
-    for (std::size_t s = 0; s < sizes[g]; ++s) {
-      if (!is_residual(g, s)) continue;
-      const auto r = static_cast<std::size_t>(residual_of_(g, s));
-      const float* key = &residual_keys_(g, r, 0);
-      const float* value = &residual_values_(g, r, 0);
-      std::uint8_t* key_codes = &key_codes_(g, s, 0);
-      std::uint8_t* value_codes = &value_codes_(g, s, 0);
+    const Position* position = positions + g * capacity_;
+    auto key_of = [&](std::size_t s) { return one_group ? Position{0} : position[s] / B; };
+    // One key group at a time: the position group of the first slot still residual, and every
+    // residual slot of the same position group (quantised slots are no longer residual).
+    for (std::size_t first = 0; first < sizes[g]; ++first) {
+      if (!is_residual(g, first)) continue;
+      const Position key = key_of(first);
+      if (free_group_count_[g] == 0) throw std::logic_error("LayerKVCache: no free key group");
+      const auto group = static_cast<std::size_t>(free_groups_(g, --free_group_count_[g]));
+      auto member = [&](std::size_t s) { return is_residual(g, s) && key_of(s) == key; };
+      // Keys: one scale and zero per channel, over the group's surviving tokens.
       for (std::size_t d = 0; d < D; ++d) {
-        const QuantStep step{group_scale_(g, group, d), group_zero_(g, group, d)};
-        put_code(key_codes, d, bits, quantise_number(key[d], step, bits));
-      }
-      // Values: one scale and zero per token and group of channels.
-      for (std::size_t c = 0; c * value_group_ < D; ++c) {
-        const QuantStep step = quant_step_of(value + c * value_group_, value_group_, 1, bits);
-        value_scale_(g, s, c) = step.scale;
-        value_zero_(g, s, c) = step.zero;
-        for (std::size_t d = c * value_group_; d < (c + 1) * value_group_; ++d) {
-          put_code(value_codes, d, bits, quantise_number(value[d], step, bits));
+        float lo = 0.0f, hi = 0.0f;
+        bool seen = false;
+        for (std::size_t s = first; s < sizes[g]; ++s) {
+          if (!member(s)) continue;
+          const float x = residual_keys_(g, static_cast<std::size_t>(residual_of_(g, s)), d);
+          lo = seen ? std::min(lo, x) : x;
+          hi = seen ? std::max(hi, x) : x;
+          seen = true;
         }
+        const QuantStep step = quant_step_for_range(lo, hi, bits);
+        group_scale_(g, group, d) = step.scale;
+        group_zero_(g, group, d) = step.zero;
       }
-      group_of_(g, s) = static_cast<std::int32_t>(group);
-      ++group_members_(g, group);
+      for (std::size_t s = first; s < sizes[g]; ++s) {
+        if (!member(s)) continue;
+        const auto r = static_cast<std::size_t>(residual_of_(g, s));
+        const float* key_row = &residual_keys_(g, r, 0);
+        const float* value = &residual_values_(g, r, 0);
+        std::uint8_t* key_codes = &key_codes_(g, s, 0);
+        std::uint8_t* value_codes = &value_codes_(g, s, 0);
+        for (std::size_t d = 0; d < D; ++d) {
+          const QuantStep step{group_scale_(g, group, d), group_zero_(g, group, d)};
+          put_code(key_codes, d, bits, quantise_number(key_row[d], step, bits));
+        }
+        // Values: one scale and zero per token and group of channels.
+        for (std::size_t c = 0; c * value_group_ < D; ++c) {
+          const QuantStep step = quant_step_of(value + c * value_group_, value_group_, 1, bits);
+          value_scale_(g, s, c) = step.scale;
+          value_zero_(g, s, c) = step.zero;
+          for (std::size_t d = c * value_group_; d < (c + 1) * value_group_; ++d) {
+            put_code(value_codes, d, bits, quantise_number(value[d], step, bits));
+          }
+        }
+        group_of_(g, s) = static_cast<std::int32_t>(group);
+        ++group_members_(g, group);
+      }
     }
     // The residual is empty again.
     for (std::size_t i = 0; i < residual_rows; ++i) {
@@ -157,13 +169,16 @@ void QuantisedKVStore::quantise_residual(const std::size_t* sizes) {
 }
 
 void QuantisedKVStore::append(const float* keys, const float* values, Position position,
-                              const std::size_t* sizes) {
-  const std::int64_t group = position / static_cast<std::int64_t>(format_.group);
-  // A new position group (or, with positions out of order, a full residual) closes the open one.
+                              const std::size_t* sizes, const Position* positions) {
+  const std::int64_t block = position / static_cast<std::int64_t>(format_.residual_window());
+  // A new block of R positions (or, with positions out of order, a full residual) closes the
+  // open one.
   bool residual_full = false;
   for (std::size_t g = 0; g < n_kv_heads_; ++g) residual_full |= free_residual_count_[g] == 0;
-  if ((open_group_ >= 0 && group != open_group_) || residual_full) quantise_residual(sizes);
-  open_group_ = group;
+  if ((open_block_ >= 0 && block != open_block_) || residual_full) {
+    quantise_residual(sizes, positions);
+  }
+  open_block_ = block;
   const std::size_t D = head_dim_;
   for (std::size_t g = 0; g < n_kv_heads_; ++g) {
     const std::int32_t r = free_residual_(g, --free_residual_count_[g]);

@@ -12,15 +12,16 @@ std::string storage_name(unsigned bits) {
   return bits == 32 ? "fp32" : std::to_string(bits) + "-bit";
 }
 
-std::string point_label(unsigned bits, int percent) {
-  return storage_name(bits) +
-         (percent == 100 ? ", all tokens" : ", h2o " + std::to_string(percent) + "%");
+std::string point_label(unsigned bits, int percent, std::size_t residual) {
+  const std::string budget = percent == 100 ? "all" : "h2o " + std::to_string(percent) + "%";
+  if (residual != 0) return storage_name(bits) + ", " + budget + ", R " + std::to_string(residual);
+  return storage_name(bits) + (percent == 100 ? ", all tokens" : ", " + budget);
 }
 
 const BytesPoint* best_within(const std::vector<BytesPoint>& points, double share, unsigned bits) {
   const BytesPoint* best = nullptr;
   for (const BytesPoint& p : points) {
-    if (p.share > 1.01 * share || (bits != 0 && p.bits != bits)) continue;
+    if (p.residual != 0 || p.share > 1.01 * share || (bits != 0 && p.bits != bits)) continue;
     if (best == nullptr || p.perplexity() < best->perplexity()) best = &p;
   }
   return best;
@@ -78,7 +79,7 @@ void write_equal_bytes_picture(const std::string& dir, const std::vector<BytesPo
   for (unsigned bits : formats) {
     chart.series.push_back({storage_name(bits) + " + H2O", {}, {}, false, true});
     for (const BytesPoint& p : points) {
-      if (p.bits != bits) continue;
+      if (p.bits != bits || p.residual != 0) continue;
       chart.series.back().x.push_back(100 * p.share);
       chart.series.back().y.push_back(p.perplexity());
     }

@@ -30,13 +30,19 @@ namespace h2o {
 struct KvFormat {
   unsigned bits = 32;
   std::size_t group = 32;  // tokens per key group (KIVI's group size); ignored at 32 bits
+  // KIVI's residual window: the newest tokens stay float32 until `residual` of them (a multiple of
+  // the group) are there, then are quantised together, `group` positions to a key group. 0: one
+  // group (the newest group stays float32 until it fills). KIVI's code defaults to 128.
+  std::size_t residual = 0;
   bool quantised() const { return bits != 32; }
+  std::size_t residual_window() const { return residual == 0 ? group : residual; }
 };
 
-// Throws std::invalid_argument naming the problem unless bits is 32, 8, 4 or 2 and group >= 1.
+// Throws std::invalid_argument naming the problem unless bits is 32, 8, 4 or 2, group >= 1 and
+// residual is 0 or a multiple of group.
 void check_kv_format(const KvFormat& format);
 
-// "fp32" or "4-bit, groups of 32" for reports.
+// "fp32", "4-bit, groups of 32" or "4-bit, groups of 32, newest 128 fp32" for reports.
 std::string describe_kv_format(const KvFormat& format);
 
 struct QuantStep {

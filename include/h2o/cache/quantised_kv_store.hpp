@@ -8,9 +8,10 @@
 //            zero per group (2 D floats a group), each token a row of D packed codes;
 //   values   per token over groups of min(B, D) channels (2 floats per channel group), and a row
 //            of D packed codes;
-//   residual the tokens of the newest position group stay float32 until the group fills: when the
-//            first token of the next group arrives (append), the group's surviving tokens are
-//            quantised together, keys and values. Before that, attention reads them exactly.
+//   residual the newest tokens stay float32 (KIVI's residual window, R = format.residual_window(),
+//            a multiple of B; R = B by default): when the first token of the next block of R
+//            positions arrives (append), the block's surviving tokens are quantised together, keys
+//            and values, B positions to a key group. Before that, attention reads them exactly.
 // Eviction works on slots (the last live row moves into the freed slot, codes and all). A token
 // evicted from a quantised group only drops its row: its group keeps its scale and zero
 // (re-quantising the others would change numbers attention already used), and the group's floats
@@ -44,8 +45,11 @@ class QuantisedKVStore {
 
   // Writes a new token into slot sizes[g] of every KV head g (sizes (G,): live slots before the
   // token), as a residual row; first quantises the residual tokens when `position` opens a new
-  // position group (or the residual is full).  keys (G * D,)  values (G * D,)
-  void append(const float* keys, const float* values, Position position, const std::size_t* sizes);
+  // block of R positions (or the residual is full). positions: the cache's (G, S) slot positions
+  // (row g at + g * S), which say the key group of each residual token.
+  //   keys (G * D,)  values (G * D,)
+  void append(const float* keys, const float* values, Position position, const std::size_t* sizes,
+              const Position* positions);
   // Slot `slot` of head g leaves: its residual row or its key group membership is freed.
   void release(std::size_t g, std::size_t slot);
   // Slot `from`'s codes, steps and group move into slot `to` (the cache moves its bookkeeping).
@@ -81,7 +85,8 @@ class QuantisedKVStore {
   KvFormat format_;
   std::size_t value_group_ = 0;   // channels per value group
   std::size_t row_bytes_ = 0;     // P
-  std::int64_t open_group_ = -1;  // position group of the residual tokens (-1: none yet)
+  std::size_t capacity_;          // S
+  std::int64_t open_block_ = -1;  // block of R positions of the residual tokens (-1: none yet)
   xt::xtensor<std::uint8_t, 3> key_codes_, value_codes_;  // (G, S, P)
   Tensor3 value_scale_, value_zero_;                      // (G, S, VG)
   xt::xtensor<std::int32_t, 2> group_of_;  // (G, S) key group slot of a quantised row, or kResidual
@@ -93,7 +98,8 @@ class QuantisedKVStore {
   xt::xtensor<std::int32_t, 2> free_groups_, free_residual_;         // (G, NG), (G, R)
   std::vector<std::size_t> free_group_count_, free_residual_count_;  // (G,)
 
-  void quantise_residual(const std::size_t* sizes);  // every head's residual into a key group
+  // Every head's residual tokens into key groups, one per position group among them.
+  void quantise_residual(const std::size_t* sizes, const Position* positions);
 };
 
 }  // namespace h2o
