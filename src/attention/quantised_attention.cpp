@@ -172,8 +172,13 @@ H2O_INLINE void gather_chunk(const std::uint8_t* codes, std::size_t first, std::
         std::memcpy(&h, p + i * kRow, 2);
         lo[i] = h;
       } else {
-        std::memcpy(&lo[i], p + i * kRow, 4);
-        if constexpr (kBits == 8) std::memcpy(&hi[i], p + i * kRow + 4, 4);
+        std::int32_t word;  // (a vector lane has no address: copy through a scalar)
+        std::memcpy(&word, p + i * kRow, 4);
+        lo[i] = word;
+        if constexpr (kBits == 8) {
+          std::memcpy(&word, p + i * kRow + 4, 4);
+          hi[i] = word;
+        }
       }
     }
   }

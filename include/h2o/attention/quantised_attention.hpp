@@ -51,14 +51,16 @@ void attend_quantised_group_reference(const QuantisedRows& rows, std::size_t n_t
                                       float* outputs_out, float* row_buffer);
 
 // The fast kernel, reading codes directly. Keys: per-channel key groups let a group's steps be
-// folded into the query once per group, q . (c * s + z) = (q * s) . c + q . z, so a key costs
-// one product of codes with the folded query. Values: sum of w * (c * s + z) over tokens =
-// sum of (w * s) * c, plus the sum of w * z per value group added once at the end. Residual rows
-// are read as float32. Head sizes 8, 16, 32, 64 and 128 with value groups of a multiple of 8
+// folded into the query once per group, q . (c * s + z) = (q * s) . c + q . z, so a key costs one
+// product of codes with the folded query. Values: sum of w * (c * s + z) over tokens = sum of
+// (w * s) * c, plus the sum of w * z per value group added once at the end. Residual rows are read
+// as float32. Keys are scored 8 at a time, one key a lane (no sum across lanes), for up to 4
+// queries at once so each key's codes are unpacked once; at head size 8 values are summed 8 tokens
+// at a time the same way. Head sizes 8, 16, 32, 48, 64 and 128 with value groups of a multiple of 8
 // channels run 8 lanes at a time (AVX2 + FMA where the CPU has it, else the SSE2 baseline, as
-// attention.hpp's kernel); other shapes run attend_quantised_group_reference. Same arguments.
-// The order of rounding differs from the reference's: tests/test_kv_quant.cpp bounds the
-// difference (weights within 2e-6, outputs within 2e-6 of the largest |value|).
+// attention.hpp's kernel); other shapes run attend_quantised_group_reference. Same arguments. The
+// order of rounding differs from the reference's: tests/test_kv_quant.cpp bounds the difference
+// (weights within 2e-6, outputs within 2e-6 of the largest |value|).
 void attend_quantised_group(const QuantisedRows& rows, std::size_t n_tokens, const float* queries,
                             std::size_t n_queries, float* weights_out, std::size_t weights_stride,
                             float* outputs_out, float* row_buffer);
