@@ -165,6 +165,17 @@ H2O_INLINE void gather_chunk(const std::uint8_t* codes, std::size_t first, std::
   const std::uint8_t* p = codes + first * kRow + c * kBits;
   if constexpr (kRow == 4 && kBits == 4) {  // head size 8: 8 rows of 4 bytes, one load
     std::memcpy(&lo, p, sizeof(lo));
+  } else if constexpr (kRow == 8 && kBits == 8) {  // head size 8: 8 rows of 8 bytes, two loads
+    Ints8 a, b;
+    std::memcpy(&a, p, sizeof(a));
+    std::memcpy(&b, p + sizeof(a), sizeof(b));
+    lo = __builtin_shufflevector(a, b, 0, 2, 4, 6, 8, 10, 12, 14);  // each row's first 4 codes
+    hi = __builtin_shufflevector(a, b, 1, 3, 5, 7, 9, 11, 13, 15);  // and its last 4
+  } else if constexpr (kRow == 2 && kBits == 2) {  // head size 8: 8 rows of 2 bytes, one load
+    typedef std::uint16_t Halves8 __attribute__((vector_size(16)));
+    Halves8 h;
+    std::memcpy(&h, p, sizeof(h));
+    lo = __builtin_convertvector(h, Ints8);
   } else {
     for (int i = 0; i < 8; ++i) {
       if constexpr (kBits == 2) {
