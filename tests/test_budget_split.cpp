@@ -192,10 +192,8 @@ TEST_CASE("Budgets by layer and by head hold in a decoder what H2O holds in all"
 
 TEST_CASE("Budgets by layer and by head refuse what they cannot do", "[budget_split]") {
   CHECK_THROWS_WITH(pyramid_heavy_budget(8, 0, 4, 0.5), h2o_catch::Contains("beta"));
-  CHECK_THROWS_WITH(pyramid_heavy_budget(8, 4, 4, 20.0),
-                    h2o_catch::Contains("layer 4 of 4"));
-  CHECK_THROWS_WITH(PyramidKVPolicy(CacheBudget{8, 0}),
-                    h2o_catch::Contains("recent window"));
+  CHECK_THROWS_WITH(pyramid_heavy_budget(8, 4, 4, 20.0), h2o_catch::Contains("layer 4 of 4"));
+  CHECK_THROWS_WITH(PyramidKVPolicy(CacheBudget{8, 0}), h2o_catch::Contains("recent window"));
   CHECK_THROWS_WITH(
       AdaKVPolicy(CacheBudget{8, 8}, ScoringMode::PerHead, H2OScore::Sum, kDefaultH2ODecay, 1.5),
       h2o_catch::Contains("between 0 and 1"));

@@ -8,10 +8,11 @@
 //             N; H2O attends over at most heavy + recent tokens, so once its cache is full its
 //             time per token stays flat.
 //   kv-bits   the full cache decoding N tokens with its keys and values in float32, 8 and 4 bits
-//             (kv_cache.hpp, KIVI's layout, --kv-group): tokens per second and the live KV bytes
-//             (codes, scales and zeros counted exactly), each as a ratio to float32's. A quantised
-//             row is dequantised as attention reads it, so attention does more work per token
-//             for less memory.
+//             (kv_cache.hpp, KIVI's layout, --kv-group): tokens per second and the KV bytes
+//             attention read for each token, the mean over the run (codes, scales, zeros and the
+//             float32 rows counted exactly), each as a ratio to float32's. Attention reads the
+//             codes directly (attention/quantised_attention.hpp), so fewer bytes cost no more
+//             arithmetic per token than float32 rows.
 //   eviction  one layer's cache at an H2O budget B (heavy = recent = B / 2), one token per step:
 //             the time of attention (all query heads over the cache) next to the time of H2O's
 //             scoring and eviction (after_attention) for the same cache, as a share.
@@ -37,6 +38,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
+#include <fstream>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -70,6 +72,9 @@ struct RunTiming {
   double total_seconds = 0.0;     // all N tokens
   double tail_seconds = 0.0;      // the last min(N, kTailTokens) tokens
   std::size_t live_kv_bytes = 0;  // at the end of the sequence
+  // KV bytes attention read for a token, averaged over the N tokens: each step reads every live
+  // key and value (codes, scales, zeros and float32 rows: Decoder::live_kv_bytes after append).
+  double kv_bytes_read_per_token = 0.0;
 };
 
 RunTiming time_decode(const std::shared_ptr<const DecoderWeights>& weights,
@@ -80,16 +85,31 @@ RunTiming time_decode(const std::shared_ptr<const DecoderWeights>& weights,
   const std::size_t tail_start = length - std::min(length, kTailTokens);
   const Clock::time_point start = Clock::now();
   Clock::time_point tail_begin = start;
+  double bytes_read = 0.0;  // counted inside the loop: a few additions per layer, every format
   for (std::size_t i = 0; i < length; ++i) {
     if (i == tail_start) tail_begin = Clock::now();
     decoder.forward(tokens[i]);
+    bytes_read += static_cast<double>(decoder.live_kv_bytes());
   }
   const Clock::time_point stop = Clock::now();
   RunTiming timing;
   timing.total_seconds = std::chrono::duration<double>(stop - start).count();
   timing.tail_seconds = std::chrono::duration<double>(stop - tail_begin).count();
   timing.live_kv_bytes = decoder.live_kv_bytes();
+  timing.kv_bytes_read_per_token = bytes_read / static_cast<double>(length);
   return timing;
+}
+
+// The CPU's name as /proc/cpuinfo gives it ("model name"), or "unknown" where there is none.
+std::string cpu_name() {
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(cpuinfo, line)) {
+    if (line.rfind("model name", 0) != 0) continue;
+    const std::size_t colon = line.find(':');
+    if (colon != std::string::npos && colon + 2 <= line.size()) return line.substr(colon + 2);
+  }
+  return "unknown";
 }
 
 double median(std::vector<double> values) {
@@ -116,7 +136,8 @@ void kv_bits_section(const std::shared_ptr<const DecoderWeights>& weights,
   std::cout << "Full cache, keys and values in float32, 8 and 4 bits (groups of " << group
             << "); median of " << repeats << " runs,\nthe formats alternating; ratios to "
             << "float32:\n"
-            << pad_right("", 6) << pad_right("  tokens per second", 34) << "live KV-cache bytes\n"
+            << pad_right("", 6) << pad_right("  tokens per second", 34)
+            << "KV bytes read a token (mean of the run)\n"
             << pad_left("length", 6) << pad_left("fp32", 9) << pad_left("8-bit", 8)
             << pad_left("4-bit", 8) << pad_left("8/32", 6) << pad_left("4/32", 6)
             << pad_left("fp32", 10) << pad_left("8-bit", 9) << pad_left("4-bit", 9)
@@ -124,14 +145,14 @@ void kv_bits_section(const std::shared_ptr<const DecoderWeights>& weights,
             << rule(88) << "\n";
   for (std::size_t length : lengths) {
     std::vector<std::vector<double>> seconds(all_bits.size());
-    std::vector<std::size_t> bytes(all_bits.size());
+    std::vector<double> bytes(all_bits.size());
     for (std::size_t r = 0; r < repeats; ++r) {
       for (std::size_t turn = 0; turn < all_bits.size(); ++turn) {
         const std::size_t f = (turn + r) % all_bits.size();  // who goes first rotates
         const RunTiming t = time_decode(weights, std::make_unique<FullCachePolicy>(), tokens,
                                         length, KvFormat{all_bits[f], group});
         seconds[f].push_back(t.total_seconds);
-        bytes[f] = t.live_kv_bytes;
+        bytes[f] = t.kv_bytes_read_per_token;
       }
     }
     std::vector<double> speed;
@@ -140,10 +161,9 @@ void kv_bits_section(const std::shared_ptr<const DecoderWeights>& weights,
     std::cout << pad_left(std::to_string(length), 6) << pad_left(fixed(speed[0], 0), 9)
               << pad_left(fixed(speed[1], 0), 8) << pad_left(fixed(speed[2], 0), 8)
               << ratio(speed[1], speed[0], 6) << ratio(speed[2], speed[0], 6)
-              << pad_left(std::to_string(bytes[0]), 10) << pad_left(std::to_string(bytes[1]), 9)
-              << pad_left(std::to_string(bytes[2]), 9)
-              << ratio(static_cast<double>(bytes[1]), static_cast<double>(bytes[0]), 7)
-              << ratio(static_cast<double>(bytes[2]), static_cast<double>(bytes[0]), 7) << "\n";
+              << pad_left(fixed(bytes[0], 0), 10) << pad_left(fixed(bytes[1], 0), 9)
+              << pad_left(fixed(bytes[2], 0), 9) << ratio(bytes[1], bytes[0], 7)
+              << ratio(bytes[2], bytes[0], 7) << "\n";
   }
   std::cout << "\n";
 }
@@ -364,7 +384,8 @@ int run(int argc, char** argv) {
   const std::size_t longest = std::max(*std::max_element(lengths.begin(), lengths.end()),
                                        *std::max_element(prompts.begin(), prompts.end()));
   config.seq_len = std::max(config.seq_len, longest);
-  std::cout << "model:  random weights,\n        " << config.describe() << "\n"
+  std::cout << "CPU:    " << cpu_name() << "\n"
+            << "model:  random weights,\n        " << config.describe() << "\n"
             << "matrix products: " << matmul_threads() << " thread"
             << (matmul_threads() == 1 ? "" : "s")
             << ", decode kernel " << kernel_name(active_matvec_kernel()) << "\n"

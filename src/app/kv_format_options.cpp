@@ -11,7 +11,9 @@ ArgParser& add_kv_format_options(ArgParser& args) {
       .add_option("kv-bits", "N", std::to_string(defaults.bits),
                   "KV storage: 32 (float), or 8, 4, 2 bits (KIVI's layout)")
       .add_option("kv-group", "B", std::to_string(defaults.group),
-                  "quantised KV: tokens per key group, channels per value group");
+                  "quantised KV: tokens per key group, channels per value group")
+      .add_option("kv-residual", "R", std::to_string(defaults.residual),
+                  "quantised KV: newest R tokens in fp32, a multiple of B (KIVI: 128; 0: B)");
 }
 
 KvFormat read_kv_format_options(const ArgParser& args) {
@@ -23,6 +25,11 @@ KvFormat read_kv_format_options(const ArgParser& args) {
   }
   format.bits = static_cast<unsigned>(bits);
   format.group = static_cast<std::size_t>(args.integer("kv-group", 1, 4096));
+  format.residual = static_cast<std::size_t>(args.integer("kv-residual", 0, 1 << 20));
+  if (format.residual % format.group != 0) {
+    throw UsageError("--kv-residual " + std::to_string(format.residual) +
+                     " must be a multiple of --kv-group " + std::to_string(format.group));
+  }
   return format;
 }
 

@@ -12,11 +12,19 @@ void check_kv_format(const KvFormat& format) {
                                 std::to_string(format.bits) + ")");
   }
   if (format.group == 0) throw std::invalid_argument("the KV quantisation group must be >= 1");
+  if (format.residual % format.group != 0) {
+    throw std::invalid_argument("the KV residual window (" + std::to_string(format.residual) +
+                                " tokens) must be a multiple of the group (" +
+                                std::to_string(format.group) + ")");
+  }
 }
 
 std::string describe_kv_format(const KvFormat& format) {
   if (!format.quantised()) return "fp32";
-  return std::to_string(format.bits) + "-bit, groups of " + std::to_string(format.group);
+  const std::string window = format.residual_window() == format.group
+                                 ? ""
+                                 : ", newest " + std::to_string(format.residual) + " fp32";
+  return std::to_string(format.bits) + "-bit, groups of " + std::to_string(format.group) + window;
 }
 
 QuantStep quant_step_for_range(float lo, float hi, unsigned bits) {
@@ -39,13 +47,6 @@ std::uint8_t quantise_number(float x, const QuantStep& step, unsigned bits) {
   // KIVI's order: subtract, divide, clamp, then round (to nearest, ties to even).
   const float steps = std::min(std::max((x - step.zero) / step.scale, 0.0f), max_code);
   return static_cast<std::uint8_t>(std::nearbyint(steps));
-}
-
-void put_code(std::uint8_t* packed, std::size_t i, unsigned bits, std::uint8_t code) {
-  const std::size_t bit = i * bits;
-  const auto mask = static_cast<std::uint8_t>(((1u << bits) - 1u) << (bit % 8));
-  packed[bit / 8] = static_cast<std::uint8_t>((packed[bit / 8] & ~mask) |
-                                              ((code << (bit % 8)) & mask));
 }
 
 }  // namespace h2o

@@ -30,11 +30,12 @@ std::vector<SweepPolicy> evicting_policies(const PolicySettings& base, const KvF
 }
 
 std::vector<SweepPolicy> score_variants() {
-  std::vector<SweepPolicy> variants = {{"h2o-norm", "h2o", {}},
-                                       {"h2o-decay", "h2o", {}},
-                                       {"h2o+start" + std::to_string(kStartArea), "h2o", {}},
-                                       {"h2o-heavy" + std::to_string(kSmallHeavyPercent), "h2o", {}},
-                                       {"tova-per-head", "tova", {}}};
+  std::vector<SweepPolicy> variants = {
+      {"h2o-norm", "h2o", {}},
+      {"h2o-decay", "h2o", {}},
+      {"h2o+start" + std::to_string(kStartArea), "h2o", {}},
+      {"h2o-heavy" + std::to_string(kSmallHeavyPercent), "h2o", {}},
+      {"tova-per-head", "tova", {}}};
   variants[0].settings.h2o_score = H2OScore::NormalisedSum;
   variants[1].settings.h2o_score = H2OScore::DecayedSum;  // gamma: kDefaultH2ODecay
   variants[2].settings.start_area = kStartArea;
@@ -126,7 +127,8 @@ SweepRun read_stories(std::shared_ptr<const DecoderWeights> weights, const Sweep
     if (i == 0) {
       // Per layer and KV head on average: budgets may differ by layer (PyramidKV) or head (Ada-KV).
       std::size_t held = 0;
-      for (std::size_t l = 0; l < decoder.config().n_layers; ++l) held += decoder.cache(l).total_size();
+      for (std::size_t l = 0; l < decoder.config().n_layers; ++l)
+        held += decoder.cache(l).total_size();
       run.kept = held / (decoder.config().n_layers * decoder.config().n_kv_heads);
       run.evicted = static_cast<std::size_t>(decoder.position()) - run.kept;
       run.live_kv_bytes = decoder.live_kv_bytes();

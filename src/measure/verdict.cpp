@@ -160,9 +160,11 @@ std::string budgets_by_verdict(const BudgetComparison& comparison,
   for (Verdict verdict : {Verdict::Better, Verdict::Worse, Verdict::WithinNoise}) {
     std::string budgets;
     for (std::size_t i = 0; i < budget_names.size(); ++i) {
-      if (comparison.verdicts[i] == verdict) budgets += (budgets.empty() ? "" : ", ") + budget_names[i];
+      if (comparison.verdicts[i] == verdict)
+        budgets += (budgets.empty() ? "" : ", ") + budget_names[i];
     }
-    if (!budgets.empty()) sentence += (sentence.empty() ? "" : "; ") + verdict_word(verdict) + " at " + budgets;
+    if (!budgets.empty())
+      sentence += (sentence.empty() ? "" : "; ") + verdict_word(verdict) + " at " + budgets;
   }
   return sentence;
 }

@@ -25,8 +25,8 @@ AdaKVPolicy::AdaKVPolicy(CacheBudget budget, ScoringMode mode, H2OScore score, f
 std::string AdaKVPolicy::describe() const {
   std::string text = "Ada-KV, " + budget_.describe() +
                      " per KV head on average, a layer's heavy hitters shared by its KV heads (at "
-                     "least " + std::to_string(floor_) + " each), " +
-                     to_string(scoring_.mode()) + " scores";
+                     "least " +
+                     std::to_string(floor_) + " each), " + to_string(scoring_.mode()) + " scores";
   if (scoring_.mode() == ScoringMode::Shared) text += " (every head alike: H2O's shared budget)";
   if (scoring_.score() == H2OScore::NormalisedSum) text += ", normalised by steps in the cache";
   if (scoring_.score() == H2OScore::DecayedSum) {
@@ -59,7 +59,7 @@ bool AdaKVPolicy::evict_lowest(LayerKVCache& cache) {
   Position victim_position = 0;
   for (std::size_t g = 0; g < cache.n_kv_heads(); ++g) {
     const std::size_t n = cache.size(g);
-    if (n <= budget_.recent + floor_) continue;  // at its window and floor: nothing to give
+    if (n <= budget_.recent + floor_) continue;      // at its window and floor: nothing to give
     const Position* positions = cache.positions(g);  // (n,)
     const float* scores = cache.scores(g);           // (n,)
     const std::size_t slot = slot_to_evict(positions, scores, n, rule);

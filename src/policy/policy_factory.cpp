@@ -115,7 +115,7 @@ const std::vector<PolicyEntry>& policy_table() {
         kPerHead, /*evicts=*/true, /*protects_newest=*/true, "heavy hitter", last_recent},
        [](const Settings& s) {
          return std::make_unique<SnapKVPolicy>(CacheBudget{s.heavy, s.recent}, *s.scoring,
-                                              s.snapkv_pooling);
+                                               s.snapkv_pooling);
        },
        [](Settings s, std::size_t tokens) {
          s.recent = std::min(SnapKVPolicy::kPaperWindow, heavy_and_recent(s, tokens).recent);
@@ -123,7 +123,8 @@ const std::vector<PolicyEntry>& policy_table() {
          return s;
        }},
       // Budgets per layer and per head (their papers cut a prompt once by SnapKV's votes; here
-      // both keep their budgets at every step by H2O's scores: pyramid_policy.hpp, adakv_policy.hpp).
+      // both keep their budgets at every step by H2O's scores: pyramid_policy.hpp,
+      // adakv_policy.hpp).
       {{"pyramid", "PyramidKV: as h2o, with more heavy hitters in the first layers, fewer deeper",
         "PyramidKV", PolicyRole::Contender, kPerHead, /*evicts=*/true, /*protects_newest=*/true,
         "heavy hitter", last_recent, BudgetSplit::ByLayer},

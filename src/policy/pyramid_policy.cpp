@@ -48,7 +48,8 @@ PyramidKVPolicy::PyramidKVPolicy(CacheBudget budget, ScoringMode mode, H2OScore 
   if (!(beta >= 1.0)) throw std::invalid_argument("PyramidKV: beta must be at least 1");
   if (budget.recent == 0) {
     // The deepest layers may keep no heavy hitter at all: without a window they would hold nothing.
-    throw std::invalid_argument("PyramidKV: every layer keeps a recent window; recent must be >= 1");
+    throw std::invalid_argument(
+        "PyramidKV: every layer keeps a recent window; recent must be >= 1");
   }
 }
 

@@ -38,17 +38,18 @@ std::string rank_score_svg(const std::vector<std::vector<double>>& accumulated,
   return line_chart_svg(chart);
 }
 
-void save_attention_pictures(const std::string& folder, const Matrix& first_rows,
-                             std::size_t layer, const std::vector<std::vector<double>>& accumulated,
+void save_attention_pictures(const std::string& folder, const Matrix& first_rows, std::size_t layer,
+                             const std::vector<std::vector<double>>& accumulated,
                              const std::string& model, const std::string& text_name,
                              const std::string& command) {
   const std::size_t shown = first_rows.shape()[0];
   const std::size_t n_tokens = accumulated.empty() ? 0 : accumulated.front().size();
-  save_svg(folder + "/attention_heatmap.svg",
-           attention_heatmap_svg(first_rows,
-                                 model + ", layer " + std::to_string(layer) + ", head 0, the first " +
-                                     std::to_string(shown) + " tokens of " + text_name,
-                                 command));
+  save_svg(
+      folder + "/attention_heatmap.svg",
+      attention_heatmap_svg(first_rows,
+                            model + ", layer " + std::to_string(layer) + ", head 0, the first " +
+                                std::to_string(shown) + " tokens of " + text_name,
+                            command));
   save_svg(folder + "/rank_score.svg",
            rank_score_svg(accumulated, model + " reading " + std::to_string(n_tokens) + " tokens",
                           command));

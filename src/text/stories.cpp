@@ -1,5 +1,9 @@
 #include "h2o/text/stories.hpp"
 
+#include <stdexcept>
+
+#include "h2o/text/tokenizer.hpp"
+
 namespace h2o {
 
 namespace {
@@ -46,6 +50,24 @@ std::size_t paragraph_count(const std::string& story) {
   std::size_t lines = story.empty() ? 0 : 1;
   for (char c : story) lines += c == '\n' ? 1 : 0;
   return lines;
+}
+
+TokenisedStories encode_stories(const Tokenizer& tokenizer, const std::vector<std::string>& stories,
+                           std::size_t at_most, std::size_t seq_len, std::size_t min_tokens,
+                           const std::string& file, const std::string& who) {
+  TokenisedStories out;
+  for (const std::string& story : stories) {
+    if (out.stories.size() == at_most) break;
+    out.texts.push_back(story);
+    out.stories.push_back(tokenizer.encode_at_most(story, true, false, seq_len));
+    if (out.stories.back().size() < min_tokens) {
+      throw std::runtime_error("story " + std::to_string(out.stories.size()) + " of '" + file +
+                               "' has " + std::to_string(out.stories.back().size()) + " tokens; " +
+                               who + " needs at least " + std::to_string(min_tokens));
+    }
+    out.total += out.stories.back().size();
+  }
+  return out;
 }
 
 }  // namespace h2o

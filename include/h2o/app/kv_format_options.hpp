@@ -3,6 +3,8 @@
 // bench_decode:
 //   --kv-bits N    32 (float32, the default), 8, 4 or 2 (KIVI's layout, kv_cache.hpp)
 //   --kv-group B   tokens per key group = channels per value group (KIVI's group size, 32)
+//   --kv-residual R  the newest tokens kept float32, a multiple of B (KIVI's residual window,
+//                  128 in its code; 0, the default, = one group)
 #pragma once
 
 #include <cstddef>
@@ -12,7 +14,7 @@
 
 namespace h2o {
 
-// Adds the two options with KvFormat's defaults. Returns the parser.
+// Adds the three options with KvFormat's defaults. Returns the parser.
 ArgParser& add_kv_format_options(ArgParser& args);
 
 // Reads them; a bad value is a UsageError naming the option.

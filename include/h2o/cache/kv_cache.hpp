@@ -18,30 +18,21 @@
 // Each slot also carries a score: a number the eviction policy keeps per token (H2O: accumulated
 // attention). It lives here, not in the policy, so that it moves with its key and value rows.
 //
-// Quantised storage (KvFormat bits 8, 4 or 2; kv_quantiser.hpp has the arithmetic), KIVI's layout
-// with eviction on top. Position group k = positions k * B .. (k + 1) * B - 1 (B = format.group):
-//   keys     per channel over a position group: every channel of a KV head has its own scale and
-//            zero per group (2 D floats a group), each token a row of D packed codes;
-//   values   per token over groups of min(B, D) channels (2 floats per channel group), and a row
-//            of D packed codes;
-//   residual the tokens of the newest position group stay float32 until the group fills: when the
-//            first token of the next group arrives (append), the group's surviving tokens are
-//            quantised together, keys and values. Before that, attention reads them exactly.
-// Eviction works on slots as before (the last live row moves into the freed slot, codes and all).
-// A token evicted from a quantised group only drops its row: its group keeps its scale and zero
-// (re-quantising the others would change numbers attention already used), and the group's floats
-// are freed with its last member. So with eviction, a group's floats are shared by fewer tokens:
-// live_kv_bytes() counts them, and that is part of what eviction costs a quantised cache.
-// Attention reads a quantised cache through attend_cached_group (below), which dequantises row by
-// row: the numbers the policy scores are the numbers attention used.
+// Quantised storage (KvFormat bits 8, 4 or 2): the rows live in a QuantisedKVStore
+// (quantised_kv_store.hpp: KIVI's layout, codes, scales, zeros and key groups, the newest tokens in
+// float32 until their group fills), while this class keeps the slots as in float32: how many are
+// live, their positions and scores, and which row moves where when a token is evicted.
+// Attention reads either store through attend_cached_group (below).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "h2o/base/tensor.hpp"
 #include "h2o/cache/kv_quantiser.hpp"
+#include "h2o/cache/quantised_kv_store.hpp"
 
 namespace h2o {
 
@@ -118,6 +109,8 @@ class LayerKVCache {
   const float* newest_key(std::size_t g) const;
   // Live slots of head g whose rows are quantised (the rest are residual, float32).
   std::size_t quantised_rows(std::size_t g) const;
+  // The quantised store (quantised formats only; std::logic_error for fp32).
+  const QuantisedKVStore& quantised_store() const;
   const Position* positions(std::size_t g) const { return &positions_(g, 0); }  // (S,)
   const float* scores(std::size_t g) const { return &scores_(g, 0); }           // (S,)
   float* scores(std::size_t g) { return &scores_(g, 0); }
@@ -128,39 +121,21 @@ class LayerKVCache {
  private:
   std::size_t n_kv_heads_, head_dim_, capacity_;
   std::vector<std::size_t> sizes_;      // (G,) live slots of each head
-  Tensor3 keys_;                        // (G, S, D)
+  Tensor3 keys_;                        // (G, S, D) float32 rows (empty when quantised)
   Tensor3 values_;                      // (G, S, D)
   xt::xtensor<Position, 2> positions_;  // (G, S)
   Matrix scores_;                       // (G, S)
 
-  // Quantised format only (kv_quantiser.hpp); NG = key group slots, R = residual rows (<= B),
-  // VG = value channel groups per row (D / min(B, D)), P = packed bytes of a row of D codes.
-  static constexpr std::int32_t kResidual = -1;
   KvFormat format_;
-  std::size_t value_group_ = 0;   // channels per value group
-  std::size_t row_bytes_ = 0;     // P
-  std::int64_t open_group_ = -1;  // position group of the residual tokens (-1: none yet)
-  xt::xtensor<std::uint8_t, 3> key_codes_, value_codes_;  // (G, S, P)
-  Tensor3 value_scale_, value_zero_;                      // (G, S, VG)
-  xt::xtensor<std::int32_t, 2> group_of_;  // (G, S) key group slot of a quantised row, or kResidual
-  xt::xtensor<std::int32_t, 2> residual_of_;    // (G, S) residual row of a residual slot
-  Tensor3 residual_keys_, residual_values_;     // (G, R, D)
-  Tensor3 group_scale_, group_zero_;            // (G, NG, D) each key group's per-channel step
-  xt::xtensor<std::int32_t, 2> group_members_;  // (G, NG) live rows of each key group
-  // Free key group slots and residual rows of each head: a stack, the first free_*_count_ live.
-  xt::xtensor<std::int32_t, 2> free_groups_, free_residual_;         // (G, NG), (G, R)
-  std::vector<std::size_t> free_group_count_, free_residual_count_;  // (G,)
-
-  void release_slot(std::size_t g, std::size_t slot);  // its group member or residual row
-  void move_slot(std::size_t g, std::size_t from, std::size_t to);
-  void quantise_residual();  // every head's residual tokens into a new key group each
+  std::optional<QuantisedKVStore>
+      quantised_;  // the rows of a quantised format (else keys_, values_)
 };
 
 // Attention of the Q query heads that share KV head g over that head's live slots, whatever the
 // cache's format: fp32 calls attend_group_into on the rows as they are (the same bits as before);
-// a quantised cache dequantises each row into row_buffer (D,) as attention reaches it (the same
-// kernel steps, one row at a time), so the weights (what policies score) are those of the
-// dequantised keys.
+// a quantised cache calls attend_quantised_group (attention/quantised_attention.hpp), which reads
+// the codes directly; the weights (what policies score) are those of the dequantised keys, to
+// float rounding (its bound is stated there).
 //   queries (Q, D)  weights_out: Q rows of size(g) weights, row j at + j * weights_stride
 //   outputs_out (Q, D)  row_buffer (D,)
 void attend_cached_group(const LayerKVCache& cache, std::size_t g, const float* queries,

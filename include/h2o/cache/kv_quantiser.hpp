@@ -10,8 +10,7 @@
 // so |x - x'| <= scale / 2: half a step, whatever the numbers. A group of equal numbers has scale
 // 0: every code is 0 and x' = zero exactly (KIVI's own code divides by that 0; here it is defined).
 //
-// Codes are packed along a row, lowest bits first: with b = 4 code i sits in byte i / 2, bits
-// 4 * (i % 2) .. 4 * (i % 2) + 3 (the order KIVI's pack_tensor uses inside each int32).
+// Codes are packed along a row, lowest bits first (base/packed_codes.hpp).
 //
 // Dimension legend: n = numbers in one group, D = head_dim.
 #pragma once
@@ -19,6 +18,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+
+#include "h2o/base/packed_codes.hpp"
 
 namespace h2o {
 
@@ -29,13 +30,19 @@ namespace h2o {
 struct KvFormat {
   unsigned bits = 32;
   std::size_t group = 32;  // tokens per key group (KIVI's group size); ignored at 32 bits
+  // KIVI's residual window: the newest tokens stay float32 until `residual` of them (a multiple of
+  // the group) are there, then are quantised together, `group` positions to a key group. 0: one
+  // group (the newest group stays float32 until it fills). KIVI's code defaults to 128.
+  std::size_t residual = 0;
   bool quantised() const { return bits != 32; }
+  std::size_t residual_window() const { return residual == 0 ? group : residual; }
 };
 
-// Throws std::invalid_argument naming the problem unless bits is 32, 8, 4 or 2 and group >= 1.
+// Throws std::invalid_argument naming the problem unless bits is 32, 8, 4 or 2, group >= 1 and
+// residual is 0 or a multiple of group.
 void check_kv_format(const KvFormat& format);
 
-// "fp32" or "4-bit, groups of 32" for reports.
+// "fp32", "4-bit, groups of 32" or "4-bit, groups of 32, newest 128 fp32" for reports.
 std::string describe_kv_format(const KvFormat& format);
 
 struct QuantStep {
@@ -52,16 +59,6 @@ QuantStep quant_step_of(const float* x, std::size_t n, std::size_t stride, unsig
 std::uint8_t quantise_number(float x, const QuantStep& step, unsigned bits);
 inline float dequantise_number(std::uint8_t code, const QuantStep& step) {
   return static_cast<float>(code) * step.scale + step.zero;
-}
-
-// Bytes that n codes of b bits take packed: ceil(n * b / 8).
-inline std::size_t packed_bytes(std::size_t n, unsigned bits) { return (n * bits + 7) / 8; }
-
-// Writes code i (< 2^b) into packed (packed_bytes(n, b),), or reads it back.
-void put_code(std::uint8_t* packed, std::size_t i, unsigned bits, std::uint8_t code);
-inline std::uint8_t get_code(const std::uint8_t* packed, std::size_t i, unsigned bits) {
-  const std::size_t bit = i * bits;
-  return static_cast<std::uint8_t>((packed[bit / 8] >> (bit % 8)) & ((1u << bits) - 1u));
 }
 
 }  // namespace h2o

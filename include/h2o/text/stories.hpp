@@ -29,4 +29,18 @@ std::vector<std::string> split_stories(const std::string& text);
 // The number of paragraphs of a story returned by split_stories (its lines).
 std::size_t paragraph_count(const std::string& story);
 
+class Tokenizer;
+
+// The first at_most stories as tokens (BOS first, at most seq_len each), and how many tokens they
+// hold together. A story shorter than min_tokens is a std::runtime_error naming it, the file and
+// the minimum: "story 2 of 'FILE' has 9 tokens; <who> needs at least 16".
+struct TokenisedStories {
+  std::vector<std::vector<int>> stories;  // (K,) each story's tokens
+  std::vector<std::string> texts;         // (K,) each story as read (the names it shows)
+  std::size_t total = 0;
+};
+TokenisedStories encode_stories(const Tokenizer& tokenizer, const std::vector<std::string>& stories,
+                           std::size_t at_most, std::size_t seq_len, std::size_t min_tokens,
+                           const std::string& file, const std::string& who);
+
 }  // namespace h2o
