@@ -196,8 +196,12 @@ int generate(int argc, char** argv) {
     std::vector<std::size_t> evicted;
     std::size_t total = 0;
     for (std::size_t l = 0; l < config.n_layers; ++l) {
-      evicted.push_back(decoder.evicted_tokens(l));
-      total += evicted.back() * config.n_kv_heads;
+      // Per KV head on average (rounded down): Ada-KV's heads of a layer hold different numbers.
+      const std::size_t layer_evicted =
+          static_cast<std::size_t>(decoder.position()) * config.n_kv_heads -
+          decoder.cache(l).total_size();
+      evicted.push_back(layer_evicted / config.n_kv_heads);
+      total += layer_evicted;
     }
     std::cerr << "evicted tokens per KV head, layer by layer: " << h2o::format_list(evicted)
               << "\n";
