@@ -8,18 +8,21 @@
 #include <string>
 
 #include "h2o/attention/linear.hpp"
+#include "lanes8.hpp"
 #include "h2o/base/vector_math.hpp"
 
 namespace h2o {
 
 namespace {
 
+using lanes8::Floats8;
+using lanes8::load8;
+using lanes8::sum_each;
+
 // Reductions keep kLanes independent partial results (a max or a sum per lane) so that, without
 // -ffast-math, the compiler may still run them as vector instructions: it must not reorder float
 // additions, but the lanes ARE the order. 8 = one AVX2 register of floats, two SSE2 registers.
 constexpr std::size_t kLanes = 8;
-
-#define H2O_INLINE inline __attribute__((always_inline))
 
 // Largest number of x (n,), n >= 1.
 H2O_INLINE float max_of(const float* x, std::size_t n) {
@@ -104,30 +107,6 @@ H2O_INLINE void group_kernel(const float* queries, std::size_t n_queries, const 
 // Head sizes that are a multiple of 8 get a kernel written with GCC/Clang vector types: 8 floats
 // (one AVX register; two SSE registers on the baseline build), so that every step is a whole-
 // vector instruction. kD / 8 vectors hold one query, key or value row.
-typedef float Floats8 __attribute__((vector_size(32)));
-
-H2O_INLINE Floats8 load8(const float* p) {
-  Floats8 v;
-  std::memcpy(&v, p, sizeof(v));
-  return v;
-}
-
-// r[i] = sum of the 8 numbers of a[i], i = 0..7: three rounds of pairwise adds of shuffled
-// vectors, instead of eight horizontal sums (each one a chain of dependent shuffles and adds).
-H2O_INLINE Floats8 sum_each(const Floats8 (&a)[8]) {
-  // __builtin_shufflevector: g++ 12 and clang both have it (the fuzz build uses clang).
-  Floats8 b[4], c[2];
-  for (int i = 0; i < 4; ++i) {
-    b[i] = __builtin_shufflevector(a[2 * i], a[2 * i + 1], 0, 8, 2, 10, 4, 12, 6, 14) +
-           __builtin_shufflevector(a[2 * i], a[2 * i + 1], 1, 9, 3, 11, 5, 13, 7, 15);
-  }
-  for (int i = 0; i < 2; ++i) {
-    c[i] = __builtin_shufflevector(b[2 * i], b[2 * i + 1], 0, 1, 8, 9, 4, 5, 12, 13) +
-           __builtin_shufflevector(b[2 * i], b[2 * i + 1], 2, 3, 10, 11, 6, 7, 14, 15);
-  }
-  return __builtin_shufflevector(c[0], c[1], 0, 1, 2, 3, 8, 9, 10, 11) +
-         __builtin_shufflevector(c[0], c[1], 4, 5, 6, 7, 12, 13, 14, 15);
-}
 
 template <std::size_t kD>
 H2O_INLINE float dot8(const Floats8 (&q)[kD / 8], const float* k) {

@@ -7,6 +7,7 @@
 #include "h2o/attention/attention.hpp"
 #include "h2o/base/packed_codes.hpp"
 #include "h2o/base/vector_math.hpp"
+#include "lanes8.hpp"
 
 namespace h2o {
 
@@ -95,17 +96,12 @@ void attend_quantised_group_reference(const QuantisedRows& rows, std::size_t n_t
 
 namespace {
 
-#define H2O_INLINE inline __attribute__((always_inline))
+using lanes8::Floats8;
+using lanes8::load8;
+using lanes8::sum_each;
 
-// 8 floats or 8 int32s: one AVX2 register (two SSE2 registers in the baseline clone).
-typedef float Floats8 __attribute__((vector_size(32)));
+// 8 int32s, the codes' lanes before they become Floats8 (lanes8.hpp).
 typedef std::int32_t Ints8 __attribute__((vector_size(32)));
-
-H2O_INLINE Floats8 load8(const float* p) {
-  Floats8 v;
-  std::memcpy(&v, p, sizeof(v));
-  return v;
-}
 
 // The 8 codes of kBits bits that start at p (kBits bytes, lowest bits first) as floats: every
 // lane shifts its own copy of the bytes right by its code's bit offset and masks the code off.
@@ -128,22 +124,6 @@ H2O_INLINE Floats8 codes8(const std::uint8_t* p) {
     v = (Ints8{w, w, w, w, w, w, w, w} >> Ints8{0, 2, 4, 6, 8, 10, 12, 14}) & 0x03;
   }
   return __builtin_convertvector(v, Floats8);
-}
-
-// r[i] = sum of the 8 numbers of a[i], i = 0..7 (attention.cpp's reduction: three rounds of
-// pairwise adds of shuffled vectors).
-H2O_INLINE Floats8 sum_each(const Floats8 (&a)[8]) {
-  Floats8 b[4], c[2];
-  for (int i = 0; i < 4; ++i) {
-    b[i] = __builtin_shufflevector(a[2 * i], a[2 * i + 1], 0, 8, 2, 10, 4, 12, 6, 14) +
-           __builtin_shufflevector(a[2 * i], a[2 * i + 1], 1, 9, 3, 11, 5, 13, 7, 15);
-  }
-  for (int i = 0; i < 2; ++i) {
-    c[i] = __builtin_shufflevector(b[2 * i], b[2 * i + 1], 0, 1, 8, 9, 4, 5, 12, 13) +
-           __builtin_shufflevector(b[2 * i], b[2 * i + 1], 2, 3, 10, 11, 6, 7, 14, 15);
-  }
-  return __builtin_shufflevector(c[0], c[1], 0, 1, 2, 3, 8, 9, 10, 11) +
-         __builtin_shufflevector(c[0], c[1], 4, 5, 6, 7, 12, 13, 14, 15);
 }
 
 template <std::size_t kChunks>
