@@ -14,7 +14,7 @@
 #
 # Usage: bash scripts/train-model.sh [--out DIR] [--install] [--seed N] [--schedule SPEC]
 #                                    [--threads N] [--stories N] [--teacher DIR|none]
-#                                    [--teacher-stories N]
+#                                    [--teacher-stories N] [--bos-windows long|all]
 #   --out DIR       folder for the new model's files (default build/model)
 #   --install       when everything succeeded, copy the seven files into data/
 #   --seed N        training seed (default 1); corpus seeds stay fixed: train 1, held-out 2,
@@ -27,6 +27,8 @@
 #                   ../shared/models/stories260K); 'none' trains on generated stories alone
 #   --teacher-stories N
 #                   stories to sample from the teacher (default 40000; seeds 1000000 on)
+#   --bos-windows W which training phases start every window at a story's BOS: long (default,
+#                   the full-length phase only, the shipped run) or all (every phase)
 # The defaults reproduce the shipped files (the model up to PyTorch's CPU non-determinism).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -39,9 +41,10 @@ teacher=../shared/models/stories260K
 teacher_stories=40000
 out=build/model
 install=0
+bos_windows=""  # empty: train.py's default (long)
 while [ $# -gt 0 ]; do
   case "$1" in
-    --seed|--schedule|--threads|--stories|--out|--teacher|--teacher-stories)
+    --seed|--schedule|--threads|--stories|--out|--teacher|--teacher-stories|--bos-windows)
       [ $# -ge 2 ] || { echo "train-model: $1 needs a value" >&2; exit 2; }
       case "$1" in
         --seed) seed="$2" ;;
@@ -51,6 +54,7 @@ while [ $# -gt 0 ]; do
         --out) out="$2" ;;
         --teacher) teacher="$2" ;;
         --teacher-stories) teacher_stories="$2" ;;
+        --bos-windows) bos_windows="$2" ;;
       esac
       shift 2 ;;
     --install) install=1; shift ;;
@@ -97,6 +101,7 @@ mkdir -p "$work"
 train_options=(--seed "$seed")
 if [ -n "$schedule" ]; then train_options+=(--schedule "$schedule"); fi
 if [ -n "$threads" ]; then train_options+=(--threads "$threads"); fi
+if [ -n "$bos_windows" ]; then train_options+=(--bos-windows "$bos_windows"); fi
 train_files=(--train "$work/train.u16" --heldout "$work/heldout.u16" --tokenizer "$out/tokenizer.bin"
   --out "$out/model.bin" --csv "$out/loss.csv" --svg "$out/loss.svg")
 # train.py's own checks of these options, now rather than at step 5.

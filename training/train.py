@@ -18,7 +18,7 @@ Usage:
   /usr/bin/python3 training/train.py --train build/train/train.u16 \\
       --heldout build/train/heldout.u16 --tokenizer data/tokenizer.bin \\
       --out data/model.bin --csv data/loss.csv --svg data/loss.svg [--seed 1] \\
-      [--schedule 128x16:6000,512x8:4500,1024x4:300] [--threads 2]
+      [--schedule 128x16:6000,512x8:4500,1024x4:300] [--threads 2] [--bos-windows long|all]
 """
 
 import array
@@ -78,6 +78,11 @@ def parse_args(argv):
     ap.add_argument("--threads", type=int, default=DEFAULT_THREADS,
                     help=f"CPU threads (default: {DEFAULT_THREADS})")
     ap.add_argument("--no-bf16", action="store_true", help="train in float32 throughout")
+    ap.add_argument("--bos-windows", choices=("long", "all"), default="long",
+                    help="which phases draw every window from a story's BOS: 'long' only the "
+                         "full-length one (default, the shipped run), 'all' every phase (so each "
+                         "window's first token is BOS, the setting under which attention sinks "
+                         "form in large models)")
     ap.add_argument("--check-options", action="store_true",
                     help="check the options and output paths, then exit (train-model.sh does "
                          "this before it starts; the input files need not exist yet)")
@@ -294,7 +299,8 @@ def train(args, inputs):
             lr = lr_at(step, total_steps, args.lr, args.warmup)
             for g in opt.param_groups:
                 g["lr"] = lr
-            x, y = batches.get(seq_len, batch, from_bos=seq_len >= args.seq_len)
+            x, y = batches.get(seq_len, batch,
+                               from_bos=args.bos_windows == "all" or seq_len >= args.seq_len)
             with torch.autocast("cpu", dtype=torch.bfloat16, enabled=autocast):
                 logits = model(x)
             loss = torch.nn.functional.cross_entropy(logits.float().reshape(-1, vocab),
