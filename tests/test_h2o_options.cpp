@@ -211,6 +211,8 @@ TEST_CASE("every policy's compress cuts to the asked size and keeps its promises
           "[h2o-options]") {
   const std::size_t H = 4, G = 2, n = 30, keep = 10;
   for (const PolicyKind& kind : policy_kinds()) {
+    // FastGen's cut keeps what each head's rule keeps, not a size (test_fastgen_policy.cpp).
+    if (kind.split == BudgetSplit::ByRule) continue;
     const std::string& name = kind.name;
     INFO("policy " << name);
     auto policy = make_policy(name, settings_for_budget(name, keep));

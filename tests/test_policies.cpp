@@ -91,7 +91,7 @@ void append_position(LayerKVCache& cache, Position p) {
 // Every policy on a random decoder
 
 TEST_CASE("every policy stays within its budget in every layer and kv head", "[policies]") {
-  const std::string name = GENERATE(from_range(evicting_policy_names()));
+  const std::string name = GENERATE(from_range(budgeted_policy_names()));
   struct Budget {
     std::size_t heavy, recent, sinks;
   };
@@ -497,7 +497,7 @@ TEST_CASE("the new policies refuse bad settings with one line messages", "[polic
 
 TEST_CASE("every policy evicts one token a step and refuses a cache two over budget",
           "[policies]") {
-  const std::string name = GENERATE(from_range(evicting_policy_names()));
+  const std::string name = GENERATE(from_range(budgeted_policy_names()));
   // Budget 2 for each (sinks: 1 sink + 1 recent).
   const auto policy = make_policy(name, settings_of(1, 1, 1));
   LayerKVCache crowded(2, 2, 4);

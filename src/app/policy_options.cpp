@@ -22,7 +22,11 @@ ArgParser& add_scoring_options(ArgParser& args) {
       .add_option("snapkv-pool", "P", to_string(defaults.snapkv_pooling.pool),
                   "snapkv: pool a prompt's votes by avg or max (paper's runs: max)")
       .add_option("snapkv-kernel", "K", std::to_string(defaults.snapkv_pooling.kernel),
-                  "snapkv: pooling kernel, an odd number of positions (paper's runs: 7)");
+                  "snapkv: pooling kernel, an odd number of positions (paper's runs: 7)")
+      .add_option("fastgen-target", "T", fixed(defaults.fastgen_target, 2),
+                  "fastgen: share of a head's attention its rule must recover, 0 < T <= 1")
+      .add_option("fastgen-profile", "N", "0",
+                  "fastgen: tokens read whole and profiled first (0: twice the budget)");
 }
 
 ArgParser& add_heavy_share_option(ArgParser& args) {
@@ -75,6 +79,12 @@ void read_scoring_options(const ArgParser& args, PolicySettings& settings) {
     settings.snapkv_pooling.kernel = static_cast<std::size_t>(
         args.integer("snapkv-kernel", 1, static_cast<long long>(kMaxPoolKernel)));
     check_pool_kernel(settings.snapkv_pooling.kernel);
+    settings.fastgen_target = args.real("fastgen-target", 0.0, 1.0);
+    if (!(settings.fastgen_target > 0.0)) {
+      throw UsageError("--fastgen-target must be above 0 (a head recovering none of its "
+                       "attention is no rule), got " + args.text("fastgen-target"));
+    }
+    settings.fastgen_profile = static_cast<std::size_t>(args.integer("fastgen-profile", 0, longest));
   } catch (const std::invalid_argument& e) {
     throw UsageError(e.what());
   }

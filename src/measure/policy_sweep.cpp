@@ -59,6 +59,18 @@ std::size_t SweepBudget::of(std::size_t n) const {
   return percent > 0 ? tokens_for_percent(n, percent) : tokens;
 }
 
+std::vector<std::size_t> equal_bytes_tokens(const SweepRun& run) {
+  if (run.slots_per_token == 0 || run.story_held.empty()) {
+    throw std::invalid_argument("equal_bytes_tokens: the run '" + run.label + "' read no story");
+  }
+  std::vector<std::size_t> tokens;
+  for (std::size_t held : run.story_held) {
+    const std::size_t per_head = (held + run.slots_per_token / 2) / run.slots_per_token;
+    tokens.push_back(std::max<std::size_t>(per_head, 2));
+  }
+  return tokens;
+}
+
 double SweepRun::perplexity() const {
   return steps == 0 ? 0.0 : std::exp(nll / static_cast<double>(steps));
 }
@@ -86,7 +98,9 @@ SweepRun read_stories(std::shared_ptr<const DecoderWeights> weights, const Sweep
   run.budget = budget;
   for (std::size_t i = 0; i < text.stories.size(); ++i) {
     const std::vector<int>& tokens = text.stories[i];
-    const std::size_t tokens_kept = budget.of(tokens.size());
+    const std::size_t tokens_kept = options.story_tokens.empty()
+                                        ? budget.of(tokens.size())
+                                        : std::min(options.story_tokens.at(i), tokens.size());
     std::unique_ptr<CachePolicy> cache_policy;
     try {
       cache_policy = make_policy(policy.policy,
@@ -101,7 +115,9 @@ SweepRun read_stories(std::shared_ptr<const DecoderWeights> weights, const Sweep
       run.description = cache_policy->describe();
       // A policy holding more or fewer tokens than the budget is no equal comparison: flag it.
       const std::size_t holds = cache_policy->max_tokens(tokens.size());
-      if (tokens_kept > 0 && holds != std::min(tokens_kept, tokens.size())) {
+      // (A policy whose budget is an outcome of its rules, FastGen, holds what they keep.)
+      const bool by_rule = policy_kind(policy.policy).split == BudgetSplit::ByRule;
+      if (tokens_kept > 0 && !by_rule && holds != std::min(tokens_kept, tokens.size())) {
         run.description += " [holds " + std::to_string(holds) + " tokens, not " +
                            std::to_string(tokens_kept) + "]";
       }
@@ -124,6 +140,11 @@ SweepRun read_stories(std::shared_ptr<const DecoderWeights> weights, const Sweep
     run.names_correct += recall.correct;
     run.bytes += text.bytes.at(i);
     run.stories_kv_bytes += decoder.live_kv_bytes();
+    run.slots_per_token = decoder.config().n_layers * decoder.config().n_kv_heads;
+    std::size_t story_held = 0;
+    for (std::size_t l = 0; l < decoder.config().n_layers; ++l)
+      story_held += decoder.cache(l).total_size();
+    run.story_held.push_back(story_held);
     if (i == 0) {
       // Per layer and KV head on average: budgets may differ by layer (PyramidKV) or head (Ada-KV).
       std::size_t held = 0;

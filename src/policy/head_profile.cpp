@@ -43,6 +43,33 @@ HeadKind classify_head(const HeadProfile& profile, const HeadKindThresholds& thr
   return HeadKind::Mixed;
 }
 
+void HeadProfileSums::add(std::size_t t, const HeadProfileOptions& options, double sink_share,
+                          double local_share, double heavy_share) {
+  if (!counts(t, options)) return;
+  ++rows;
+  sink += sink_share;
+  uniform += static_cast<double>(options.sinks) / static_cast<double>(t + 1);
+  local += local_share;
+  heavy += heavy_share;
+}
+
+HeadProfile HeadProfileSums::profile(std::size_t kv_head,
+                                     const HeadKindThresholds& thresholds) const {
+  HeadProfile p;
+  p.kv_head = kv_head;
+  p.rows = rows;
+  if (rows > 0) {
+    const double n = static_cast<double>(rows);
+    p.sink_share = sink / n;
+    p.uniform_share = uniform / n;
+    p.local_share = local / n;
+    p.heavy_share = heavy / n;
+  }
+  p.recovered = {p.local_share, p.local_share + p.sink_share, p.local_share + p.heavy_share, 1.0};
+  p.kind = classify_head(p, thresholds);
+  return p;
+}
+
 std::vector<HeadProfile> profile_heads(const PromptAttention& attention, std::size_t n_kv_heads,
                                        const HeadProfileOptions& options,
                                        const HeadKindThresholds& thresholds) {
@@ -64,17 +91,15 @@ std::vector<HeadProfile> profile_heads(const PromptAttention& attention, std::si
   std::vector<double> row(T), summed(T);   // (T,) the group's mean row; its sums over rows < t
   std::vector<std::size_t> candidates(T);  // positions outside the window, ranked by `summed`
   for (std::size_t g = 0; g < n_kv_heads; ++g) {
-    HeadProfile& p = profiles[g];
-    p.kv_head = g;
     std::fill(summed.begin(), summed.end(), 0.0);
-    double sink = 0, uniform = 0, local = 0, heavy = 0;
+    HeadProfileSums sums;
     for (std::size_t t = 0; t < T; ++t) {
       std::fill(row.begin(), row.begin() + static_cast<std::ptrdiff_t>(t + 1), 0.0);
       for (std::size_t h = g * group; h < (g + 1) * group; ++h) {
         const float* weights = attention.row(h, t);
         for (std::size_t j = 0; j <= t; ++j) row[j] += weights[j] / static_cast<double>(group);
       }
-      if (t >= r + s) {
+      if (HeadProfileSums::counts(t, options)) {
         // Sinks 0..s-1 and window t-r+1..t do not overlap here (t - r + 1 > s - 1).
         const std::size_t outside = t + 1 - r;  // positions 0..t-r
         candidates.resize(outside);
@@ -84,24 +109,17 @@ std::vector<HeadProfile> profile_heads(const PromptAttention& attention, std::si
                          candidates.end(), [&](std::size_t a, std::size_t b) {
                            return summed[a] > summed[b] || (summed[a] == summed[b] && a < b);
                          });
-        double step_heavy = 0;
-        for (std::size_t i = 0; i < kept; ++i) step_heavy += row[candidates[i]];
-        sink += std::accumulate(row.begin(), row.begin() + static_cast<std::ptrdiff_t>(s), 0.0);
-        uniform += static_cast<double>(s) / static_cast<double>(t + 1);
-        local += std::accumulate(row.begin() + static_cast<std::ptrdiff_t>(outside),
-                                 row.begin() + static_cast<std::ptrdiff_t>(t + 1), 0.0);
-        heavy += step_heavy;
+        double heavy = 0;
+        for (std::size_t i = 0; i < kept; ++i) heavy += row[candidates[i]];
+        const double sink =
+            std::accumulate(row.begin(), row.begin() + static_cast<std::ptrdiff_t>(s), 0.0);
+        const double local = std::accumulate(row.begin() + static_cast<std::ptrdiff_t>(outside),
+                                             row.begin() + static_cast<std::ptrdiff_t>(t + 1), 0.0);
+        sums.add(t, options, sink, local, heavy);
       }
       for (std::size_t j = 0; j <= t; ++j) summed[j] += row[j];
     }
-    const double rows = static_cast<double>(T - r - s);
-    p.rows = T - r - s;
-    p.sink_share = sink / rows;
-    p.uniform_share = uniform / rows;
-    p.local_share = local / rows;
-    p.heavy_share = heavy / rows;
-    p.recovered = {p.local_share, p.local_share + p.sink_share, p.local_share + p.heavy_share, 1.0};
-    p.kind = classify_head(p, thresholds);
+    profiles[g] = sums.profile(g, thresholds);
   }
   return profiles;
 }

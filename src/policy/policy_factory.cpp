@@ -6,6 +6,7 @@
 
 #include "h2o/cache/budget.hpp"
 #include "h2o/policy/adakv_policy.hpp"
+#include "h2o/policy/fastgen_policy.hpp"
 #include "h2o/policy/h2o_policy.hpp"
 #include "h2o/policy/knorm_policy.hpp"
 #include "h2o/policy/pyramid_policy.hpp"
@@ -139,6 +140,20 @@ const std::vector<PolicyEntry>& policy_table() {
        [](const Settings& s) {
          return std::make_unique<AdaKVPolicy>(CacheBudget{s.heavy, s.recent}, *s.scoring,
                                               s.h2o_score, s.h2o_decay);
+       },
+       heavy_and_recent},
+      // FastGen: every KV head its own rule, from a profile of the first tokens (its budget is
+      // what the rules keep: fastgen_policy.hpp).
+      {{"fastgen", "FastGen: each KV head its own rule (window, sink, h2o or full) from a profile",
+        "FastGen", PolicyRole::Contender, kPerHead, /*evicts=*/true, /*protects_newest=*/true,
+        "kept token", last_recent, BudgetSplit::ByRule},
+       [](const Settings& s) {
+         // By default twice the budget, and always a row past the window and the sink.
+         const std::size_t profile =
+             s.fastgen_profile > 0 ? s.fastgen_profile
+                                   : std::max(2 * (s.heavy + s.recent), s.recent + kFastGenSinks + 1);
+         return std::make_unique<FastGenPolicy>(CacheBudget{s.heavy, s.recent}, kFastGenSinks,
+                                                s.fastgen_target, profile, *s.scoring);
        },
        heavy_and_recent},
   };

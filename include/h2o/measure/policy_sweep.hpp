@@ -72,6 +72,7 @@ std::vector<SweepPolicy> with_variants(std::vector<SweepPolicy> policies,
 
 // How many tokens a run keeps per layer and KV head in a story of n tokens: `percent` of n, or a
 // fixed number of `tokens`; neither (both 0): the full cache.
+// (SweepOptions::story_tokens may give each story its own number instead.)
 struct SweepBudget {
   int percent = 0;
   std::size_t tokens = 0;
@@ -89,6 +90,9 @@ struct SweepRun {
   std::size_t steps = 0, agreements = 0, name_events = 0, names_correct = 0, bytes = 0;
   double nll = 0.0, kl_sum = 0.0;    // sums over all predictions, in nats
   std::size_t stories_kv_bytes = 0;  // keys + values of all layers at each story's end, summed
+  // (stories,) tokens held at each story's end, all layers and KV heads together
+  std::vector<std::size_t> story_held;
+  std::size_t slots_per_token = 0;  // layers x KV heads: what story_held counts per position
   // The first story after its last step:
   std::size_t tokens = 0;         // its budget, tokens per layer and KV head (0: full cache)
   std::size_t kept = 0;           // tokens held per layer and KV head, on average (rounded down)
@@ -104,11 +108,19 @@ struct SweepRun {
   std::vector<std::vector<double>> token_nll() const;  // (stories,) x (S_i,)
 };
 
+// Story by story, the tokens per layer and KV head `run` held at each story's end (story_held,
+// rounded to the nearest token, at least 2): the budgets that give a window the bytes a policy
+// whose budget is an outcome of its rules (FastGen) ended each story with. (stories,)
+std::vector<std::size_t> equal_bytes_tokens(const SweepRun& run);
+
 struct SweepOptions {
   bool kl = false;  // keep the reference's distributions, so that every run measures KL
   // > 0: the first `compressed_prompt` tokens of each story are a prompt the policy cuts once
   // (Decoder::read_prompt_compressed) instead of evicting token by token.
   std::size_t compressed_prompt = 0;
+  // Set: story i keeps story_tokens[i] tokens per layer and KV head, whatever the budget says
+  // (equal_bytes_tokens). (stories,)
+  std::vector<std::size_t> story_tokens;
   // Called with the first story's policy before it runs (e.g. to wrap it in one that records
   // what it keeps); returns the policy to run.
   std::function<std::unique_ptr<CachePolicy>(std::unique_ptr<CachePolicy>, const SweepRun&)>

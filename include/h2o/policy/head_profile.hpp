@@ -86,6 +86,25 @@ struct HeadProfile {
   double recovered_by(HeadRule rule) const { return recovered[static_cast<std::size_t>(rule)]; }
 };
 
+// The running sums behind one KV head's profile. Every caller measures a row's three shares its own
+// way (profile_heads from a dense attention matrix, FastGenPolicy from a cache's slots while it
+// reads a prompt) and adds them here, which owns which rows count and what the means become.
+struct HeadProfileSums {
+  std::size_t rows = 0;
+  double sink = 0, uniform = 0, local = 0, heavy = 0;
+  // True when row t is one the means run over (t >= r + s): only then need it be measured.
+  static bool counts(std::size_t t, const HeadProfileOptions& options) {
+    return t >= options.recent + options.sinks;
+  }
+  // Adds row t's shares on the sinks, the window and the heavy hitters (a row that does not count
+  // is ignored).
+  void add(std::size_t t, const HeadProfileOptions& options, double sink_share, double local_share,
+           double heavy_share);
+  // The means, the recovery of each rule and the kind. With no row counted every share is 0 and
+  // only the full cache recovers anything: nothing shows that a smaller rule serves the head.
+  HeadProfile profile(std::size_t kv_head, const HeadKindThresholds& thresholds = {}) const;
+};
+
 // The profile of each of the G KV heads: (G,). Throws std::invalid_argument when H is not a
 // multiple of G, when recent is 0, or when the prompt has no row to average (T <= r + s).
 std::vector<HeadProfile> profile_heads(const PromptAttention& attention, std::size_t n_kv_heads,

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "h2o/policy/cache_policy.hpp"
+#include "h2o/policy/fastgen_policy.hpp"
 #include "h2o/policy/h2o_policy.hpp"
 #include "h2o/policy/head_scores.hpp"
 #include "h2o/policy/snapkv_policy.hpp"
@@ -33,6 +34,9 @@ namespace h2o {
 //   knorm:  `heavy` shortest keys + the last `recent`
 //   snapkv: `heavy` voted tokens + an observation window of the last `recent`
 //   pyramid, adakv: as h2o on average per layer and KV head, spread by layer or by head
+//   fastgen: per KV head, by its rule: window `recent`, sink+window 1 + `recent`, heavy+window
+//            `heavy` + `recent` (H2O's), or full; the rules from a profile of the first
+//            `fastgen_profile` tokens (fastgen_policy.hpp)
 // A budget of heavy + recent = 0 is refused by CacheBudget (budget.hpp), the one place that
 // checks it; the full cache ignores both numbers.
 inline constexpr int kDefaultHeavyPercent = 50;
@@ -49,6 +53,9 @@ struct PolicySettings {
   std::size_t sinks = 4;               // sinks: first positions always kept (StreamingLLM's 4)
   SnapKVPooling snapkv_pooling;        // snapkv: how votes are pooled (average over 5)
   std::uint64_t seed = 1;              // random: seed of the eviction draws
+  double fastgen_target = kDefaultFastGenTarget;  // fastgen: share of a head's attention its
+                                                  // rule must recover, (0, 1]
+  std::size_t fastgen_profile = 0;  // fastgen: tokens profiled; 0: twice heavy + recent
   // settings_for_budget: the percent of a budget kept outside the recent window (heavy hitters,
   // sinks, an H2O start area), 0..99; the recent window gets the rest. H2O's paper: half.
   int heavy_percent = kDefaultHeavyPercent;
@@ -61,9 +68,10 @@ enum class PolicyRole { Contender, Subject, Baseline };
 
 // How a policy spreads its budget: every layer and KV head the same number of tokens, each layer
 // its own (PyramidKV; the heads of a layer alike), or each KV head what its scores earn within its
-// layer's share (Ada-KV). Either way all layers and heads together hold what the uniform budget
-// holds.
-enum class BudgetSplit { Uniform, ByLayer, ByHead };
+// layer's share (Ada-KV); all three hold together what the uniform budget holds. Or each KV head
+// what its own rule keeps, the rule chosen from a profile (FastGen): then the total is an outcome
+// of the profile, not the budget, and comparisons give the window what it held (equal bytes).
+enum class BudgetSplit { Uniform, ByLayer, ByHead, ByRule };
 
 // One policy as the factory knows it: what --help says, and what tests, lessons and tools may rely
 // on without naming it.
