@@ -34,6 +34,7 @@
 // Dimension legend: N = tokens in the text (BOS included), S = N - 1 decoding steps (each step
 // reads one token and predicts the next), V = vocabulary size.
 #include <algorithm>
+#include <deque>
 #include <filesystem>
 #include <iostream>
 #include <map>
@@ -147,6 +148,7 @@ struct Runs {
   h2o::PolicySweep sweep;
   std::optional<h2o::SweepRun> full_quantised;  // --kv-bits: every token kept, in that many bits
   std::vector<h2o::SweepRun> picture_only;      // when --picture-budget is not one of --budgets
+  std::deque<h2o::SweepRun> equal_bytes;  // the window at the bytes of each FastGen run
   std::map<std::string, std::vector<h2o::KeptSpan>> spans;  // policy -> what layer 0 kept
   h2o::PolicyComparison comparison;                         // the table's view of the runs
   std::vector<const h2o::SweepRun*> picture_runs;           // the runs at the picture's budget
@@ -164,11 +166,13 @@ std::unique_ptr<Runs> run_policies(std::shared_ptr<const h2o::DecoderWeights> we
   // What settings_for_budget does not set: --scoring, --h2o-score, --start-area, --heavy-share;
   // and --kv-bits.
   const h2o::KvFormat& format = options.kv_format;
+  // The asked policies that evict, in the factory's order (FastGen too, whose bytes are an
+  // outcome of its rules: it is weighed against the window at its bytes below).
   std::vector<h2o::SweepPolicy> evicting;
-  for (const h2o::SweepPolicy& policy : h2o::evicting_policies(options.scoring, format)) {
+  for (const h2o::PolicyKind& kind : h2o::policy_kinds()) {
     const auto& asked = options.policies;
-    if (std::find(asked.begin(), asked.end(), policy.policy) != asked.end()) {
-      evicting.push_back(policy);
+    if (kind.evicts && std::find(asked.begin(), asked.end(), kind.name) != asked.end()) {
+      evicting.push_back({kind.name, kind.name, options.scoring, format});
     }
   }
   std::map<std::string, h2o::KeptSpanRecorder> recorders;
@@ -194,9 +198,16 @@ std::unique_ptr<Runs> run_policies(std::shared_ptr<const h2o::DecoderWeights> we
   comparison.quantised_bits = format.quantised() ? format.bits : 0;
   comparison.no_verdict = h2o::beyond_model(full.bits_per_byte());
   for (std::size_t b = 0; b < percents.size(); ++b) {
-    h2o::BudgetRuns budget{percents[b], h2o::tokens_for_percent(n, percents[b]), {}};
+    h2o::BudgetRuns budget{percents[b], h2o::tokens_for_percent(n, percents[b]), {}, {}};
     for (const std::vector<h2o::SweepRun>& by_budget : runs->sweep.runs) {
       budget.runs.push_back(&by_budget[b]);  // the factory's order
+      const h2o::SweepRun& run = by_budget[b];
+      if (run.refused.empty() && h2o::policy_kind(run.policy).split == h2o::BudgetSplit::ByRule) {
+        const std::string& window = h2o::baseline_policy().name;
+        runs->equal_bytes.push_back(h2o::read_at_equal_bytes(
+            weights, text, {window, window, options.scoring, format}, run, &full));
+        budget.equal_bytes.emplace_back(&run, &runs->equal_bytes.back());
+      }
     }
     if (percents[b] == picture_percent) runs->picture_runs = budget.runs;
     comparison.budgets.push_back(std::move(budget));
@@ -212,6 +223,13 @@ std::unique_ptr<Runs> run_policies(std::shared_ptr<const h2o::DecoderWeights> we
   }
   for (auto& [policy, recorder] : recorders) runs->spans[policy] = recorder.finish();
   return runs;
+}
+
+// True when a policy whose bytes are an outcome of its rules (FastGen) was asked for.
+bool own_bytes_asked(const std::vector<std::string>& policies) {
+  return std::any_of(policies.begin(), policies.end(), [](const std::string& name) {
+    return h2o::policy_kind(name).split == h2o::BudgetSplit::ByRule;
+  });
 }
 
 // Step 4: what was run, and how each policy spends each budget, in its own words.
@@ -249,8 +267,12 @@ void print_setup(const h2o::ComparePoliciesOptions& options, const h2o::ModelFil
                                    split + " (sinks takes its " +
                                    std::to_string(h2o::PolicySettings{}.sinks) +
                                    " sinks out of the heavy part) and the factory's defaults "
-                                   "otherwise, so every cache holds the same number of tokens. "
-                                   "In each policy's own words:",
+                                   "otherwise, so every cache holds the same number of tokens" +
+                                   (own_bytes_asked(options.policies)
+                                        ? " (but FastGen's: its rules decide, and it is weighed "
+                                          "against the window at the bytes it held)"
+                                        : "") +
+                                   ". In each policy's own words:",
                                100, "")
             << "\n";
   const h2o::KvFormat& format = options.kv_format;

@@ -24,7 +24,9 @@ SweepText sweep_text(const Tokenizer& tokenizer, std::vector<std::vector<int>> s
 std::vector<SweepPolicy> evicting_policies(const PolicySettings& base, const KvFormat& format) {
   std::vector<SweepPolicy> policies;
   for (const PolicyKind& kind : policy_kinds()) {
-    if (kind.evicts) policies.push_back({kind.name, kind.name, base, format});
+    if (kind.evicts && kind.split != BudgetSplit::ByRule) {
+      policies.push_back({kind.name, kind.name, base, format});
+    }
   }
   return policies;
 }
@@ -161,6 +163,15 @@ SweepRun read_stories(std::shared_ptr<const DecoderWeights> weights, const Sweep
     run.readings.push_back(std::move(reading));
   }
   return run;
+}
+
+SweepRun read_at_equal_bytes(std::shared_ptr<const DecoderWeights> weights, const SweepText& text,
+                             const SweepPolicy& policy, const SweepRun& other,
+                             const SweepRun* reference, SweepOptions options) {
+  options.story_tokens = equal_bytes_tokens(other);
+  SweepPolicy labelled = policy;
+  labelled.label = policy.label + " at " + other.label + "'s bytes";
+  return read_stories(std::move(weights), text, labelled, {}, reference, options);
 }
 
 SweepRun read_full_cache(std::shared_ptr<const DecoderWeights> weights, const SweepText& text,

@@ -11,15 +11,30 @@ namespace h2o {
 
 namespace {
 
-// A budget's runs from the lowest perplexity up, refused runs last (stable: the factory's order
-// among equals).
+// True for a run whose bytes are an outcome of its rules, not the budget (FastGen).
+bool own_bytes(const SweepRun& run) {
+  return is_policy_name(run.policy) && policy_kind(run.policy).split == BudgetSplit::ByRule;
+}
+
+// A budget's runs from the lowest perplexity up, then those that held their own bytes, refused
+// runs last (stable: the factory's order among equals).
 std::vector<const SweepRun*> ranked(const BudgetRuns& budget) {
   std::vector<const SweepRun*> rows = budget.runs;
-  std::stable_sort(rows.begin(), rows.end(), [](const SweepRun* a, const SweepRun* b) {
-    if (a->refused.empty() != b->refused.empty()) return a->refused.empty();
+  const auto rank = [](const SweepRun* r) { return !r->refused.empty() ? 2 : own_bytes(*r) ? 1 : 0; };
+  std::stable_sort(rows.begin(), rows.end(), [&](const SweepRun* a, const SweepRun* b) {
+    if (rank(a) != rank(b)) return rank(a) < rank(b);
     return a->refused.empty() && a->perplexity() < b->perplexity();
   });
   return rows;
+}
+
+// The runs that held the budget (the ones a best and a worst are named among).
+std::vector<const SweepRun*> budgeted(const std::vector<const SweepRun*>& rows) {
+  std::vector<const SweepRun*> out;
+  for (const SweepRun* r : rows) {
+    if (!own_bytes(*r)) out.push_back(r);
+  }
+  return out;
 }
 
 // "  64 tokens:  ": where a budget's lines start.
@@ -55,6 +70,7 @@ std::string comparison_table(const PolicyComparison& comparison) {
   Table table({"budget", "policy", "kept", "perplexity", quantised ? "KV share" : "bits/byte",
                "vs full", "top-1 = full", "names", "KV bytes", ""});
   auto add_row = [&](const std::string& budget_text, const SweepRun& run, bool best) {
+    const std::string mark = best ? "<- best" : own_bytes(run) && run.refused.empty() ? "own bytes" : "";
     if (!run.refused.empty()) {
       table.add({budget_text, run.policy, "", "", "", "", "", "", "", "refused (see above)"});
       return;
@@ -67,7 +83,7 @@ std::string comparison_table(const PolicyComparison& comparison) {
                &run == &full ? "-" : change_text(perplexity, full_perplexity),
                fixed(100.0 * run.agreement(), 1) + "%",
                run.name_events == 0 ? "-" : fixed(100.0 * run.recall(), 1) + "%",
-               std::to_string(run.live_kv_bytes), best ? "<- best" : ""});
+               std::to_string(run.live_kv_bytes), mark});
   };
   add_row("reference", full, false);
   if (comparison.full_quantised != nullptr) {
@@ -77,14 +93,14 @@ std::string comparison_table(const PolicyComparison& comparison) {
   for (const BudgetRuns& budget : comparison.budgets) {
     const std::vector<const SweepRun*> rows = ranked(budget);
     if (rows.empty()) continue;
-    const bool any_measured = rows.front()->refused.empty();
+    const bool any_measured = rows.front()->refused.empty() && !own_bytes(*rows.front());
     const double best = rows.front()->perplexity();
     bool first = true;
     for (const SweepRun* run : rows) {
       add_row(first ? std::to_string(budget.percent) + "% = " + std::to_string(budget.tokens) : "",
               *run,
               !comparison.no_verdict && any_measured && run->refused.empty() &&
-                  run->perplexity() == best);
+                  !own_bytes(*run) && run->perplexity() == best);
       first = false;
     }
   }
@@ -93,15 +109,42 @@ std::string comparison_table(const PolicyComparison& comparison) {
   return out.str();
 }
 
+namespace {
+// Each run that held its own bytes, against the window at those bytes: "FastGen held 36.5% of the
+// full cache's KV bytes (its rules', not the budget's); perplexity -2.1% against the window at the
+// same bytes (95% interval ...): no difference within noise".
+std::vector<std::string> equal_bytes_lines(const PolicyComparison& comparison,
+                                           const BudgetRuns& budget) {
+  std::vector<std::string> lines;
+  for (const auto& [run, window] : budget.equal_bytes) {
+    if (!run->refused.empty() || !window->refused.empty()) continue;
+    const double share = 100.0 * static_cast<double>(run->stories_kv_bytes) /
+                         static_cast<double>(comparison.full->stories_kv_bytes);
+    const std::string prose = policy_kind(run->policy).prose_name;
+    lines.push_back(weighed(prose + " held " + fixed(share, 1) +
+                            "% of the full cache's KV bytes (its rules', not the budget's); " +
+                            prose + "'s " +
+                            verdict_against(*run, *window,
+                                            baseline_policy().prose_name + "'s at the same bytes")));
+  }
+  return lines;
+}
+}  // namespace
+
 std::vector<std::string> budget_verdicts(const PolicyComparison& comparison) {
   const double full_perplexity = comparison.full->perplexity();
   const std::string& subject = subject_policy().name;
   const std::string& baseline = baseline_policy().name;
   std::vector<std::string> lines;
   for (const BudgetRuns& budget : comparison.budgets) {
-    const std::vector<const SweepRun*> rows = ranked(budget);
-    if (rows.empty()) continue;
+    std::vector<std::string> own = equal_bytes_lines(comparison, budget);
+    const std::vector<const SweepRun*> rows = budgeted(ranked(budget));
     const std::string at = budget_lead(budget);
+    if (rows.empty()) {
+      if (!own.empty()) own.front().replace(0, at.size(), at);
+      lines.insert(lines.end(), own.begin(), own.end());
+      continue;
+    }
     if (!rows.front()->refused.empty()) {
       lines.push_back(at + "every policy refused this budget");
       continue;
@@ -149,6 +192,7 @@ std::vector<std::string> budget_verdicts(const PolicyComparison& comparison) {
           subject_policy().prose_name + "'s " +
           verdict_against(*subject_run, *baseline_run, baseline_policy().prose_name + "'s")));
     }
+    lines.insert(lines.end(), own.begin(), own.end());
   }
   return lines;
 }

@@ -54,7 +54,9 @@ struct SweepPolicy {
   PolicySettings settings;
   KvFormat format;
 };
-// Every policy of the factory that evicts, in its order, each with `base` settings and `format`.
+// Every policy of the factory that evicts and holds the budget it is given, in its order, each
+// with `base` settings and `format`. (FastGen, whose bytes are an outcome of its rules, is left
+// out: it is weighed against the window at equal bytes, read_at_equal_bytes.)
 std::vector<SweepPolicy> evicting_policies(const PolicySettings& base = {},
                                            const KvFormat& format = {});
 
@@ -133,6 +135,13 @@ struct SweepOptions {
 SweepRun read_stories(std::shared_ptr<const DecoderWeights> weights, const SweepText& text,
                       const SweepPolicy& policy, SweepBudget budget, const SweepRun* reference,
                       const SweepOptions& options = {});
+
+// `policy` (the window, say) reading every story of `text` with the tokens `other` held at the
+// end of that story (equal_bytes_tokens): the same KV bytes, story by story. Its label says so:
+// "window at fastgen's bytes".
+SweepRun read_at_equal_bytes(std::shared_ptr<const DecoderWeights> weights, const SweepText& text,
+                             const SweepPolicy& policy, const SweepRun& other,
+                             const SweepRun* reference, SweepOptions options = {});
 
 // The full cache's run (the reference) with its distributions kept when options.kl.
 SweepRun read_full_cache(std::shared_ptr<const DecoderWeights> weights, const SweepText& text,

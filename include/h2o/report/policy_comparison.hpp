@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "h2o/measure/policy_sweep.hpp"
@@ -22,6 +23,9 @@ struct BudgetRuns {
   int percent = 0;
   std::size_t tokens = 0;             // the budget in the first story, per layer and KV head
   std::vector<const SweepRun*> runs;  // (P,) in the factory's order
+  // The runs whose bytes are an outcome of their rules (FastGen), each with the baseline (the
+  // window) reading the same stories at the bytes it held, story by story.
+  std::vector<std::pair<const SweepRun*, const SweepRun*>> equal_bytes;
 };
 
 // Everything the table and the lines read.
@@ -38,14 +42,16 @@ struct PolicyComparison {
 std::string change_text(double perplexity, double full_perplexity);
 
 // The table: the reference (and the quantised full cache), then per budget its runs from the
-// lowest perplexity up, refused runs last, the best marked "<- best". Columns: budget, policy,
+// lowest perplexity up, then the runs that held other bytes than the budget (FastGen: marked
+// "own bytes", never best), refused runs last, the best marked "<- best". Columns: budget, policy,
 // kept, perplexity, bits per byte (quantised: the KV bytes' share of the float32 full cache's),
 // vs full, top-1 = full, names, KV bytes.
 std::string comparison_table(const PolicyComparison& comparison);
 
 // Per budget, the lines that weigh its runs: the best and the worst against the full cache, the
 // best against the runner-up and the subject against its baseline, each with its 95% interval
-// (verdict.hpp); one line when every policy refused the budget or none evicted anything.
+// (verdict.hpp); one line when every policy refused the budget or none evicted anything; and each
+// run of BudgetRuns::equal_bytes against the window at its bytes.
 std::vector<std::string> budget_verdicts(const PolicyComparison& comparison);
 
 // Sorted positions as ranges: "0-2 5 17 345-382" ("(none)" for none).
