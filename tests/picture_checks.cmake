@@ -36,6 +36,13 @@ h2o_check_picture(NAME lesson_12_picture_evict_or_quantise TARGET 12_evict_or_qu
   ARGS --stories 2 --budgets 25,100 --pictures ${folder} SVG ${folder}/evict_or_quantise.svg
   EXPECT "<title>" ">fp32 + H2O<" ">4-bit + H2O<" ">2-bit + H2O<" "% of the full float32 cache")
 
+# Lesson 13's perplexity against bytes: FastGen's targets beside the window at their bytes.
+set(folder ${CMAKE_CURRENT_BINARY_DIR}/lesson_13_picture)
+h2o_check_picture(NAME lesson_13_picture_every_head_its_cache TARGET 13_every_head_its_cache
+  ARGS --stories 3 --targets 60,90 --pictures ${folder} SVG ${folder}/every_head_its_cache.svg
+  EXPECT "<title>" ">FastGen<" "T = 60%, 90%" ">window<" ">h2o<" ">adakv<"
+         "% of the full cache's")
+
 # compare_policies' picture of what each policy kept.
 h2o_check_picture(NAME compare_policies_svg_picture TARGET compare_policies
   ARGS --budgets 10 --svg ${CMAKE_CURRENT_BINARY_DIR}/compare_policies.svg

@@ -165,3 +165,49 @@ TEST_CASE("the score variants sit after their policy, each with its own label an
   CHECK_THAT(described(variants[3]), Contains("heavy 1 + recent 9"));
   CHECK_THAT(described(variants[4]), Contains("per-head"));
 }
+
+TEST_CASE("equal bytes: each story's held tokens per layer and KV head, rounded, at least 2",
+          "[policy_sweep]") {
+  SweepRun run;
+  run.label = "fastgen";
+  run.slots_per_token = 4;
+  run.story_held = {40, 18, 17, 3};
+  CHECK(equal_bytes_tokens(run) == std::vector<std::size_t>{10, 5, 4, 2});
+  run.story_held.clear();
+  CHECK_THROWS_WITH(equal_bytes_tokens(run), Contains("'fastgen' read no story"));
+}
+
+TEST_CASE("a window at FastGen's bytes: story by story FastGen's tokens, after the same prompt "
+          "read with every token kept",
+          "[policy_sweep]") {
+  const auto weights = h2o_test::random_model(64, 5);
+  const SweepText text = two_stories(*weights);
+  const SweepRun full = read_full_cache(weights, text);
+  const SweepRun fastgen = read_stories(weights, text, {"fastgen", "fastgen"}, {20, 0}, &full);
+  REQUIRE(fastgen.refused.empty());
+  const SweepRun window =
+      read_at_equal_bytes(weights, text, {"window", "window"}, fastgen, &full);
+  REQUIRE(window.refused.empty());
+  CHECK(window.label == "window at fastgen's bytes");
+  const std::vector<std::size_t> tokens = equal_bytes_tokens(fastgen);
+  for (std::size_t i = 0; i < text.stories.size(); ++i) {
+    const std::size_t n = text.stories[i].size();
+    // FastGen's prompt is its profile: twice the budget it was given.
+    const std::size_t budget = tokens_for_percent(n, 20);
+    CHECK(fastgen.story_prompt[i] ==
+          make_policy("fastgen", settings_for_budget("fastgen", budget))->prompt_tokens());
+    CHECK(window.story_prompt[i] == fastgen.story_prompt[i]);
+    CHECK(window.story_held[i] == std::min(tokens[i], n) * window.slots_per_token);
+    // While the prompt is read both keep every token: their predictions are the full cache's
+    // (FastGen's bit for bit; the window's prompt is read as one batch, whose sums round in
+    // another order than token by token: to about 1e-6 of the value).
+    for (std::size_t t = 0; t < fastgen.story_prompt[i]; ++t) {
+      CHECK(window.readings[i].token_nll[t] ==
+            Approx(full.readings[i].token_nll[t]).epsilon(1e-5));
+      CHECK(fastgen.readings[i].token_nll[t] == full.readings[i].token_nll[t]);
+    }
+  }
+  // Without a prompt of its own, a policy's runs record none.
+  const SweepRun h2o = read_stories(weights, text, {"h2o", "h2o"}, {20, 0}, &full);
+  CHECK(h2o.story_prompt == std::vector<std::size_t>{0, 0});
+}

@@ -43,7 +43,9 @@ std::string policy_lines(const std::string& indent, bool evicting_only) {
   for (const PolicyKind& kind : policy_kinds()) width = std::max(width, kind.name.size() + 2);
   std::string lines;
   for (const PolicyKind& kind : policy_kinds()) {
-    if (kind.evicts || !evicting_only) {
+    // A sweep's policies (evicting_policies): they evict and hold the budget they are given.
+    const bool swept = kind.evicts && kind.split != BudgetSplit::ByRule;
+    if (swept || !evicting_only) {
       lines += indent + pad_right(kind.name, width) + kind.summary + "\n";
     }
   }

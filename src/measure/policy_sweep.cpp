@@ -112,6 +112,13 @@ SweepRun read_stories(std::shared_ptr<const DecoderWeights> weights, const Sweep
       run.readings.clear();
       return run;
     }
+    // A prompt given for the whole text must fit every story (teacher forcing says so); one
+    // given story by story (another policy's own) is at most the story less its last token.
+    const std::size_t prompt =
+        options.story_prompt.empty()
+            ? options.compressed_prompt
+            : std::min(options.story_prompt.at(i), tokens.empty() ? 0 : tokens.size() - 1);
+    run.story_prompt.push_back(std::max(prompt, cache_policy->prompt_tokens()));
     if (i == 0) {
       run.tokens = tokens_kept;
       run.description = cache_policy->describe();
@@ -131,7 +138,7 @@ SweepRun read_stories(std::shared_ptr<const DecoderWeights> weights, const Sweep
     TeacherForcingOptions forcing;
     forcing.keep_log_probs = reference == nullptr && options.kl;
     if (reference != nullptr) forcing.reference = &reference->readings.at(i);
-    forcing.compressed_prompt = options.compressed_prompt;
+    forcing.compressed_prompt = prompt;
     TeacherForcedRun reading = read_with_teacher_forcing(decoder, tokens, forcing);
     const NameRecall recall = name_recall(tokens, reading.top1, text.names, text.name_gap);
     run.steps += reading.steps();
@@ -169,6 +176,7 @@ SweepRun read_at_equal_bytes(std::shared_ptr<const DecoderWeights> weights, cons
                              const SweepPolicy& policy, const SweepRun& other,
                              const SweepRun* reference, SweepOptions options) {
   options.story_tokens = equal_bytes_tokens(other);
+  options.story_prompt = other.story_prompt;
   SweepPolicy labelled = policy;
   labelled.label = policy.label + " at " + other.label + "'s bytes";
   return read_stories(std::move(weights), text, labelled, {}, reference, options);

@@ -41,17 +41,10 @@ std::string HeadKindCounts::describe() const {
          fixed(largest_sink_ratio, 1) + "x)";
 }
 
-Table head_profile_table(const std::vector<std::vector<HeadProfile>>& profiles,
-                         const HeadProfileOptions& sizes, HeadKindCounts* counts) {
-  const std::string window = std::to_string(sizes.recent), heavy = std::to_string(sizes.heavy);
-  Table table({"layer", "KV head", "first token", "x uniform", "last " + window,
-               heavy + " heavy hitters", "kind"});
+HeadKindCounts count_head_kinds(const std::vector<std::vector<HeadProfile>>& profiles) {
   HeadKindCounts tally;
-  for (std::size_t l = 0; l < profiles.size(); ++l) {
-    for (const HeadProfile& head : profiles[l]) {
-      table.row(l, head.kv_head, percent_text(head.sink_share), fixed(head.sink_ratio(), 1),
-                percent_text(head.local_share), percent_text(head.heavy_share),
-                to_string(head.kind));
+  for (const std::vector<HeadProfile>& layer : profiles) {
+    for (const HeadProfile& head : layer) {
       ++tally.all;
       tally.largest_sink_ratio = std::max(tally.largest_sink_ratio, head.sink_ratio());
       tally.local += head.kind == HeadKind::Local;
@@ -59,7 +52,22 @@ Table head_profile_table(const std::vector<std::vector<HeadProfile>>& profiles,
       tally.sink += head.kind == HeadKind::Sink;
     }
   }
-  if (counts != nullptr) *counts = tally;
+  return tally;
+}
+
+Table head_profile_table(const std::vector<std::vector<HeadProfile>>& profiles,
+                         const HeadProfileOptions& sizes, HeadKindCounts* counts) {
+  const std::string window = std::to_string(sizes.recent), heavy = std::to_string(sizes.heavy);
+  Table table({"layer", "KV head", "first token", "x uniform", "last " + window,
+               heavy + " heavy hitters", "kind"});
+  for (std::size_t l = 0; l < profiles.size(); ++l) {
+    for (const HeadProfile& head : profiles[l]) {
+      table.row(l, head.kv_head, percent_text(head.sink_share), fixed(head.sink_ratio(), 1),
+                percent_text(head.local_share), percent_text(head.heavy_share),
+                to_string(head.kind));
+    }
+  }
+  if (counts != nullptr) *counts = count_head_kinds(profiles);
   return table;
 }
 

@@ -70,7 +70,9 @@ std::string comparison_table(const PolicyComparison& comparison) {
   Table table({"budget", "policy", "kept", "perplexity", quantised ? "KV share" : "bits/byte",
                "vs full", "top-1 = full", "names", "KV bytes", ""});
   auto add_row = [&](const std::string& budget_text, const SweepRun& run, bool best) {
-    const std::string mark = best ? "<- best" : own_bytes(run) && run.refused.empty() ? "own bytes" : "";
+    // A run whose bytes its rules decided (FastGen) is weighed at its bytes, never ranked best.
+    const bool by_rule = own_bytes(run) && run.refused.empty();
+    const std::string mark = best ? "<- best" : by_rule ? "by rule" : "";
     if (!run.refused.empty()) {
       table.add({budget_text, run.policy, "", "", "", "", "", "", "", "refused (see above)"});
       return;

@@ -26,7 +26,8 @@ ArgParser& add_scoring_options(ArgParser& args);
 // each attention-reading policy scores by default.
 std::string policy_list_help();
 // The factory's policies, one a line: `indent`, the name in a column as wide as the longest, its
-// summary; only those that evict when `evicting_only`. Each line ends with a newline.
+// summary; when `evicting_only`, only those a budget sweep runs (they evict and hold the budget
+// they are given: not FastGen, whose bytes its rules decide). Each line ends with a newline.
 std::string policy_lines(const std::string& indent, bool evicting_only);
 
 // Reads them into `settings` (the other fields are left alone). A bad value is a UsageError

@@ -95,6 +95,9 @@ struct SweepRun {
   // (stories,) tokens held at each story's end, all layers and KV heads together
   std::vector<std::size_t> story_held;
   std::size_t slots_per_token = 0;  // layers x KV heads: what story_held counts per position
+  // (stories,) tokens of each story read with every token kept before the first eviction: a
+  // prompt cut once (SweepOptions), or the policy's own (FastGen's profile: prompt_tokens()).
+  std::vector<std::size_t> story_prompt;
   // The first story after its last step:
   std::size_t tokens = 0;         // its budget, tokens per layer and KV head (0: full cache)
   std::size_t kept = 0;           // tokens held per layer and KV head, on average (rounded down)
@@ -120,6 +123,9 @@ struct SweepOptions {
   // > 0: the first `compressed_prompt` tokens of each story are a prompt the policy cuts once
   // (Decoder::read_prompt_compressed) instead of evicting token by token.
   std::size_t compressed_prompt = 0;
+  // Set: story i's prompt cut once is story_prompt[i] tokens instead (0: none; at most the
+  // story's length less one). (stories,)
+  std::vector<std::size_t> story_prompt;
   // Set: story i keeps story_tokens[i] tokens per layer and KV head, whatever the budget says
   // (equal_bytes_tokens). (stories,)
   std::vector<std::size_t> story_tokens;
@@ -137,8 +143,9 @@ SweepRun read_stories(std::shared_ptr<const DecoderWeights> weights, const Sweep
                       const SweepOptions& options = {});
 
 // `policy` (the window, say) reading every story of `text` with the tokens `other` held at the
-// end of that story (equal_bytes_tokens): the same KV bytes, story by story. Its label says so:
-// "window at fastgen's bytes".
+// end of that story (equal_bytes_tokens): the same KV bytes, story by story. And the same start:
+// where `other` read a prompt with every token kept (story_prompt), `policy` reads as many
+// tokens with the full cache and cuts them once. Its label says so: "window at fastgen's bytes".
 SweepRun read_at_equal_bytes(std::shared_ptr<const DecoderWeights> weights, const SweepText& text,
                              const SweepPolicy& policy, const SweepRun& other,
                              const SweepRun* reference, SweepOptions options = {});

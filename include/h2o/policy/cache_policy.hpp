@@ -57,6 +57,11 @@ class CachePolicy {
     return std::min(budget_tokens_, max_positions);
   }
 
+  // Tokens read token by token from the first on before the policy evicts anything: 0 for most;
+  // FastGen profiles its heads over the first ones with every token kept. A fair comparison at
+  // equal bytes gives its rival the same start (policy_sweep.hpp's read_at_equal_bytes).
+  virtual std::size_t prompt_tokens() const { return 0; }
+
   // Budgets that differ by layer and by KV head. By default every layer and KV head keeps
   // max_tokens(); a policy may give layer `layer` of `n_layers` its own budget (PyramidKV: more
   // near the embedding, less deeper, max_tokens() on average over the layers), and may let the KV

@@ -70,6 +70,9 @@ class FastGenPolicy final : public CachePolicy {
   // tokens: window 8, sink+window 1 + 8, heavy+window 8 + 8, or full; per-head scores"
   std::string describe() const override;
 
+  // The profile: the first P tokens are read with every token kept.
+  std::size_t prompt_tokens() const override { return profile_tokens_; }
+
   // A head may keep the full cache: every head may hold every position.
   std::size_t max_tokens(std::size_t max_positions) const override { return max_positions; }
   std::size_t head_capacity(std::size_t max_positions, std::size_t, std::size_t,

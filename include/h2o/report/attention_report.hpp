@@ -35,6 +35,9 @@ struct HeadKindCounts {
   std::string describe() const;
 };
 
+// The tally of profiles (L,) x (G,).
+HeadKindCounts count_head_kinds(const std::vector<std::vector<HeadProfile>>& profiles);
+
 // One row per layer and KV head (profiles (L,) x (G,)): its first-token share, that share against
 // uniform, the share on the last r and on its r heavy hitters, its kind; `counts` gets the tally.
 Table head_profile_table(const std::vector<std::vector<HeadProfile>>& profiles,

@@ -43,7 +43,7 @@ std::string change_text(double perplexity, double full_perplexity);
 
 // The table: the reference (and the quantised full cache), then per budget its runs from the
 // lowest perplexity up, then the runs that held other bytes than the budget (FastGen: marked
-// "own bytes", never best), refused runs last, the best marked "<- best". Columns: budget, policy,
+// "by rule", never best), refused runs last, the best marked "<- best". Columns: budget, policy,
 // kept, perplexity, bits per byte (quantised: the KV bytes' share of the float32 full cache's),
 // vs full, top-1 = full, names, KV bytes.
 std::string comparison_table(const PolicyComparison& comparison);

@@ -1,0 +1,65 @@
+// course_answer.hpp: the course's answer in one paragraph (lesson 13's last step): on one model
+// and one set of stories, where H2O wins against a sliding window of the same bytes, where it
+// loses and why, and what budgets and rules per head change - each fact a number the caller
+// measured, each comparison with measure/verdict.hpp's change, 95% interval and word.
+//
+// Dimension legend: L = layers, G = KV heads of a layer, T = FastGen targets.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "h2o/measure/policy_sweep.hpp"
+#include "h2o/policy/head_profile.hpp"
+#include "h2o/report/attention_report.hpp"
+
+namespace h2o {
+
+// How H2O's heavy hitters are spread over a story's age: of the tokens it held outside its recent
+// window at the end of a story, how many lie in the story's oldest tenth of positions (a tenth
+// of them if age did not matter).
+struct OldHeavyHitters {
+  std::size_t held = 0;    // heavy hitters held, over the layers counted
+  std::size_t oldest = 0;  // of them in positions 0 .. n/10 - 1
+};
+// Counted from `kept` (L,) x (kept,) positions of a story of n_tokens (SweepRun::kept_at_end),
+// every position in the last `recent` being the window, not a heavy hitter.
+OldHeavyHitters old_heavy_hitters(const std::vector<std::vector<Position>>& kept,
+                                  std::size_t n_tokens, std::size_t recent);
+
+// FastGen at one target, and the window given the bytes it held (read_at_equal_bytes).
+struct RulesReading {
+  double target = 0;
+  const SweepRun* fastgen = nullptr;
+  const SweepRun* window = nullptr;
+};
+
+// What the answer is made of; every run over the same stories at the same budget.
+struct CourseAnswer {
+  std::string stories;  // "12 stories"
+  int percent = 0;      // the budget, percent of each story
+  const SweepRun* full = nullptr;
+  const SweepRun* h2o = nullptr;     // one budget for every layer and KV head
+  const SweepRun* window = nullptr;  // the same bytes, the last tokens only
+  const SweepRun* pyramid = nullptr;  // budgets per layer
+  const SweepRun* adakv = nullptr;    // budgets per KV head
+  const SweepRun* h2o_cut = nullptr;  // a prompt of `prompt` tokens cut once, then token by token
+  const SweepRun* window_cut = nullptr;
+  std::size_t prompt = 0;
+  std::vector<RulesReading> rules;  // (T,)
+  std::vector<std::vector<HeadProfile>> profiles;  // (L,) x (G,) the first story's heads
+  OldHeavyHitters old;
+};
+
+// The paragraph, verdict first, wrapped to `width` columns with `indent` before every line.
+std::string course_answer_text(const CourseAnswer& answer, std::size_t width,
+                               const std::string& indent);
+
+// Perplexity against KV bytes (both over the full cache's): FastGen at each target beside the
+// window at the same bytes, and H2O, PyramidKV, Ada-KV and the window at the one budget; written
+// to dir/every_head_its_cache.svg, `command` recorded in its <desc>.
+void write_course_answer_picture(const std::string& dir, const CourseAnswer& answer,
+                                 const std::string& command);
+
+}  // namespace h2o
