@@ -6,6 +6,8 @@
 //   h2o_model_parity check-export TINY_BIN TINY_F32           loader reads the exporter's floats
 //   h2o_model_parity kv-dump MODEL IDS GROUP OUT              layer 0's keys and values, float32
 //                                                             and as the 8/4/2-bit caches read them
+//   h2o_model_parity kvpress-dump OUT                         PyramidKV's budgets and Ada-KV's cut
+//                                                             on seeded cases
 //
 // compare passes when max |C++ - PyTorch| <= 1e-4 * max(1, largest |logit|) over every position
 // and vocabulary entry (float32 sums in another order differ at that scale, no more).
@@ -16,11 +18,18 @@
 // cache), then for 8, 4 and 2 bits the keys and values a quantised full cache of groups of GROUP
 // reads back (LayerKVCache::key_row / value_row). Layer 0's keys and values depend on the tokens
 // only, so every format caches the same numbers there.
+// kvpress-dump writes, for tests/kvpress_anchor.py (kvpress's PyramidKVPress and AdaKVPress
+// replayed), one case a line: "pyramid HEAVY LAYERS BETA MOST b_0 .. b_(L-1)", the heavy hitters
+// pyramid_heavy_budget gives each layer; and "adakv G N RECENT HEAVY", then per head a line
+// "scores s_0 .. s_(N-1)" (a cache of N tokens at positions 0..N-1, seeded random scores) and a
+// line "kept p ..." (the positions AdaKVPolicy::compress keeps in that head; in every other case
+// head 0 holds the lowest scores, so that only its floor keeps any of its old tokens).
 //
-// Dimension legend: T = tokens, V = vocabulary size, G = KV heads, D = head_dim.
+// Dimension legend: T = tokens, V = vocabulary size, G = KV heads, D = head_dim, N = tokens.
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <utility>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -30,6 +39,11 @@
 #include "h2o/app/cli.hpp"
 #include "h2o/app/program.hpp"
 #include "h2o/base/files.hpp"
+#include "h2o/base/format.hpp"
+#include "h2o/base/random.hpp"
+#include "h2o/cache/kv_cache.hpp"
+#include "h2o/policy/adakv_policy.hpp"
+#include "h2o/policy/pyramid_policy.hpp"
 #include "h2o/model/checkpoint.hpp"
 #include "h2o/model/decoder.hpp"
 #include "h2o/text/stories.hpp"
@@ -157,16 +171,75 @@ int check_export(const std::string& tiny_bin, const std::string& tiny_f32) {
   return same ? 0 : 1;
 }
 
-// One of the four jobs, by its first word.
+// PyramidKV's per-layer heavy budgets and Ada-KV's one cut, on seeded cases (see the top).
+int kvpress_dump(const std::string& out_path) {
+  std::ofstream out(out_path);
+  h2o::Rng rng(20240611);
+  const auto below = [&](std::size_t k) { return static_cast<std::size_t>(rng.next_u32() % k); };
+  for (int c = 0; c < 300; ++c) {
+    const std::size_t layers = 2 + below(31), most = 8 + below(2000);
+    const std::size_t heavy = 1 + below(most - 1);  // below most: a line to spread
+    const double beta = c % 3 == 0 ? 20.0 : c % 3 == 1 ? 1.0 + below(40) : 2.5;
+    out << "pyramid " << heavy << " " << layers << " " << beta << " " << most;
+    for (std::size_t l = 0; l < layers; ++l) {
+      out << " " << h2o::pyramid_heavy_budget(heavy, l, layers, beta, most);
+    }
+    out << "\n";
+  }
+  for (int c = 0; c < 100; ++c) {
+    const std::size_t G = 1 + below(8), recent = 1 + below(8);
+    const std::size_t heavy = 1 + below(40), n = recent + heavy + 1 + below(80);
+    h2o::LayerKVCache cache(G, 2, n);
+    const std::vector<float> row(2 * G, 0.0f);
+    for (std::size_t t = 0; t < n; ++t) cache.append(row.data(), row.data(), t);
+    out << "adakv " << G << " " << n << " " << recent << " " << heavy << "\n";
+    // Scores (i + 1) / (G N + 1) in a shuffled order: all distinct, so no tie is broken.
+    std::vector<std::size_t> rank(G * n);
+    for (std::size_t i = 0; i < rank.size(); ++i) rank[i] = i;
+    // Every other case gives head 0 the N lowest scores, so that its floor must hold it.
+    const auto shuffle = [&](std::size_t from, std::size_t to) {
+      for (std::size_t i = to - 1; i > from; --i) {
+        std::swap(rank[i], rank[from + below(i - from + 1)]);
+      }
+    };
+    if (c % 2 == 0) {
+      shuffle(0, n), shuffle(n, rank.size());
+    } else {
+      shuffle(0, rank.size());
+    }
+    for (std::size_t g = 0; g < G; ++g) {
+      out << "scores";
+      for (std::size_t s = 0; s < n; ++s) {
+        const double score = static_cast<double>(rank[g * n + s] + 1) / (rank.size() + 1.0);
+        cache.scores(g)[s] = static_cast<float>(score);
+        out << " " << h2o::fixed(score, 9);
+      }
+      out << "\n";
+    }
+    h2o::AdaKVPolicy policy(h2o::CacheBudget{heavy, recent});
+    policy.compress(cache, heavy + recent);
+    for (std::size_t g = 0; g < G; ++g) {
+      out << "kept";
+      for (h2o::Position p : cache.sorted_positions(g)) out << " " << p;
+      out << "\n";
+    }
+  }
+  if (!out) throw std::runtime_error("cannot write '" + out_path + "'");
+  std::cout << "400 cases written to " << out_path << "\n";
+  return 0;
+}
+
+// One of the five jobs, by its first word.
 int run(int argc, char** argv) {
   const std::vector<std::string> a(argv + 1, argv + argc);
   if (a.size() == 5 && a[0] == "write-tokens") return write_tokens(a[1], a[2], a[3], a[4]);
   if (a.size() == 4 && a[0] == "compare") return compare(a[1], a[2], a[3]);
   if (a.size() == 3 && a[0] == "check-export") return check_export(a[1], a[2]);
   if (a.size() == 5 && a[0] == "kv-dump") return kv_dump(a[1], a[2], a[3], a[4]);
+  if (a.size() == 2 && a[0] == "kvpress-dump") return kvpress_dump(a[1]);
   throw h2o::UsageError(
       "usage: write-tokens MODEL TOKENIZER TEXT IDS | compare MODEL IDS "
-      "LOGITS | check-export TINY_BIN TINY_F32 | kv-dump MODEL IDS GROUP OUT");
+      "LOGITS | check-export TINY_BIN TINY_F32 | kv-dump MODEL IDS GROUP OUT | kvpress-dump OUT");
 }
 
 }  // namespace

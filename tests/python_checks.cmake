@@ -33,6 +33,12 @@ add_test(NAME kv_quant_matches_kivi
           -DPARITY=$<TARGET_FILE:h2o_model_parity> -DWORK=${h2o_py_work}/kivi -DMODE=kivi
           -DMODEL=${h2o_data}/model.bin -DTOKENIZER=${h2o_data}/tokenizer.bin
           -DTEXT=${h2o_data}/heldout_story.txt -P ${CMAKE_CURRENT_SOURCE_DIR}/check_python.cmake)
+# PyramidKV's layer budgets and Ada-KV's joint cut against kvpress's code (replayed in PyTorch).
+add_test(NAME pyramid_and_adakv_match_kvpress
+  COMMAND ${CMAKE_COMMAND} -DPYTHON=${H2O_PYTHON}
+          -DANCHOR=${CMAKE_CURRENT_SOURCE_DIR}/kvpress_anchor.py
+          -DPARITY=$<TARGET_FILE:h2o_model_parity> -DWORK=${h2o_py_work}/kvpress -DMODE=kvpress
+          -P ${CMAKE_CURRENT_SOURCE_DIR}/check_python.cmake)
 # StreamingLLM's cache in C++ (compare_policies) against its PyTorch replay (sink_positions.py,
 # which also measures pos_shift): the same perplexities.
 add_test(NAME sinks_positions_match_compare_policies
@@ -41,7 +47,8 @@ add_test(NAME sinks_positions_match_compare_policies
           -DMODEL=${h2o_data}/model.bin -DTOKENIZER=${h2o_data}/tokenizer.bin
           -DTEXT=${h2o_data}/heldout_story.txt -P ${CMAKE_CURRENT_SOURCE_DIR}/check_python.cmake)
 set_tests_properties(shipped_model_matches_pytorch_logits exporter_writes_what_the_loader_reads
-  kv_quant_matches_kivi sinks_positions_match_compare_policies PROPERTIES SKIP_REGULAR_EXPRESSION "SKIPPED: " TIMEOUT 900)
+  kv_quant_matches_kivi pyramid_and_adakv_match_kvpress sinks_positions_match_compare_policies
+  PROPERTIES SKIP_REGULAR_EXPRESSION "SKIPPED: " TIMEOUT 900)
 
 # The scripts' own checks (self-test, corpus generator, bad input to every script) are in
 # tests/checks/training_*.txt; the files some of them read are written here.
