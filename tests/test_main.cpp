@@ -25,6 +25,7 @@ namespace {
 bool cpu_runs_openblas_core(const std::string& core) {
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
   __builtin_cpu_init();
+  if (strcasecmp(core.c_str(), "Prescott") == 0) return __builtin_cpu_supports("sse3");
   if (strcasecmp(core.c_str(), "Nehalem") == 0) return __builtin_cpu_supports("sse4.2");
   if (strcasecmp(core.c_str(), "Sandybridge") == 0) return __builtin_cpu_supports("avx");
   if (strcasecmp(core.c_str(), "Haswell") == 0 || strcasecmp(core.c_str(), "Zen") == 0) {

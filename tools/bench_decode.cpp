@@ -8,9 +8,10 @@
 //             N; H2O attends over at most heavy + recent tokens, so once its cache is full its
 //             time per token stays flat.
 //   kv-bits   the full cache decoding N tokens with its keys and values in float32, 8 and 4 bits
-//             (kv_cache.hpp, KIVI's layout, --kv-group): tokens per second and the KV bytes
-//             attention read for each token, the mean over the run (codes, scales, zeros and the
-//             float32 rows counted exactly), each as a ratio to float32's. Attention reads the
+//             (kv_cache.hpp, KIVI's layout, --kv-group, --kv-residual): tokens per second and
+//             the KV bytes attention read for each token, the mean over the run (codes, scales,
+//             zeros and the float32 rows counted exactly), each as a ratio to float32's. With
+//             --kv-residual R the newest R tokens stay float32 (KIVI's window). Attention reads the
 //             codes directly (attention/quantised_attention.hpp), so fewer bytes cost no more
 //             arithmetic per token than float32 rows.
 //   eviction  one layer's cache at an H2O budget B (heavy = recent = B / 2), one token per step:
@@ -131,11 +132,12 @@ struct LengthResult {
 
 void kv_bits_section(const std::shared_ptr<const DecoderWeights>& weights,
                      const std::vector<int>& tokens, const std::vector<std::size_t>& lengths,
-                     std::size_t group, std::size_t repeats) {
+                     std::size_t group, std::size_t residual, std::size_t repeats) {
   const std::vector<unsigned> all_bits = {32, 8, 4};
+  const std::string window = residual == 0 ? "" : ", newest " + std::to_string(residual) + " fp32";
   std::cout << "Full cache, keys and values in float32, 8 and 4 bits (groups of " << group
-            << "); median of " << repeats << " runs,\nthe formats alternating; ratios to "
-            << "float32:\n"
+            << window << ");\nmedian of " << repeats
+            << " runs, the formats alternating; ratios to float32:\n"
             << pad_right("", 6) << pad_right("  tokens per second", 34)
             << "KV bytes read a token (mean of the run)\n"
             << pad_left("length", 6) << pad_left("fp32", 9) << pad_left("8-bit", 8)
@@ -150,7 +152,7 @@ void kv_bits_section(const std::shared_ptr<const DecoderWeights>& weights,
       for (std::size_t turn = 0; turn < all_bits.size(); ++turn) {
         const std::size_t f = (turn + r) % all_bits.size();  // who goes first rotates
         const RunTiming t = time_decode(weights, std::make_unique<FullCachePolicy>(), tokens,
-                                        length, KvFormat{all_bits[f], group});
+                                        length, KvFormat{all_bits[f], group, residual});
         seconds[f].push_back(t.total_seconds);
         bytes[f] = t.kv_bytes_read_per_token;
       }
@@ -400,7 +402,9 @@ int run(int argc, char** argv) {
   std::vector<int> tokens(longest);  // the same input tokens for both policies
   const auto vocab = static_cast<std::uint32_t>(config.vocab_size);
   for (int& t : tokens) t = static_cast<int>(rng.below(vocab));
-  if (wants("kv-bits")) kv_bits_section(weights, tokens, lengths, options.kv_group, repeats);
+  if (wants("kv-bits")) {
+    kv_bits_section(weights, tokens, lengths, options.kv_group, options.kv_residual, repeats);
+  }
   if (!wants("lengths")) return 0;
   auto full_policy = [] { return std::make_unique<FullCachePolicy>(); };
   auto h2o_policy = [&] { return std::make_unique<H2OPolicy>(budget); };

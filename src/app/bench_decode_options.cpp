@@ -27,6 +27,8 @@ ArgParser bench_decode_arguments() {
   args.add_option("seed", "N", "1", "seed of the random weights and tokens");
   args.add_option("kv-group", "B", std::to_string(KvFormat{}.group),
                   "kv-bits: tokens per key group, channels per value group");
+  args.add_option("kv-residual", "R", std::to_string(KvFormat{}.residual),
+                  "kv-bits: newest R tokens in fp32, a multiple of B (KIVI: 128; 0: B)");
   return args;
 }
 
@@ -41,6 +43,11 @@ BenchDecodeOptions bench_decode_options(const ArgParser& args) {
   options.seed = static_cast<std::uint64_t>(args.integer("seed", 0, 1LL << 62));
   options.threads = static_cast<std::size_t>(args.integer("threads", 1, 64));
   options.kv_group = static_cast<std::size_t>(args.integer("kv-group", 1, 4096));
+  options.kv_residual = static_cast<std::size_t>(args.integer("kv-residual", 0, kMaxBenchLength));
+  if (options.kv_residual % options.kv_group != 0) {
+    throw UsageError("--kv-residual " + std::to_string(options.kv_residual) +
+                     " must be a multiple of --kv-group " + std::to_string(options.kv_group));
+  }
   try {
     options.shape = story_shape(args.text("shape"));
   } catch (const std::invalid_argument& e) {

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <stdexcept>
+#include <string>
 
 #include "h2o/attention/attention.hpp"
 #include "h2o/base/packed_codes.hpp"
@@ -206,6 +208,24 @@ H2O_INLINE void fused_scores(const QuantisedRows& rows, std::size_t n_tokens, co
     std::size_t end = t + 1;
     while (end < n_tokens && key_group[end] == k) ++end;
     if (k == QuantisedRows::kResidual) {  // float32 rows, as attention.hpp reads them
+      // 8 keys at a time: 8 products of the query with a key row, summed in one go (sum_each).
+      for (; t + 8 <= end; t += 8) {
+        const float* key[8];
+        for (int i = 0; i < 8; ++i) {
+          key[i] = rows.residual_keys + static_cast<std::size_t>(rows.residual_of[t + i]) * kD;
+        }
+        for (std::size_t jj = 0; jj < kQ; ++jj) {
+          Floats8 products[8];
+          for (int i = 0; i < 8; ++i) {
+            products[i] = q[jj][0] * load8(key[i]);
+            for (std::size_t c = 1; c < kChunks; ++c) {
+              products[i] += q[jj][c] * load8(key[i] + 8 * c);
+            }
+          }
+          const Floats8 scores = sum_each(products);
+          std::memcpy(w + jj * stride + t, &scores, sizeof(scores));
+        }
+      }
       for (; t < end; ++t) {
         const float* key = rows.residual_keys + static_cast<std::size_t>(rows.residual_of[t]) * kD;
         Floats8 x[kChunks];
@@ -371,9 +391,10 @@ H2O_INLINE bool fused_for_bits(const QuantisedRows& rows, std::size_t n_tokens,
 }
 
 // Runs the fused kernel when it has one for this shape; false otherwise (nothing written).
-H2O_VECTOR_CLONES
-bool fused_dispatch(const QuantisedRows& rows, std::size_t n_tokens, const float* queries,
-                    std::size_t n_queries, float* weights, std::size_t stride, float* outputs) {
+// Inlined into each build below and compiled there for its registers.
+H2O_INLINE bool fused_dispatch(const QuantisedRows& rows, std::size_t n_tokens,
+                               const float* queries, std::size_t n_queries, float* weights,
+                               std::size_t stride, float* outputs) {
   if (rows.value_group % 8 != 0) return false;
   switch (rows.bits) {
     case 8:
@@ -387,7 +408,55 @@ bool fused_dispatch(const QuantisedRows& rows, std::size_t n_tokens, const float
   }
 }
 
+// One function per build of the fused kernel (FusedBuild). Chosen by a test of the CPU rather
+// than by target_clones (as attention.cpp's kernel is) so that the SSE2 build can also be run on
+// a CPU that has AVX2: the tests check both builds on any x86-64 machine.
+bool fused_baseline(const QuantisedRows& rows, std::size_t n_tokens, const float* queries,
+                    std::size_t n_queries, float* weights, std::size_t stride, float* outputs) {
+  return fused_dispatch(rows, n_tokens, queries, n_queries, weights, stride, outputs);
+}
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define H2O_HAVE_AVX2_BUILD 1
+__attribute__((target("avx2,fma"))) bool fused_avx2(const QuantisedRows& rows,
+                                                    std::size_t n_tokens, const float* queries,
+                                                    std::size_t n_queries, float* weights,
+                                                    std::size_t stride, float* outputs) {
+  return fused_dispatch(rows, n_tokens, queries, n_queries, weights, stride, outputs);
+}
+#endif
+
+// The build attend_quantised_group runs: the fastest this CPU supports (tested once).
+FusedBuild best_fused_build() {
+  static const FusedBuild best =
+      fused_build_supported(FusedBuild::avx2) ? FusedBuild::avx2 : FusedBuild::baseline;
+  return best;
+}
+
 }  // namespace
+
+bool fused_build_supported(FusedBuild build) {
+  switch (build) {
+    case FusedBuild::baseline:
+      return true;
+    case FusedBuild::avx2: {
+#ifdef H2O_HAVE_AVX2_BUILD
+      // Tested once; __builtin_cpu_init first, as this may run before the constructor that
+      // reads the CPU's flags.
+      static const bool has_avx2 = (__builtin_cpu_init(), __builtin_cpu_supports("avx2") &&
+                                                              __builtin_cpu_supports("fma"));
+      return has_avx2;
+#else
+      return false;
+#endif
+    }
+  }
+  return false;
+}
+
+const char* fused_build_name(FusedBuild build) {
+  return build == FusedBuild::avx2 ? "avx2" : "baseline";
+}
 
 bool has_fused_kernel(const QuantisedRows& rows) {
   const std::size_t D = rows.head_dim;
@@ -398,15 +467,37 @@ bool has_fused_kernel(const QuantisedRows& rows) {
 void attend_quantised_group(const QuantisedRows& rows, std::size_t n_tokens, const float* queries,
                             std::size_t n_queries, float* weights_out, std::size_t weights_stride,
                             float* outputs_out, float* row_buffer) {
+  attend_quantised_group_with(best_fused_build(), rows, n_tokens, queries, n_queries, weights_out,
+                              weights_stride, outputs_out, row_buffer);
+}
+
+void attend_quantised_group_with(FusedBuild build, const QuantisedRows& rows,
+                                 std::size_t n_tokens, const float* queries,
+                                 std::size_t n_queries, float* weights_out,
+                                 std::size_t weights_stride, float* outputs_out,
+                                 float* row_buffer) {
   if (n_queries == 0) return;
   if (n_tokens == 0) {  // nothing to attend to: a zero output, as an empty weighted sum
     std::fill_n(outputs_out, n_queries * rows.head_dim, 0.0f);
     return;
   }
-  if (fused_dispatch(rows, n_tokens, queries, n_queries, weights_out, weights_stride,
-                     outputs_out)) {
-    return;
+  bool done = false;
+  if (build == FusedBuild::baseline) {
+    done = fused_baseline(rows, n_tokens, queries, n_queries, weights_out, weights_stride,
+                          outputs_out);
+  } else {
+#ifdef H2O_HAVE_AVX2_BUILD
+    if (build == FusedBuild::avx2 && fused_build_supported(build)) {
+      done = fused_avx2(rows, n_tokens, queries, n_queries, weights_out, weights_stride,
+                        outputs_out);
+    } else
+#endif
+    {
+      throw std::invalid_argument(std::string("attend_quantised_group: this CPU cannot run the ") +
+                                  fused_build_name(build) + " build");
+    }
   }
+  if (done) return;
   attend_quantised_group_reference(rows, n_tokens, queries, n_queries, weights_out, weights_stride,
                                    outputs_out, row_buffer);
 }

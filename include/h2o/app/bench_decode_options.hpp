@@ -33,6 +33,7 @@ struct BenchDecodeOptions {
   std::size_t repeats = 3;            // --repeats
   std::uint64_t seed = 1;             // --seed
   std::size_t kv_group = 32;          // --kv-group (section kv-bits)
+  std::size_t kv_residual = 0;        // --kv-residual (section kv-bits), a multiple of kv_group
 };
 
 // bench_decode's options and --help text.

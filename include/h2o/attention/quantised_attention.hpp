@@ -57,13 +57,30 @@ void attend_quantised_group_reference(const QuantisedRows& rows, std::size_t n_t
 // as float32. Keys are scored 8 at a time, one key a lane (no sum across lanes), for up to 4
 // queries at once so each key's codes are unpacked once; at head size 8 values are summed 8 tokens
 // at a time the same way. Head sizes 8, 16, 32, 48, 64 and 128 with value groups of a multiple of 8
-// channels run 8 lanes at a time (AVX2 + FMA where the CPU has it, else the SSE2 baseline, as
-// attention.hpp's kernel); other shapes run attend_quantised_group_reference. Same arguments. The
-// order of rounding differs from the reference's: tests/test_kv_quant.cpp bounds the difference
-// (weights within 2e-6, outputs within 2e-6 of the largest |value|).
+// channels run 8 lanes at a time (the AVX2 build where the CPU has it, else the SSE2 baseline:
+// FusedBuild); other shapes run attend_quantised_group_reference. Same arguments. The order of
+// rounding differs from the reference's: tests/test_kv_quant.cpp bounds the difference (weights
+// within 2e-6, outputs within 2e-6 of the largest |value|), for each build.
 void attend_quantised_group(const QuantisedRows& rows, std::size_t n_tokens, const float* queries,
                             std::size_t n_queries, float* weights_out, std::size_t weights_stride,
                             float* outputs_out, float* row_buffer);
+
+// The builds of the fast kernel: the same source compiled for the x86-64 baseline (SSE2: two
+// 4-float registers per 8 lanes; any x86-64 CPU) and for AVX2 + FMA (one 8-float register). The
+// same operations in the same order, no multiply-add fused (the file is compiled with
+// -ffp-contract=off), so the two give the same bits.
+enum class FusedBuild { baseline, avx2 };
+// Whether this CPU can run `build` (baseline: always).
+bool fused_build_supported(FusedBuild build);
+// "baseline" or "avx2".
+const char* fused_build_name(FusedBuild build);
+// attend_quantised_group with its fast kernel's `build` (tests: the SSE2 build is checked on CPUs
+// that would run the AVX2 one). Throws std::invalid_argument when this CPU cannot run it.
+void attend_quantised_group_with(FusedBuild build, const QuantisedRows& rows,
+                                 std::size_t n_tokens, const float* queries,
+                                 std::size_t n_queries, float* weights_out,
+                                 std::size_t weights_stride, float* outputs_out,
+                                 float* row_buffer);
 // Whether attend_quantised_group has its fast kernel for these rows' shape.
 bool has_fused_kernel(const QuantisedRows& rows);
 
