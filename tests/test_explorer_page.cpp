@@ -194,20 +194,20 @@ TEST_CASE("the explorer's verdict says better, worse or no difference from its i
   v.units = "29 blocks of 32 predictions";
   v.difference = {-0.03, -0.05, -0.01, 29, 900};  // wholly below 0: lower perplexity
   CHECK(verdict_html(page).find("data-verdict=\"better\"") != std::string::npos);
-  CHECK(verdict_html(page).find("on this text: better</b>") != std::string::npos);
+  CHECK(verdict_html(page).find("on this text: better</b></summary>") != std::string::npos);
   CHECK(verdict_text(v) ==
         "h2o's perplexity -3.0% against window's (95% interval -5.0% to -1.0%, 29 blocks of 32 "
         "predictions): better");
   v.difference = {0.04, 0.01, 0.07, 29, 900};  // wholly above 0
   CHECK(verdict_html(page).find("data-verdict=\"worse\"") != std::string::npos);
-  CHECK(verdict_html(page).find("on this text: worse</b>") != std::string::npos);
+  CHECK(verdict_html(page).find("on this text: worse</b></summary>") != std::string::npos);
   v.difference = {-0.003, -0.06, 0.069, 29, 900};  // holds 0
   CHECK(verdict_html(page).find("data-verdict=\"within-noise\"") != std::string::npos);
   CHECK(verdict_html(page).find("no difference within noise</b>") != std::string::npos);
   v.difference = {-0.2, -0.3, -0.1, 2, 60};  // too few units for an interval: no verdict
   CHECK(verdict_html(page).find("data-verdict=\"within-noise\"") != std::string::npos);
   // The block sits in the page's header, once.
-  CHECK(count_of(explorer_page_html(page), "<div id=\"verdict\"") == 1);
+  CHECK(count_of(explorer_page_html(page), "<details id=\"verdict\"") == 1);
 }
 
 TEST_CASE("the explorer's verdict block escapes hostile names and texts", "[explorer_page]") {
@@ -223,7 +223,8 @@ TEST_CASE("the explorer's verdict block escapes hostile names and texts", "[expl
   v.held = {"h2o <img src=x onerror=alert(1)> (1 of 16 caches)", "window \x1b[31mnone"};
   v.reason = "because </div><script>alert(2)</script>";
   const std::string block = verdict_html(page);
-  for (const char* raw : {"<script", "<img", "</div><", "<b>names", "blocks</p>", "\x1b", "\"dow"}) {
+  for (const char* raw :
+       {"<script", "<img", "</div><", "<b>names", "blocks</p>", "\x1b", "\"dow"}) {
     INFO(raw);
     CHECK(block.find(raw) == std::string::npos);
   }
@@ -237,6 +238,7 @@ TEST_CASE("the explorer's verdict block escapes hostile names and texts", "[expl
   const std::string html = explorer_page_html(page);
   CHECK(count_of(html, "<script") == 2);
   CHECK(count_of(html, "</div>") == count_of(html, "<div"));
+  CHECK(count_of(html, "</details>") == count_of(html, "<details"));
 }
 
 TEST_CASE("names held beyond a window's reach count the caches holding them", "[explorer_page]") {

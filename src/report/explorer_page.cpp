@@ -232,10 +232,12 @@ std::string fill_frame(const std::string& frame,
 }
 
 // The page's header text as HTML paragraphs.
+// Folded under one line beside the title, so that the text panels start high on a small screen.
 std::string about_html(const ExplorerPage& page) {
-  std::string about;
+  std::string about = "<details id=\"about\"><summary>the run: model, text, budget, bytes"
+                      "</summary>\n";
   for (const std::string& line : page.about) about += "<p>" + shown(line) + "</p>\n";
-  return about;
+  return about + "</details>\n";
 }
 
 std::uint64_t digits(std::uint64_t value) {
@@ -267,12 +269,14 @@ std::string verdict_html(const ExplorerPage& page) {
                                                 : "within-noise";
   std::string held;
   for (const std::string& line : v.held) held += (held.empty() ? "" : "; ") + line;
-  return "<div id=\"verdict\" data-verdict=\"" + std::string(key) + "\">\n<p><b>" +
+  // A <details> element, which the page's script opens on a wide screen: on a small one the
+  // summary line stays, the numbers and the reason one click away.
+  return "<details id=\"verdict\" data-verdict=\"" + std::string(key) + "\">\n<summary><b>" +
          shown(v.subject + " against " + v.against + " on this text: " + verdict_word(verdict)) +
-         "</b>: " + shown(verdict_text(v)) + "</p>\n" +
+         "</b></summary>\n<p>" + shown(verdict_text(v)) + "</p>\n" +
          (held.empty() ? "" : "<p>Names held at the end beyond a window's reach: " + shown(held) +
                                   "</p>\n") +
-         (v.reason.empty() ? "" : "<p>Why: " + shown(v.reason) + "</p>\n") + "</div>\n";
+         (v.reason.empty() ? "" : "<p>Why: " + shown(v.reason) + "</p>\n") + "</details>\n";
 }
 
 std::vector<std::string> names_held_beyond(const CacheTrace& trace,

@@ -79,9 +79,10 @@ struct ExplorerPage {
 // noise; 4 against 4 of 10 long-gap names".
 std::string verdict_text(const ExplorerVerdict& verdict);
 
-// The verdict block of the page's header, as HTML: <div id="verdict" data-verdict="better"> (or
-// "worse", "within-noise": verdict_of(difference)) holding the verdict word, verdict_text, the
-// names held and the reason, all escaped. "" when the page has no verdict.
+// The verdict block of the page's header, as HTML: <details id="verdict" data-verdict="better">
+// (or "worse", "within-noise": verdict_of(difference)), its summary the verdict word, then
+// verdict_text, the names held and the reason, all escaped; the page's script opens it on a wide
+// screen. "" when the page has no verdict.
 std::string verdict_html(const ExplorerPage& page);
 
 // The names `trace` holds after its last step at positions older than the text's last `window`
