@@ -249,7 +249,7 @@ TEST_CASE("names held beyond a window's reach count the caches holding them", "[
   trace.steps = 9;
   trace.heads.assign(1, std::vector<HeadTrace>(2));
   for (HeadTrace& head : trace.heads[0]) head.evicted_at.assign(10, 3);  // all gone at step 3
-  trace.heads[0][0].evicted_at[1] = kNeverEvicted;  // "Mia" (1) held by head 0
+  trace.heads[0][0].evicted_at[1] = kNeverEvicted;                       // "Mia" (1) held by head 0
   trace.heads[0][1].evicted_at[2] = kNeverEvicted;  // "Zoë" (2..3) held by head 1, a piece
   trace.heads[0][0].evicted_at[7] = kNeverEvicted;  // "Tom" (7) is within the window's reach
   NameTokens names;

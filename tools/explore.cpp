@@ -200,8 +200,7 @@ int explore(int argc, char** argv) {
   // names each holds beyond a window's reach, and the reason lesson 10 gives from the profile of
   // every KV head over the same text (report/attention_report.hpp's head_profile_reason).
   if (explored.size() == 2) {
-    const h2o::NameTokens names =
-        h2o::names_as_tokens(tokenizer, h2o::default_names({story.text}));
+    const h2o::NameTokens names = h2o::names_as_tokens(tokenizer, h2o::default_names({story.text}));
     const std::vector<h2o::NameMention> mentions = h2o::find_name_mentions(tokens, names).mentions;
     const std::size_t counted = h2o::long_gap_name_steps(tokens, names, h2o::kNameGap).size();
     const std::vector<std::vector<double>> a = {explored[0].trace.reading.token_nll},
@@ -260,10 +259,12 @@ int explore(int argc, char** argv) {
   }
   if (page.has_verdict) {
     const h2o::ExplorerVerdict& v = page.verdict;
-    std::cout << h2o::wrap_words("  verdict: " + h2o::verdict_text(v), 100, "    ")
-              << "\n" << h2o::wrap_words("  names held beyond a window's reach at the end: " +
-                                              v.held[0] + "; " + v.held[1], 100, "    ")
-              << "\n" << h2o::wrap_words("  why: " + v.reason, 100, "    ") << "\n";
+    std::cout << h2o::wrap_words("  verdict: " + h2o::verdict_text(v), 100, "    ") << "\n"
+              << h2o::wrap_words("  names held beyond a window's reach at the end: " + v.held[0] +
+                                     "; " + v.held[1],
+                                 100, "    ")
+              << "\n"
+              << h2o::wrap_words("  why: " + v.reason, 100, "    ") << "\n";
   }
   std::cout << "page written to " << options.out_path << " (" << h2o::byte_size_text(html.size())
             << ")\n";

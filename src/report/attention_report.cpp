@@ -89,10 +89,9 @@ std::string head_profile_reason(const std::vector<std::vector<HeadProfile>>& pro
   return most + " (of " + std::to_string(kinds.all) + ": " + std::to_string(kinds.local) +
          " local, " + std::to_string(kinds.heavy) + " heavy, " + std::to_string(kinds.sink) +
          (kinds.sink == 1 ? " sink" : " sinks") + "): on average a head gives its last " +
-         std::to_string(sizes.recent) +
-         " tokens " + percent_text(local) + " of its attention and its " +
-         std::to_string(sizes.heavy) + " heavy hitters outside them " + percent_text(heavy) +
-         ", so " + lean;
+         std::to_string(sizes.recent) + " tokens " + percent_text(local) +
+         " of its attention and its " + std::to_string(sizes.heavy) +
+         " heavy hitters outside them " + percent_text(heavy) + ", so " + lean;
 }
 
 }  // namespace h2o

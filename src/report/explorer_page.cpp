@@ -231,11 +231,12 @@ std::string fill_frame(const std::string& frame,
   return out.append(frame, at, std::string::npos);
 }
 
-// The page's header text as HTML paragraphs.
-// Folded under one line beside the title, so that the text panels start high on a small screen.
+// The page's header text as HTML paragraphs, folded under one line beside the title, so that the
+// text panels start high on a small screen.
 std::string about_html(const ExplorerPage& page) {
-  std::string about = "<details id=\"about\"><summary>the run: model, text, budget, bytes"
-                      "</summary>\n";
+  std::string about =
+      "<details id=\"about\"><summary>the run: model, text, budget, bytes"
+      "</summary>\n";
   for (const std::string& line : page.about) about += "<p>" + shown(line) + "</p>\n";
   return about + "</details>\n";
 }
@@ -274,8 +275,9 @@ std::string verdict_html(const ExplorerPage& page) {
   return "<details id=\"verdict\" data-verdict=\"" + std::string(key) + "\">\n<summary><b>" +
          shown(v.subject + " against " + v.against + " on this text: " + verdict_word(verdict)) +
          "</b></summary>\n<p>" + shown(verdict_text(v)) + "</p>\n" +
-         (held.empty() ? "" : "<p>Names held at the end beyond a window's reach: " + shown(held) +
-                                  "</p>\n") +
+         (held.empty()
+              ? ""
+              : "<p>Names held at the end beyond a window's reach: " + shown(held) + "</p>\n") +
          (v.reason.empty() ? "" : "<p>Why: " + shown(v.reason) + "</p>\n") + "</details>\n";
 }
 
@@ -284,8 +286,8 @@ std::vector<std::string> names_held_beyond(const CacheTrace& trace,
                                            const NameTokens& names, std::size_t window) {
   const std::size_t n = trace.steps + 1, caches = trace.layers * trace.kv_heads;
   const std::size_t oldest_recent = n > window ? n - window : 0;  // a window's first position
-  std::vector<std::size_t> order;                          // the names held
-  std::vector<std::size_t> holding(names.names.size(), 0);  // (K,) caches holding each
+  std::vector<std::size_t> order;                                 // the names held
+  std::vector<std::size_t> holding(names.names.size(), 0);        // (K,) caches holding each
   for (std::size_t name = 0; name < names.names.size(); ++name) {
     for (const auto& layer : trace.heads) {
       for (const HeadTrace& head : layer) {
