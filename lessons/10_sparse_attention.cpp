@@ -15,7 +15,8 @@
 //      ranked by the sum, by the sum per step (normalised) and by a decayed sum.
 //   5. heads differ (FastGen, Ge et al. 2024): per layer and KV head, the attention on the first
 //      token (a sink, against the uniform share), on the last r tokens, and on the r heavy hitters
-//      outside them; a head is local, heavy, a sink or mixed (h2o::profile_heads).
+//      outside them; a head is local, heavy, a sink or mixed (h2o::profile_heads), and what that
+//      says of a window against H2O, in the sentence the explorer page gives as its reason.
 // The new idea written out here is reading those numbers off the attention; the collector of the
 // raw counts (h2o::AttentionStatistics), the decoder, the tables and the pictures come from the
 // library. With --pictures DIR it also draws one head's attention and every layer's rank/score.
@@ -38,6 +39,7 @@
 #include "h2o/base/output_file.hpp"
 #include "h2o/base/xtensor.hpp"
 #include "h2o/measure/attention_stats.hpp"
+#include "h2o/measure/prompt_profile.hpp"
 #include "h2o/model/checkpoint.hpp"
 #include "h2o/model/decoder.hpp"
 #include "h2o/policy/head_profile.hpp"
@@ -81,16 +83,14 @@ int run_lesson(int argc, char** argv) {
   decoder.set_record_attention(true);
   const std::size_t shown = std::min<std::size_t>(n, 192);  // the heatmap: the first steps
   std::vector<h2o::Matrix> first_rows(L, xt::zeros<float>({shown, shown}));  // (L, steps, keys)
-  const std::size_t P = std::min<std::size_t>(n, 256);  // the prompt Step 7 profiles
-  std::vector<std::vector<float>> prompt_rows(L, std::vector<float>(H * P * P));  // (L, H, P, P)
+  const std::size_t P = std::min(n, h2o::kProfiledTokens);  // the prompt Step 7 profiles
+  h2o::PromptProfiler prompt(config, P);  // each layer's rows (H, P, P) over the first P steps
   for (std::size_t t = 0; t < n; ++t) {
     decoder.forward(tokens[t]);
     stats.add_step(decoder);
+    prompt.add_step(decoder, t);
     for (std::size_t l = 0; l < L; ++l) {
       const h2o::Matrix& weights = decoder.attention(l).weights;  // (H, t + 1)
-      for (std::size_t h = 0; t < P && h < H; ++h) {
-        for (std::size_t k = 0; k <= t; ++k) prompt_rows[l][(h * P + t) * P + k] = weights(h, k);
-      }
       for (std::size_t k = 0; t < shown && k <= t; ++k) first_rows[l](t, k) = weights(0, k);
     }
   }
@@ -175,10 +175,7 @@ int run_lesson(int argc, char** argv) {
   // the mean weight on the first token, beside the share an even row would give it; the window
   // and the heavy hitters are r = 16 tokens each (policy/head_profile.hpp).
   const h2o::HeadProfileOptions sizes;  // r = k = 16, one sink token
-  std::vector<std::vector<h2o::HeadProfile>> profiles;  // (L,) x (G,)
-  for (std::size_t l = 0; l < L; ++l) {
-    profiles.push_back(h2o::profile_heads({prompt_rows[l].data(), H, P}, config.n_kv_heads, sizes));
-  }
+  const std::vector<std::vector<h2o::HeadProfile>> profiles = prompt.profiles(sizes);  // (L, G)
   h2o::HeadKindCounts kinds;
   steps << "\nStep 7: every KV head over the first " << P << " tokens: where its attention goes\n";
   h2o::head_profile_table(profiles, sizes, &kinds).print(steps);
@@ -202,7 +199,9 @@ int run_lesson(int argc, char** argv) {
             << (stability >= 0.5 ? ":\n  past attention is a fair guess of future attention.\n"
                                  : ":\n  leaders change; past attention is a weak guess here.\n")
             << "  age bias: " << h2o::age_bias_words(age, stats.decay())
-            << "\n  heads: " << kinds.describe() << "\n\n"
+            << "\n  heads: " << kinds.describe() << "\n"
+            << h2o::wrap_words("  so: " + h2o::head_profile_reason(profiles, sizes), 100, "  ")
+            << "\n\n"
             << steps.str();
 
   // Step 9: the pictures (report/attention_pictures.hpp).

@@ -1,12 +1,14 @@
 # The explorer page in a real browser: does what a reader sees match what the C++ run kept?
 #   cmake -DEXPLORE=bin/explore -DBROWSER=scripts/headless-chromium.sh -DTEXT=story.txt
-#         -DWORK=dir -DSCREENSHOT=explorer.png -P check_explorer_page.cmake
+#         -DWORK=dir -DSCREENSHOT=explorer.png -DVIEWPORT_JS=explorer_viewport.js
+#         -P check_explorer_page.cmake
 # Writes a page for h2o and window (with --kept: every step's kept positions, read from the
 # decoder's caches), loads it in headless chromium at several URL fragments (steps, layers, KV
 # heads, either policy on the left), and checks every word's data-state in both panels against
 # those kept sets: kept words are exactly the kept positions, the words after the step are unread,
 # the others evicted; a window keeps no heavy hitters; step 0 shows one token's KV bytes. Then
-# checks that a word's pieces show as one word, decoded, and saves a screenshot at a fixed step.
+# checks that a word's pieces show as one word, decoded, that the words the teaching steps name
+# are in view on a 1366x768 screen at 100% and 150%, and saves a screenshot at a fixed step.
 # Prints "SKIPPED: ..." (CTest's skip) when chromium is not installed.
 cmake_policy(VERSION 3.18)  # if() compares quoted words as words (CMP0054)
 find_program(chromium NAMES chromium chromium-browser)
@@ -40,6 +42,7 @@ string(REGEX REPLACE "^.*\"full_kv_bytes_per_token\":([0-9]+).*$" "\\1" kv_bytes
 set(cases "0,0,0,h2o,window" "${middle},1,2,h2o,window" "${middle},3,1,window,h2o"
           "${last_step},2,3,window,h2o" "999999,0,1,h2o,window" "25,3,3,h2o,window")
 set(checked 0)
+set(checked_words 0)
 foreach(case IN LISTS cases)
   string(REPLACE "," ";" case "${case}")
   list(GET case 0 step)
@@ -208,6 +211,52 @@ foreach(expected "<span id=\"keptLabel\">h2o: heavy hitter; window: none</span>"
   endif()
 endforeach()
 
+# The teaching steps on a 1366x768 screen, at 100% and zoomed to 150%: at the steps README.md and
+# docs/classroom.md name (check_teaching_steps.py checks the words against the page's data), on
+# the default page, each word the steps name is inside the viewport (getBoundingClientRect, by
+# VIEWPORT_JS run after the page's own script). The zoom is CSS zoom on the page's root element:
+# chromium's --force-device-scale-factor=1.5 only changes devicePixelRatio (the layout stays 1366
+# CSS pixels wide), while zoom: 1.5 lays the page out 911 pixels wide at 1.5x, as a browser's
+# 150% does. Each case: the words (see explorer_viewport.js: h:P held-now entry, t:P token in the
+# text box, c:P / r:P the count line's evicted-now / oldest-recent word), then the moment.
+execute_process(COMMAND "${EXPLORE}" --out "${WORK}/default.html"
+  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 300)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "explore exited ${rc} on the default story\n${out}\n${err}")
+endif()
+file(READ "${WORK}/default.html" default_page)
+file(READ "${VIEWPORT_JS}" viewport_js)
+string(REPLACE "</body>" "<script>${viewport_js}</script>\n</body>" checked_page "${default_page}")
+file(WRITE "${WORK}/viewport_100.html" "${checked_page}")
+string(REPLACE "</head>" "<style>html { zoom: 1.5; }</style>\n</head>" checked_page
+       "${checked_page}")
+file(WRITE "${WORK}/viewport_150.html" "${checked_page}")
+set(viewport_cases
+    "h:17,h:46#step=300&layer=0&head=0"             # README 3: Noufem, "went to see her grandma"
+    "h:29,h:30,h:32,h:48#step=300&layer=0&head=1"   # "cousin Rue was coming", "Grandma Re"
+    "t:210|r:210,h:29#step=254&layer=1&head=0"      # README 4: "picked" the guess, "cousin" held
+    "c:29#step=255&layer=1&head=0")                  # ... and evicted at the next step
+set(viewport_ok "")
+foreach(zoom 100 150)
+  foreach(case IN LISTS viewport_cases)
+    string(REPLACE "|" "%7C" query "${case}")
+    set(url "file://${WORK}/viewport_${zoom}.html?see=${query}")
+    execute_process(COMMAND bash "${BROWSER}" --window-size=1366,768 --dump-dom "${url}"
+      RESULT_VARIABLE rc OUTPUT_VARIABLE dom ERROR_VARIABLE err TIMEOUT 180)
+    if(NOT rc EQUAL 0)
+      message(FATAL_ERROR "chromium could not load ${url} (exit ${rc}):\n${err}")
+    endif()
+    string(REGEX MATCH "<pre id=\"viewportCheck\">[^<]*</pre>" report "${dom}")
+    if(report STREQUAL "" OR report MATCHES "FAIL " OR NOT report MATCHES "ok ")
+      message(FATAL_ERROR "at ${zoom}% zoom on a 1366x768 screen, a word the teaching steps name "
+                          "is not in view at ${case}:${report}")
+    endif()
+    string(REGEX MATCHALL "\nok " oks "${report}")
+    list(LENGTH oks n_ok)
+    math(EXPR checked_words "${checked_words} + ${n_ok}")
+  endforeach()
+endforeach()
+
 # A screenshot at a fixed step, for people to look at (docs/pictures/explorer.png is made so too).
 execute_process(COMMAND bash "${BROWSER}" --window-size=1400,1250 "--screenshot=${SCREENSHOT}"
                         "file://${page}#step=${middle}&layer=1&head=0&policy=h2o"
@@ -217,4 +266,5 @@ if(NOT rc EQUAL 0 OR bytes LESS 10000)
   message(FATAL_ERROR "no screenshot (exit ${rc}, ${bytes} bytes):\n${err}")
 endif()
 message("explorer page: ${checked} panels match the kept positions of the C++ run; "
+        "${checked_words} words of the teaching steps in view at 100% and 150% on 1366x768; "
         "screenshot ${SCREENSHOT}")

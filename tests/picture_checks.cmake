@@ -56,6 +56,7 @@ add_test(NAME explore_page_in_browser
           -DBROWSER=${PROJECT_SOURCE_DIR}/scripts/headless-chromium.sh
           -DTEXT=${PROJECT_SOURCE_DIR}/data/story.txt -DWORK=${CMAKE_CURRENT_BINARY_DIR}/explore_page
           -DSCREENSHOT=${CMAKE_BINARY_DIR}/explorer.png
+          -DVIEWPORT_JS=${CMAKE_CURRENT_SOURCE_DIR}/explorer_viewport.js
           -P ${CMAKE_CURRENT_SOURCE_DIR}/check_explorer_page.cmake)
 set_tests_properties(explore_page_in_browser PROPERTIES SKIP_REGULAR_EXPRESSION "SKIPPED: "
                      TIMEOUT 900)
@@ -66,3 +67,12 @@ add_test(NAME pictures_up_to_date
           -DBUILD_DIR=${CMAKE_BINARY_DIR} -DOUT=${CMAKE_CURRENT_BINARY_DIR}/pictures_now
           -DCOMMITTED=${PROJECT_SOURCE_DIR}/docs/pictures
           -P ${CMAKE_CURRENT_SOURCE_DIR}/check_pictures.cmake)
+
+# The classroom's teaching steps (README.md, docs/classroom.md) against the data the default page
+# embeds: every word in the state the steps say, at their step, layer and KV head.
+find_program(H2O_PYTHON NAMES python3)
+if(H2O_PYTHON)
+  add_test(NAME explorer_teaching_steps
+    COMMAND ${H2O_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/check_teaching_steps.py
+            $<TARGET_FILE:explore> ${PROJECT_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR}/teaching_steps)
+endif()

@@ -181,3 +181,83 @@ TEST_CASE("the explorer's budget is a share or a number of tokens", "[explorer_p
   CHECK(h2o_test::error_of<std::exception>([] { parse_explore_budget("1"); }) ==
         "--budget must be at least 2 tokens, got 1");
 }
+
+TEST_CASE("the explorer's verdict says better, worse or no difference from its interval",
+          "[explorer_page]") {
+  TestPage test = test_page(16, 6);
+  ExplorerPage& page = test.page;
+  CHECK(verdict_html(page).empty());  // no verdict asked for: no block
+  page.has_verdict = true;
+  ExplorerVerdict& v = page.verdict;
+  v.subject = "h2o";
+  v.against = "window";
+  v.units = "29 blocks of 32 predictions";
+  v.difference = {-0.03, -0.05, -0.01, 29, 900};  // wholly below 0: lower perplexity
+  CHECK(verdict_html(page).find("data-verdict=\"better\"") != std::string::npos);
+  CHECK(verdict_html(page).find("on this text: better</b></summary>") != std::string::npos);
+  CHECK(verdict_text(v) ==
+        "h2o's perplexity -3.0% against window's (95% interval -5.0% to -1.0%, 29 blocks of 32 "
+        "predictions): better");
+  v.difference = {0.04, 0.01, 0.07, 29, 900};  // wholly above 0
+  CHECK(verdict_html(page).find("data-verdict=\"worse\"") != std::string::npos);
+  CHECK(verdict_html(page).find("on this text: worse</b></summary>") != std::string::npos);
+  v.difference = {-0.003, -0.06, 0.069, 29, 900};  // holds 0
+  CHECK(verdict_html(page).find("data-verdict=\"within-noise\"") != std::string::npos);
+  CHECK(verdict_html(page).find("no difference within noise</b>") != std::string::npos);
+  v.difference = {-0.2, -0.3, -0.1, 2, 60};  // too few units for an interval: no verdict
+  CHECK(verdict_html(page).find("data-verdict=\"within-noise\"") != std::string::npos);
+  // The block sits in the page's header, once.
+  CHECK(count_of(explorer_page_html(page), "<details id=\"verdict\"") == 1);
+}
+
+TEST_CASE("the explorer's verdict block escapes hostile names and texts", "[explorer_page]") {
+  TestPage test = test_page(16, 6);
+  ExplorerPage& page = test.page;
+  page.has_verdict = true;
+  ExplorerVerdict& v = page.verdict;
+  v.subject = "<script>alert(1)</script>";
+  v.against = "win\"dow' & co";
+  v.difference = {0.04, 0.01, 0.07, 29, 900};
+  v.units = "blocks</p>";
+  v.names = "4 against 4 of 10 <b>names</b>";
+  v.held = {"h2o <img src=x onerror=alert(1)> (1 of 16 caches)", "window \x1b[31mnone"};
+  v.reason = "because </div><script>alert(2)</script>";
+  const std::string block = verdict_html(page);
+  for (const char* raw :
+       {"<script", "<img", "</div><", "<b>names", "blocks</p>", "\x1b", "\"dow"}) {
+    INFO(raw);
+    CHECK(block.find(raw) == std::string::npos);
+  }
+  CHECK(block.find("&lt;script&gt;alert(1)&lt;/script&gt; against win&quot;dow&#39; &amp; co") !=
+        std::string::npos);
+  CHECK(block.find("h2o &lt;img src=x onerror=alert(1)&gt; (1 of 16 caches); window "
+                   "\\x1b[31mnone") != std::string::npos);
+  CHECK(block.find("Why: because &lt;/div&gt;&lt;script&gt;alert(2)&lt;/script&gt;") !=
+        std::string::npos);
+  // The whole page keeps exactly its own two script elements and one verdict block.
+  const std::string html = explorer_page_html(page);
+  CHECK(count_of(html, "<script") == 2);
+  CHECK(count_of(html, "</div>") == count_of(html, "<div"));
+  CHECK(count_of(html, "</details>") == count_of(html, "<details"));
+}
+
+TEST_CASE("names held beyond a window's reach count the caches holding them", "[explorer_page]") {
+  // A trace of 1 layer x 2 KV heads over 10 tokens; a window of 4 reaches positions 6..9.
+  CacheTrace trace;
+  trace.layers = 1;
+  trace.kv_heads = 2;
+  trace.steps = 9;
+  trace.heads.assign(1, std::vector<HeadTrace>(2));
+  for (HeadTrace& head : trace.heads[0]) head.evicted_at.assign(10, 3);  // all gone at step 3
+  trace.heads[0][0].evicted_at[1] = kNeverEvicted;                       // "Mia" (1) held by head 0
+  trace.heads[0][1].evicted_at[2] = kNeverEvicted;  // "Zoë" (2..3) held by head 1, a piece
+  trace.heads[0][0].evicted_at[7] = kNeverEvicted;  // "Tom" (7) is within the window's reach
+  NameTokens names;
+  names.names = {"Tom", "Zoë", "Mia"};
+  const std::vector<NameMention> mentions = {{2, 1, 1}, {1, 2, 3}, {0, 7, 7}, {2, 8, 8}};
+  CHECK(names_held_beyond(trace, mentions, names, 4) ==
+        std::vector<std::string>{"Mia (1 of 2 caches)", "Zoë (1 of 2 caches)"});
+  trace.heads[0][1].evicted_at[1] = kNeverEvicted;
+  CHECK(names_held_beyond(trace, mentions, names, 4).front() == "Mia (2 of 2 caches)");
+  CHECK(names_held_beyond(trace, mentions, names, 10).empty());  // the window reaches them all
+}

@@ -1,12 +1,14 @@
 // test_head_profile.cpp: FastGen's per-head profile (head_profile.hpp) on hand-made attention rows
 // with every share worked out by hand, its kinds and rule choice on hand-made profiles, seeded
-// invariants on random rows, and its errors.
+// invariants on random rows, and its errors; the reason sentence lesson 10 and the explorer page
+// give from profiles (report/attention_report.hpp).
 #include <cmath>
 #include <stdexcept>
 #include <vector>
 
 #include "h2o/base/random.hpp"
 #include "h2o/policy/head_profile.hpp"
+#include "h2o/report/attention_report.hpp"
 #include "h2o_catch.hpp"
 #include "test_support.hpp"
 
@@ -195,4 +197,37 @@ TEST_CASE("bad head profiles are refused with a clear error", "[head_profile]") 
   CHECK(rule_tokens(HeadRule::HeavyWindow, options, 100) == 7);
   CHECK(rule_tokens(HeadRule::Full, options, 100) == 100);
   CHECK(rule_tokens(HeadRule::HeavyWindow, options, 5) == 5);
+}
+
+TEST_CASE("the reason a head profile gives is chosen from its shares", "[head_profile]") {
+  // Hand-made profiles: the sentence names the kinds and picks its words from the mean shares.
+  auto head = [](HeadKind kind, double local, double heavy) {
+    HeadProfile profile;
+    profile.kind = kind;
+    profile.local_share = local;
+    profile.heavy_share = heavy;
+    return profile;
+  };
+  const HeadProfileOptions sizes;  // r = k = 16
+  const std::string local =
+      head_profile_reason({{head(HeadKind::Local, 0.8, 0.1), head(HeadKind::Local, 0.6, 0.1)},
+                           {head(HeadKind::Local, 0.4, 0.2), head(HeadKind::Sink, 0.2, 0.2)}},
+                          sizes);
+  CHECK(local ==
+        "most KV heads are local (of 4: 3 local, 0 heavy, 1 sink): on average a head gives its "
+        "last 16 tokens 50.0% of its attention and its 16 heavy hitters outside them 15.0%, so "
+        "the newest tokens count most, and a window of the same budget keeps more of them than "
+        "H2O does");
+  const std::string heavy =
+      head_profile_reason({{head(HeadKind::Heavy, 0.2, 0.5), head(HeadKind::Heavy, 0.3, 0.4),
+                            head(HeadKind::Local, 0.4, 0.3)}},
+                          sizes);
+  CHECK(heavy.rfind("most KV heads are heavy (of 3: 1 local, 2 heavy, 0 sinks)", 0) == 0);
+  CHECK(heavy.find("so old tokens kept by their score count as much as the newest") !=
+        std::string::npos);
+  const std::string mixed = head_profile_reason(
+      {{head(HeadKind::Mixed, 0.5, 0.3), head(HeadKind::Local, 0.5, 0.3)}}, sizes);
+  CHECK(mixed.rfind("the KV heads are of mixed kinds (of 2: 1 local", 0) == 0);
+  CHECK(mixed.find("so the newest tokens count more, but the old ones") != std::string::npos);
+  CHECK_THROWS_AS(head_profile_reason({}, sizes), std::invalid_argument);
 }

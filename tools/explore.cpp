@@ -5,7 +5,9 @@
 // policies at one budget, tracing every cache at every step (measure/cache_trace.hpp): which
 // positions each layer and KV head keeps, when each was evicted, the policy's scores and the
 // step's attention, and whether the step's most likely next token is the full cache's. The page
-// (report/explorer_page.hpp) replays it in any browser, from disk, with no network.
+// (report/explorer_page.hpp) replays it in any browser, from disk, with no network. With two
+// policies its header gives the first against the second on this text: lesson 09's verdict, the
+// names each holds beyond a window's reach, and lesson 10's reason from the heads' profiles.
 // With --kv-bits 8, 4 or 2 the policies' caches store keys and values quantised (kv_cache.hpp,
 // KIVI's layout; the full cache, the reference, keeps float32), and the key/value bytes each
 // policy holds (after every step on the page, at the end in the summary) show what that saves.
@@ -42,10 +44,13 @@
 #include "h2o/base/output_file.hpp"
 #include "h2o/cache/kv_quantiser.hpp"
 #include "h2o/measure/cache_trace.hpp"
+#include "h2o/measure/name_recall.hpp"
+#include "h2o/measure/prompt_profile.hpp"
 #include "h2o/measure/teacher_forcing.hpp"
 #include "h2o/model/checkpoint.hpp"
 #include "h2o/model/decoder.hpp"
 #include "h2o/policy/policy_factory.hpp"
+#include "h2o/report/attention_report.hpp"
 #include "h2o/report/explorer_page.hpp"
 #include "h2o/text/token_text.hpp"
 #include "h2o/text/tokenizer.hpp"
@@ -190,7 +195,36 @@ int explore(int argc, char** argv) {
     page.policies[i].trace = &e.trace;
   }
 
-  // Step 5: the page.
+  // Step 5: with two policies, the first against the second on this text: the verdict lesson 09
+  // gives (perplexity with a 95% bootstrap interval over blocks of the story, long-gap names), the
+  // names each holds beyond a window's reach, and the reason lesson 10 gives from the profile of
+  // every KV head over the same text (report/attention_report.hpp's head_profile_reason).
+  if (explored.size() == 2) {
+    const h2o::NameTokens names = h2o::names_as_tokens(tokenizer, h2o::default_names({story.text}));
+    const std::vector<h2o::NameMention> mentions = h2o::find_name_mentions(tokens, names).mentions;
+    const std::size_t counted = h2o::long_gap_name_steps(tokens, names, h2o::kNameGap).size();
+    const std::vector<std::vector<double>> a = {explored[0].trace.reading.token_nll},
+                                           b = {explored[1].trace.reading.token_nll};
+    h2o::ExplorerVerdict& verdict = page.verdict;
+    page.has_verdict = true;
+    verdict.subject = explored[0].name;
+    verdict.against = explored[1].name;
+    verdict.difference = h2o::perplexity_difference(h2o::paired_units(a, b));
+    verdict.units = h2o::units_name(a, verdict.difference.units);
+    std::size_t recalled[2];
+    for (std::size_t i = 0; i < 2; ++i) {
+      const Explored& e = explored[i];
+      recalled[i] = h2o::name_recall(tokens, e.trace.reading.top1, names, h2o::kNameGap).correct;
+      std::string held;
+      for (const std::string& name : h2o::names_held_beyond(e.trace, mentions, names, budget))
+        held += (held.empty() ? "" : ", ") + name;
+      verdict.held.push_back(e.name + " " + (held.empty() ? "none" : held));
+    }
+    verdict.names = h2o::names_against(recalled[0], recalled[1], counted);
+    verdict.reason = h2o::head_profile_reason(h2o::profile_text_heads(weights, tokens), {});
+  }
+
+  // Step 6: the page.
   std::string agreement_line = "agreement with the full cache over all steps (teacher forcing):";
   for (const Explored& e : explored) {
     agreement_line += " " + e.name + " " + h2o::fixed(100.0 * e.trace.reading.agreement(), 1) + "%";
@@ -206,7 +240,7 @@ int explore(int argc, char** argv) {
     h2o::write_output_file(options.kept_path, "the kept positions", kept.str());
   }
 
-  // Step 6: what was written, in words.
+  // Step 7: what was written, in words.
   std::cout << "explore: " << h2o::printable(model_name) << " reading " << h2o::printable(text_name)
             << ", " << n << " tokens;\n  budget " << options.budget.describe(n)
             << (options.scoring.heavy_percent == h2o::kDefaultHeavyPercent
@@ -222,6 +256,15 @@ int explore(int argc, char** argv) {
               << e.trace.reading.agreements << " of " << steps << " steps)\n    "
               << evictions(e.trace) << " evictions per layer and KV head\n    "
               << end_bytes_text(e, options.kv_format, full_bytes) << "\n";
+  }
+  if (page.has_verdict) {
+    const h2o::ExplorerVerdict& v = page.verdict;
+    std::cout << h2o::wrap_words("  verdict: " + h2o::verdict_text(v), 100, "    ") << "\n"
+              << h2o::wrap_words("  names held beyond a window's reach at the end: " + v.held[0] +
+                                     "; " + v.held[1],
+                                 100, "    ")
+              << "\n"
+              << h2o::wrap_words("  why: " + v.reason, 100, "    ") << "\n";
   }
   std::cout << "page written to " << options.out_path << " (" << h2o::byte_size_text(html.size())
             << ")\n";

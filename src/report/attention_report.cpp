@@ -1,6 +1,7 @@
 #include "h2o/report/attention_report.hpp"
 
 #include <algorithm>
+#include <stdexcept>
 
 #include "h2o/base/format.hpp"
 
@@ -69,6 +70,36 @@ Table head_profile_table(const std::vector<std::vector<HeadProfile>>& profiles,
   }
   if (counts != nullptr) *counts = count_head_kinds(profiles);
   return table;
+}
+
+std::string head_profile_reason(const std::vector<std::vector<HeadProfile>>& profiles,
+                                const HeadProfileOptions& sizes) {
+  HeadKindCounts kinds;
+  head_profile_table(profiles, sizes, &kinds);
+  if (kinds.all == 0) throw std::invalid_argument("head_profile_reason needs a head's profile");
+  double local = 0.0, heavy = 0.0;  // mean shares over every KV head
+  for (const std::vector<HeadProfile>& layer : profiles) {
+    for (const HeadProfile& head : layer) {
+      local += head.local_share / static_cast<double>(kinds.all);
+      heavy += head.heavy_share / static_cast<double>(kinds.all);
+    }
+  }
+  const std::string most = 2 * kinds.local > kinds.all   ? "most KV heads are local"
+                           : 2 * kinds.heavy > kinds.all ? "most KV heads are heavy"
+                                                         : "the KV heads are of mixed kinds";
+  const std::string lean =
+      local >= 2 * heavy ? "the newest tokens count most, and a window of the same budget keeps "
+                           "more of them than H2O does"
+      : heavy >= local   ? "old tokens kept by their score count as much as the newest: H2O "
+                           "keeps them and a window loses them"
+                         : "the newest tokens count more, but the old ones H2O keeps by score "
+                           "count too";
+  return most + " (of " + std::to_string(kinds.all) + ": " + std::to_string(kinds.local) +
+         " local, " + std::to_string(kinds.heavy) + " heavy, " + std::to_string(kinds.sink) +
+         (kinds.sink == 1 ? " sink" : " sinks") + "): on average a head gives its last " +
+         std::to_string(sizes.recent) + " tokens " + percent_text(local) +
+         " of its attention and its " + std::to_string(sizes.heavy) +
+         " heavy hitters outside them " + percent_text(heavy) + ", so " + lean;
 }
 
 }  // namespace h2o

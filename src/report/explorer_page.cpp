@@ -231,11 +231,14 @@ std::string fill_frame(const std::string& frame,
   return out.append(frame, at, std::string::npos);
 }
 
-// The page's header text as HTML paragraphs.
+// The page's header text as HTML paragraphs, folded under one line beside the title, so that the
+// text panels start high on a small screen.
 std::string about_html(const ExplorerPage& page) {
-  std::string about;
+  std::string about =
+      "<details id=\"about\"><summary>the run: model, text, budget, bytes"
+      "</summary>\n";
   for (const std::string& line : page.about) about += "<p>" + shown(line) + "</p>\n";
-  return about;
+  return about + "</details>\n";
 }
 
 std::uint64_t digits(std::uint64_t value) {
@@ -246,12 +249,82 @@ std::uint64_t digits(std::uint64_t value) {
 
 }  // namespace
 
+namespace {
+std::string possessive(const std::string& name) {  // "h2o's", "sinks'"
+  return name + (!name.empty() && name.back() == 's' ? "'" : "'s");
+}
+}  // namespace
+
+std::string verdict_text(const ExplorerVerdict& verdict) {
+  return possessive(verdict.subject) + " " +
+         verdict_sentence(possessive(verdict.against), verdict.difference, verdict.units) +
+         (verdict.names.empty() ? "" : "; " + verdict.names);
+}
+
+std::string verdict_html(const ExplorerPage& page) {
+  if (!page.has_verdict) return "";
+  const ExplorerVerdict& v = page.verdict;
+  const Verdict verdict = verdict_of(v.difference);
+  const char* key = verdict == Verdict::Better  ? "better"
+                    : verdict == Verdict::Worse ? "worse"
+                                                : "within-noise";
+  std::string held;
+  for (const std::string& line : v.held) held += (held.empty() ? "" : "; ") + line;
+  // A <details> element, which the page's script opens on a wide screen: on a small one the
+  // summary line stays, the numbers and the reason one click away.
+  return "<details id=\"verdict\" data-verdict=\"" + std::string(key) + "\">\n<summary><b>" +
+         shown(v.subject + " against " + v.against + " on this text: " + verdict_word(verdict)) +
+         "</b></summary>\n<p>" + shown(verdict_text(v)) + "</p>\n" +
+         (held.empty()
+              ? ""
+              : "<p>Names held at the end beyond a window's reach: " + shown(held) + "</p>\n") +
+         (v.reason.empty() ? "" : "<p>Why: " + shown(v.reason) + "</p>\n") + "</details>\n";
+}
+
+std::vector<std::string> names_held_beyond(const CacheTrace& trace,
+                                           const std::vector<NameMention>& mentions,
+                                           const NameTokens& names, std::size_t window) {
+  const std::size_t n = trace.steps + 1, caches = trace.layers * trace.kv_heads;
+  const std::size_t oldest_recent = n > window ? n - window : 0;  // a window's first position
+  std::vector<std::size_t> order;                                 // the names held
+  std::vector<std::size_t> holding(names.names.size(), 0);        // (K,) caches holding each
+  for (std::size_t name = 0; name < names.names.size(); ++name) {
+    for (const auto& layer : trace.heads) {
+      for (const HeadTrace& head : layer) {
+        bool holds = false;
+        for (const NameMention& m : mentions) {
+          for (std::size_t p = m.first; m.name == name && p <= m.last && p < oldest_recent; ++p)
+            holds = holds || head.evicted_at[p] == kNeverEvicted;
+        }
+        holding[name] += holds ? 1 : 0;
+      }
+    }
+    if (holding[name] > 0) order.push_back(name);
+  }
+  // In order of each name's first mention.
+  auto first_mention = [&](std::size_t name) {
+    for (const NameMention& m : mentions) {
+      if (m.name == name) return m.first;
+    }
+    return n;
+  };
+  std::sort(order.begin(), order.end(),
+            [&](std::size_t a, std::size_t b) { return first_mention(a) < first_mention(b); });
+  std::vector<std::string> out;
+  for (std::size_t name : order) {
+    out.push_back(names.names[name] + " (" + std::to_string(holding[name]) + " of " +
+                  std::to_string(caches) + " caches)");
+  }
+  return out;
+}
+
 std::string explorer_page_html(const ExplorerPage& page) {
   check_page(page);
   std::ostringstream data;
   write_data_json(data, page);
   return fill_frame(frame(), {{"title", shown(page.title)},
                               {"about", about_html(page)},
+                              {"verdict", verdict_html(page)},
                               {"style", style()},
                               {"script", script()},
                               {"data", data.str()},
@@ -272,13 +345,15 @@ std::uint64_t explorer_page_bytes(const ExplorerPage& page, std::size_t layers,
   // The page without its data: the frame, style, script, header and footer.
   std::uint64_t bytes = fill_frame(frame(), {{"title", ""},
                                              {"about", ""},
+                                             {"verdict", ""},
                                              {"style", ""},
                                              {"script", ""},
                                              {"data", ""},
                                              {"command", ""}})
                             .size() +
                         style().size() + script().size() + 2 * shown(page.title).size() +
-                        about_html(page).size() + shown(page.command).size();
+                        about_html(page).size() + verdict_html(page).size() +
+                        shown(page.command).size();
   bytes += 107 + 2 * n + digits(page.full_kv_bytes_per_token);  // fixed keys, word starts
   for (const std::string& text : page.texts) bytes += json_string(text).size() + 1;
   for (std::size_t i = 0; i < shapes.size(); ++i) {

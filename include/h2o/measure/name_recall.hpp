@@ -34,6 +34,9 @@
 
 namespace h2o {
 
+// The gap the programs count by default: a name last seen more than 64 tokens back.
+constexpr std::size_t kNameGap = 64;
+
 // The character names of the project's stories, one per line (data/names.txt by default).
 // A name is letters (with marks), and ' or - between two of them: "Zoë", "O'Brien", "Mary-Jane";
 // a byte-order mark before the first line is skipped. Throws std::runtime_error naming the file

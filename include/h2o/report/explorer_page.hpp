@@ -30,6 +30,8 @@
 #include <vector>
 
 #include "h2o/measure/cache_trace.hpp"
+#include "h2o/measure/name_recall.hpp"
+#include "h2o/measure/verdict.hpp"
 
 namespace h2o {
 
@@ -41,6 +43,19 @@ struct ExplorerPolicy {
   std::string kept_label;
   std::size_t recent = 0;
   const CacheTrace* trace = nullptr;  // (L, G) per-step record, with agreement vs the full cache
+};
+
+// The verdict the page's header gives: the first policy against the second on this text, with its
+// reason. Every text in it is shown escaped (printable(), then HTML-escaped).
+struct ExplorerVerdict {
+  std::string subject, against;     // the two policies' names: "h2o", "window"
+  PerplexityDifference difference;  // the subject's perplexity against the other's (verdict.hpp)
+  std::string units;                // what the interval drew (units_name): "29 blocks of 32 ..."
+  std::string names;                // names_against(): "4 against 4 of 10 long-gap names" or ""
+  // What a window of the budget cannot hold: per policy, the names it holds at the end older
+  // than the text's last `budget` positions (names_held_beyond), "h2o: Noufem (16 of 16 caches)".
+  std::vector<std::string> held;
+  std::string reason;  // one sentence from measurements (head_profile_reason)
 };
 
 struct ExplorerPage {
@@ -55,7 +70,28 @@ struct ExplorerPage {
   // Key/value bytes the float32 full cache holds per token read, all layers (> 0).
   std::size_t full_kv_bytes_per_token = 0;
   std::vector<ExplorerPolicy> policies;  // 1 or 2, shown side by side
+  bool has_verdict = false;              // show `verdict` in the header
+  ExplorerVerdict verdict;
 };
+
+// The verdict's sentence as the lessons word it (lesson 09): "h2o's perplexity -0.3% against
+// window's (95% interval -6.0% to +6.9%, 29 blocks of 32 predictions): no difference within
+// noise; 4 against 4 of 10 long-gap names".
+std::string verdict_text(const ExplorerVerdict& verdict);
+
+// The verdict block of the page's header, as HTML: <details id="verdict" data-verdict="better">
+// (or "worse", "within-noise": verdict_of(difference)), its summary the verdict word, then
+// verdict_text, the names held and the reason, all escaped; the page's script opens it on a wide
+// screen. "" when the page has no verdict.
+std::string verdict_html(const ExplorerPage& page);
+
+// The names `trace` holds after its last step at positions older than the text's last `window`
+// (what a window of that many tokens cannot hold), each name once with the number of its L x G
+// caches holding a token of one of its mentions: "Noufem (16 of 16 caches)", in order of the
+// names' first mentions; `mentions` from find_name_mentions over the trace's text.
+std::vector<std::string> names_held_beyond(const CacheTrace& trace,
+                                           const std::vector<NameMention>& mentions,
+                                           const NameTokens& names, std::size_t window);
 
 // The page, as HTML text. The title, about lines and command are shown as printable() text
 // (base/format.hpp: control characters and bytes that are not UTF-8 as \xHH), so a file name

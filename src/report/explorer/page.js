@@ -123,14 +123,6 @@
       span.title = "position " + p + " " + quote(p) +
         (wordOf[p] ? " in \u201c" + wordOf[p] + "\u201d" : "") + ": " + tip;
     }
-    // Keep the word being read in sight, low in the box, so that most of what is above shows;
-    // only when the step moved: a change of layer, head or policy keeps the reader's place.
-    var here = panel.spans[t], box = here.closest(".text");
-    if (panel.shownStep !== t && (here.offsetTop < box.scrollTop ||
-                                  here.offsetTop > box.scrollTop + box.clientHeight - 30)) {
-      box.scrollTop = Math.max(0, here.offsetTop - box.clientHeight * 0.8);
-    }
-    panel.shownStep = t;
     // What it holds now besides the recent window, whole words with their first positions, above
     // the text, where scrolling cannot hide them.
     var words = [];
@@ -157,10 +149,27 @@
       "), " + counts.evicted + " evicted" +
       (gone.length ? "; evicted now: " + gone.map(function (p) {
         return quote(p) + " (position " + p + ")"; }).join(", ") : "") +
+      // The oldest word of the recent window: the next to go for a window, the easy guess for H2O.
+      (t >= P.recent && P.recent > 0 ? "; oldest recent: " + quote(t - P.recent + 1) +
+        " (position " + (t - P.recent + 1) + ")" : "") +
       "; agreement with the full cache so far " + P.agreement_so_far[t] + "%; " +
       P.kv_bytes[t] + " KV bytes, all layers (" +
       (100 * P.kv_bytes[t] / ((t + 1) * D.full_kv_bytes_per_token)).toFixed(1) +
       "% of the fp32 full cache's)";
+    // Keep the word being read in sight, low in the box, so that most of what is above shows
+    // (measured last, once the lines above the box hold this step's words);
+    // only when the step moved: a change of layer, head or policy keeps the reader's place. "In
+    // sight" is the part of the box inside the window (on a small or zoomed screen the box runs
+    // below its bottom edge); z converts the window's pixels to the box's (a CSS zoom).
+    var here = panel.spans[t], box = here.closest(".text");
+    var rect = box.getBoundingClientRect();
+    var z = rect.height / box.offsetHeight || 1;
+    var seen = Math.max(60, Math.min(box.clientHeight, (window.innerHeight - rect.top) / z));
+    if (panel.shownStep !== t && (here.offsetTop < box.scrollTop ||
+                                  here.offsetTop > box.scrollTop + seen - 30)) {
+      box.scrollTop = Math.max(0, here.offsetTop - seen * 0.8);
+    }
+    panel.shownStep = t;
   }
 
   // The agreement chart: every policy's agreement so far, one line each, and the current step.
@@ -185,7 +194,9 @@
     });
     panels.forEach(function (panel, i) {
       var P = D.policies[view[panel.key]], pts = [], row = Y1 + 6 + 8 * i;
-      for (var t = 0; t < S; ++t) pts.push(xOf(t).toFixed(1) + "," + yOf(+P.agreement_so_far[t]).toFixed(1));
+      for (var t = 0; t < S; ++t) {
+        pts.push(xOf(t).toFixed(1) + "," + yOf(+P.agreement_so_far[t]).toFixed(1));
+      }
       svg += '<polyline fill="none" stroke-width="2" stroke="' + COLORS[i] + '" points="' +
         pts.join(" ") + '"/>';
       for (var u = 0; u < S; ++u) {
@@ -294,6 +305,10 @@
     e.preventDefault();
     show();
   });
+  // The verdict's numbers and reason show at once where the header is wide (a laptop's screen at
+  // 100%); on a narrow or zoomed one its summary line stays and they are one click away.
+  var wide = document.querySelector("header").clientWidth >= 1200;
+  if ($("verdict") && wide) $("verdict").open = true;
   window.addEventListener("hashchange", function () { readHash(); show(); });
   readHash();
   show();
