@@ -7,9 +7,9 @@
 // hitters and the last r (heavy+window), or every token (full). New here: that choice, written
 // out from each head's profile and checked against the library's FastGenPolicy (step 2), and a
 // comparison at equal bytes: FastGen's bytes are an outcome of its rules, so the window it is
-// weighed against gets, story by story, the tokens FastGen held (step 4). Then the course's
-// answer in one paragraph: where H2O wins on this model, where it loses, and what budgets and
-// rules per head change, each with its number and 95% interval (measure/verdict.hpp). From the
+// weighed against gets, story by story, the tokens FastGen held and its start (step 3). Then the
+// course's answer in one paragraph (step 4): where H2O wins on this model, where it loses, what
+// budgets and rules per head change, each with its number and 95% interval (verdict.hpp). From the
 // library: the profile (policy/head_profile.hpp), the policies (policy/policy_factory.hpp), the
 // runs (measure/policy_sweep.hpp).
 //
