@@ -205,7 +205,7 @@ int run_lesson(int argc, char** argv) {
   for (std::size_t i = 0; i < targets.size(); ++i) {
     answer.rules.push_back({targets[i] / 100.0, &runs[6 + 2 * i], &runs[7 + 2 * i]});
   }
-  answer.profiles = profiles;
+  answer.profiles = profiles, answer.sizes = sizes;
   answer.old = h2o::old_heavy_hitters(runs[0].kept_at_end, first.size(),
                                       h2o::settings_for_budget("h2o", budget).recent);
   std::cout << "Step 4: the answer\n" << h2o::course_answer_text(answer, 100, "  ");

@@ -89,7 +89,7 @@ TEST_CASE("the course's answer: verdicts first, each contender in its list, the 
   }();
   CHECK_THAT(flat, Contains("of 10 long-gap names H2O predicted 5, the window 2, the full cache 9"));
   CHECK_THAT(flat, Contains("cutting a prompt of 50 tokens once"));
-  CHECK_THAT(flat, Contains("2 of 4 KV heads are local (their recent window holds 85.0% of"));
+  CHECK_THAT(flat, Contains("2 of 4 KV heads are local (their last 16 tokens hold 85.0% of"));
   CHECK_THAT(flat, Contains("1 is a sink (the largest first-token share 30.0x uniform"));
   CHECK_THAT(flat, Contains("12 of the 40 heavy hitters it held at the end of the first story "
                             "(30.0%) lie in its oldest tenth"));

@@ -96,7 +96,8 @@ std::string course_answer_text(const CourseAnswer& a, std::size_t width,
   std::string loses = "Where it loses: " + std::to_string(kinds.local) + " of " +
                       std::to_string(kinds.all) + " KV heads are local";
   if (kinds.local > 0) {
-    loses += " (their recent window holds " + percent_of(local_window_share) +
+    loses += " (their last " + std::to_string(a.sizes.recent) + " tokens hold " +
+             percent_of(local_window_share) +
              " of their attention), and each slot a heavy hitter takes is one token fewer in "
              "that window";
   }

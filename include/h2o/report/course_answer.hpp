@@ -49,6 +49,7 @@ struct CourseAnswer {
   std::size_t prompt = 0;
   std::vector<RulesReading> rules;  // (T,)
   std::vector<std::vector<HeadProfile>> profiles;  // (L,) x (G,) the first story's heads
+  HeadProfileOptions sizes;                        // the r, k and s they were profiled with
   OldHeavyHitters old;
 };
 
