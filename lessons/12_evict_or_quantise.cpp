@@ -82,15 +82,12 @@ int run_lesson(int argc, char** argv) {
                       "Lesson 12: evict or quantise? H2O, a quantised KV cache and both, at equal "
                       "KV bytes.");
   h2o::add_model_options(args);
-  args.add_option("text", "PATH", h2o::data_dir() + "/heldout_stories.txt",
-                  "stories to read, separated by lines holding only <|story|>")
-      .add_option("stories", "N", "6", "read the first N stories of --text")
+  h2o::add_stories_options(args, "6")
       .add_option("budgets", "LIST", "6,12,25,50,100", "H2O budgets, percent of each story")
       .add_option("kv-group", "B", "32", "quantised KV: tokens per key group (KIVI's 32)");
   h2o::add_names_option(args).add_option("pictures", "DIR", "",
                                          "write quality against bytes as SVG into this folder");
   args.parse(argc, argv);
-  const auto n_stories = static_cast<std::size_t>(args.integer("stories", 1, 1000));
   std::vector<int> percents = h2o::parse_percent_list("budgets", args.text("budgets"));
   if (percents.back() != 100) percents.push_back(100);  // the full cache: the reference
   const auto group = static_cast<std::size_t>(args.integer("kv-group", 1, 4096));
@@ -117,12 +114,10 @@ int run_lesson(int argc, char** argv) {
       h2o::Tokenizer::load(files.tokenizer, weights->config.vocab_size);
   h2o::check_kv_group(group, weights->config.head_dim());
   const h2o::TokenisedStories read =
-      h2o::encode_stories(tokenizer, h2o::read_stories_option(args), n_stories,
-                          weights->config.seq_len, 16, args.text("text"), "the lesson");
+      h2o::read_stories_options(args, tokenizer, 16, weights->config.seq_len);
   const std::vector<std::vector<int>>& stories = read.stories;
   const std::size_t total = read.total;
-  const std::string counted =
-      std::to_string(stories.size()) + (stories.size() == 1 ? " story" : " stories");
+  const std::string counted = read.counted();
   const h2o::SweepText text = h2o::sweep_text(  // name recall: names last seen > 64 tokens back
       tokenizer, stories,
       h2o::names_as_tokens(tokenizer, h2o::names_from_options(args, read.texts)), 64);

@@ -70,9 +70,7 @@ int run_lesson(int argc, char** argv) {
                       "Lesson 13: every head its own cache: FastGen's rules per head, budgets per "
                       "layer and head, and the course's answer.");
   h2o::add_model_options(args);
-  args.add_option("text", "PATH", h2o::data_dir() + "/heldout_stories.txt",
-                  "stories to read, separated by lines holding only <|story|>")
-      .add_option("stories", "N", "12", "read the first N stories of --text")
+  h2o::add_stories_options(args, "12")
       .add_option("budget", "PERCENT", "10", "tokens each policy keeps, percent of each story")
       .add_option("targets", "LIST", "50,70,90", "FastGen's targets T, percent of attention");
   h2o::add_names_option(args).add_option("pictures", "DIR", "",
@@ -80,7 +78,6 @@ int run_lesson(int argc, char** argv) {
   args.parse(argc, argv);
   const std::string pictures = args.text("pictures");
   if (!pictures.empty()) h2o::make_output_folder(pictures, "--pictures");
-  const auto n_stories = static_cast<std::size_t>(args.integer("stories", 1, 1000));
   const int percent = static_cast<int>(args.integer("budget", 1, 99));
   const std::vector<int> targets = h2o::parse_percent_list("targets", args.text("targets"));
   std::cout << "Lesson 13: every head its own cache (beyond the blog)\n\n";
@@ -91,10 +88,8 @@ int run_lesson(int argc, char** argv) {
   const h2o::Tokenizer tokenizer =
       h2o::Tokenizer::load(files.tokenizer, weights->config.vocab_size);
   const h2o::TokenisedStories read =
-      h2o::encode_stories(tokenizer, h2o::read_stories_option(args), n_stories,
-                          weights->config.seq_len, 16, args.text("text"), "the lesson");
-  const std::string counted =
-      std::to_string(read.stories.size()) + (read.stories.size() == 1 ? " story" : " stories");
+      h2o::read_stories_options(args, tokenizer, 16, weights->config.seq_len);
+  const std::string counted = read.counted();
   const h2o::SweepText text = h2o::sweep_text(  // name recall: names last seen > 64 tokens back
       tokenizer, read.stories,
       h2o::names_as_tokens(tokenizer, h2o::names_from_options(args, read.texts)), 64);

@@ -91,6 +91,20 @@ std::vector<std::string> read_stories_option(const ArgParser& args) {
   return stories;
 }
 
+ArgParser& add_stories_options(ArgParser& args, const std::string& count) {
+  return args
+      .add_option("text", "PATH", data_dir() + "/heldout_stories.txt",
+                  "stories to read, separated by lines holding only <|story|>")
+      .add_option("stories", "N", count, "read the first N stories of --text");
+}
+
+TokenisedStories read_stories_options(const ArgParser& args, const Tokenizer& tokenizer,
+                                      std::size_t min_tokens, std::size_t max_tokens) {
+  const auto n_stories = static_cast<std::size_t>(args.integer("stories", 1, 1000));
+  return encode_stories(tokenizer, read_stories_option(args), n_stories, max_tokens, min_tokens,
+                        args.text("text"), "the lesson");
+}
+
 StoryTokens read_story(const ArgParser& args, const Tokenizer& tokenizer, std::size_t min_tokens,
                        std::size_t max_tokens) {
   const std::vector<std::string> stories = read_stories_option(args);

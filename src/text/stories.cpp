@@ -52,6 +52,10 @@ std::size_t paragraph_count(const std::string& story) {
   return lines;
 }
 
+std::string TokenisedStories::counted() const {
+  return std::to_string(stories.size()) + (stories.size() == 1 ? " story" : " stories");
+}
+
 TokenisedStories encode_stories(const Tokenizer& tokenizer, const std::vector<std::string>& stories,
                            std::size_t at_most, std::size_t seq_len, std::size_t min_tokens,
                            const std::string& file, const std::string& who) {

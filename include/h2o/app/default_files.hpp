@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "h2o/app/cli.hpp"
+#include "h2o/text/stories.hpp"
 #include "h2o/text/tokenizer.hpp"
 
 namespace h2o {
@@ -60,6 +61,13 @@ std::string read_text_option(const ArgParser& args);
 // The stories of the --text file (text/stories.hpp: paragraphs separated by blank lines, stories
 // by a line holding only "<|story|>"): the lessons read the first, compare_policies all of them.
 std::vector<std::string> read_stories_option(const ArgParser& args);
+
+// --text PATH (default data/heldout_stories.txt) and --stories N (default `count`): the lessons
+// that read several stories (12, 13). read_stories_options gives the first N as tokens, each
+// at least min_tokens and at most max_tokens (the model's seq_len), else a one-line error.
+ArgParser& add_stories_options(ArgParser& args, const std::string& count);  // returns args
+TokenisedStories read_stories_options(const ArgParser& args, const Tokenizer& tokenizer,
+                                      std::size_t min_tokens, std::size_t max_tokens);
 
 // The story a lesson reads: the first of the --text file, whole (every paragraph).
 struct StoryTokens {

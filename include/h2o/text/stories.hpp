@@ -38,6 +38,7 @@ struct TokenisedStories {
   std::vector<std::vector<int>> stories;  // (K,) each story's tokens
   std::vector<std::string> texts;         // (K,) each story as read (the names it shows)
   std::size_t total = 0;
+  std::string counted() const;  // "1 story", "12 stories"
 };
 TokenisedStories encode_stories(const Tokenizer& tokenizer, const std::vector<std::string>& stories,
                            std::size_t at_most, std::size_t seq_len, std::size_t min_tokens,
