@@ -189,6 +189,28 @@ H2O_INLINE Floats8 code_of(const Ints8& lo, const Ints8& hi, unsigned d) {
   }
 }
 
+// The end of the run of slots from t on that share slot t's key group k (key_group (n,)): 8
+// slots at a time while all 8 match, then one at a time. Branch-free blocks, as a run is mostly
+// a whole key group of 32 slots.
+H2O_INLINE std::size_t run_end(const std::int32_t* key_group, std::size_t t, std::size_t n) {
+  const std::int32_t k = key_group[t];
+  std::size_t end = t + 1;
+  for (; end + 8 <= n; end += 8) {
+    std::int32_t differ = 0;
+    for (int i = 0; i < 8; ++i) differ |= key_group[end + i] ^ k;
+    if (differ != 0) break;
+  }
+  while (end < n && key_group[end] == k) ++end;
+  return end;
+}
+
+// Whether the 8 slots from t are all quantised (none residual; key_group (t + 8,)).
+H2O_INLINE bool all_quantised8(const std::int32_t* key_group, std::size_t t) {
+  std::int32_t any = 0;  // kResidual is the only negative key group
+  for (int i = 0; i < 8; ++i) any |= key_group[t + i];
+  return any >= 0;
+}
+
 // Scores of kQ queries (queries (kQ, D), their weight rows at w + jj * stride) over slots
 // [0, n_tokens), read together so that each key's codes are unpacked once for all kQ. One run of
 // slots of the same key group at a time: slots enter in position order and leave by eviction, so
@@ -205,8 +227,7 @@ H2O_INLINE void fused_scores(const QuantisedRows& rows, std::size_t n_tokens, co
   }
   for (std::size_t t = 0; t < n_tokens;) {
     const std::int32_t k = key_group[t];
-    std::size_t end = t + 1;
-    while (end < n_tokens && key_group[end] == k) ++end;
+    const std::size_t end = run_end(key_group, t, n_tokens);
     if (k == QuantisedRows::kResidual) {  // float32 rows, as attention.hpp reads them
       // 8 keys at a time: 8 products of the query with a key row, summed in one go (sum_each).
       for (; t + 8 <= end; t += 8) {
@@ -312,31 +333,27 @@ H2O_INLINE void fused_kernel(const QuantisedRows& rows, std::size_t n_tokens, co
       // across the tokens' lanes (acc[d]), reduced once at the end.
       Floats8 acc[8] = {}, zero_sum = {};
       while (t < n_tokens) {
-        std::size_t end = t;
-        while (end < n_tokens && end < t + 8 && key_group[end] != QuantisedRows::kResidual) ++end;
-        if (end == t + 8) {
+        if (t + 8 <= n_tokens && all_quantised8(key_group, t)) {
           const Floats8 w8 = load8(w + t);
           const Floats8 a = w8 * load8(rows.value_scale + t);
           zero_sum += w8 * load8(rows.value_zero + t);
           Ints8 lo, hi;
           gather_chunk<kBits, kRow>(rows.value_codes, t, 0, lo, hi);
           for (unsigned d = 0; d < 8; ++d) acc[d] += a * code_of<kBits>(lo, hi, d);
-          t = end;
+          t += 8;
           continue;
         }
-        // Fewer than 8 quantised tokens ahead: one at a time (below), up to the next block.
-        const std::size_t stop = end == t ? t + 1 : end;
-        for (; t < stop; ++t) {
-          const float wt = w[t];
-          if (key_group[t] == QuantisedRows::kResidual) {
-            const float* value =
-                rows.residual_values + static_cast<std::size_t>(rows.residual_of[t]) * kD;
-            out[0] += wt * load8(value);
-          } else {
-            out[0] += (wt * rows.value_scale[t]) * codes8<kBits>(rows.value_codes + t * kRow);
-            zeros[0] += wt * rows.value_zero[t];
-          }
+        // A residual token among the next 8, or fewer than 8 left: this token alone.
+        const float wt = w[t];
+        if (key_group[t] == QuantisedRows::kResidual) {
+          const float* value =
+              rows.residual_values + static_cast<std::size_t>(rows.residual_of[t]) * kD;
+          out[0] += wt * load8(value);
+        } else {
+          out[0] += (wt * rows.value_scale[t]) * codes8<kBits>(rows.value_codes + t * kRow);
+          zeros[0] += wt * rows.value_zero[t];
         }
+        ++t;
       }
       out[0] += sum_each(acc);
       for (int i = 0; i < 8; ++i) zeros[0] += zero_sum[i];
