@@ -294,8 +294,8 @@ TEST_CASE("every build of the fused quantised kernel matches the dequantising re
           "[kv_quant]") {
   // The bound (quantised_attention.hpp): weights within 2e-6, outputs within 2e-6 of the largest
   // |value| read back. The fused kernel folds the steps into the query and adds in another order.
-  // Each build this CPU can run is checked (the SSE2 one on any x86-64 CPU), and the builds must
-  // agree bit for bit: the same operations in the same order, nothing fused.
+  // Each build this CPU can run is checked (the SSE2 one on any x86-64 CPU). The AVX2 build
+  // fuses its multiply-adds, so the builds differ from each other within the same bound.
   Rng rng(35);
   const std::vector<FusedBuild> builds = runnable_builds();
   double worst_weight = 0, worst_output = 0;
@@ -326,7 +326,7 @@ TEST_CASE("every build of the fused quantised kernel matches the dequantising re
           std::vector<float> w_ref(Q * stride), out_ref(Q * D), w(Q * stride), out(Q * D);
           attend_quantised_group_reference(rows, T, queries.data(), Q, w_ref.data(), stride,
                                            out_ref.data(), buffer.data());
-          std::vector<float> first_w, first_out;  // the first build's numbers
+          std::vector<float> last_w, last_out;  // the last build's numbers (the fastest)
           for (FusedBuild build : builds) {
             std::fill(w.begin(), w.end(), 0.0f);
             attend_quantised_group_with(build, rows, T, queries.data(), Q, w.data(), stride,
@@ -346,19 +346,14 @@ TEST_CASE("every build of the fused quantised kernel matches the dequantising re
               worst_output = std::max(worst_output, gap);
               REQUIRE(gap <= 2e-6);
             }
-            if (first_w.empty()) {
-              first_w = w;
-              first_out = out;
-            } else {
-              REQUIRE(w == first_w);
-              REQUIRE(out == first_out);
-            }
+            last_w = w;
+            last_out = out;
           }
-          // The default choice is one of these builds.
+          // The default choice is the fastest build this CPU runs.
           attend_quantised_group(rows, T, queries.data(), Q, w.data(), stride, out.data(),
                                  buffer.data());
-          CHECK(w == first_w);
-          CHECK(out == first_out);
+          CHECK(w == last_w);
+          CHECK(out == last_out);
           ++cases;
         }
       }

@@ -67,8 +67,8 @@ void attend_quantised_group(const QuantisedRows& rows, std::size_t n_tokens, con
 
 // The builds of the fast kernel: the same source compiled for the x86-64 baseline (SSE2: two
 // 4-float registers per 8 lanes; any x86-64 CPU) and for AVX2 + FMA (one 8-float register). The
-// same operations in the same order, no multiply-add fused (the file is compiled with
-// -ffp-contract=off), so the two give the same bits.
+// same operations in the same order; the AVX2 build fuses each multiply-add (one rounding where
+// the baseline has two), so the two differ in the last bits, each within the bound above.
 enum class FusedBuild { baseline, avx2 };
 // Whether this CPU can run `build` (baseline: always).
 bool fused_build_supported(FusedBuild build);
