@@ -44,6 +44,14 @@ BenchDecodeOptions bench_decode_options(const ArgParser& args) {
   options.threads = static_cast<std::size_t>(args.integer("threads", 1, 64));
   options.kv_group = static_cast<std::size_t>(args.integer("kv-group", 1, 4096));
   options.kv_residual = static_cast<std::size_t>(args.integer("kv-residual", 0, kMaxBenchLength));
+  const bool quantised = std::find(options.sections.begin(), options.sections.end(), "kv-bits") !=
+                         options.sections.end();
+  for (const char* option : {"kv-group", "kv-residual"}) {
+    if (!quantised && args.given(option)) {
+      throw UsageError(std::string("--") + option +
+                       " shapes the kv-bits section only: add kv-bits to --sections");
+    }
+  }
   if (options.kv_residual % options.kv_group != 0) {
     throw UsageError("--kv-residual " + std::to_string(options.kv_residual) +
                      " must be a multiple of --kv-group " + std::to_string(options.kv_group));

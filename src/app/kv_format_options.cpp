@@ -24,6 +24,14 @@ KvFormat read_kv_format_options(const ArgParser& args) {
     throw UsageError("--kv-bits must be 32, 8, 4 or 2, got " + std::to_string(bits));
   }
   format.bits = static_cast<unsigned>(bits);
+  // The group and the residual window shape a quantised cache only: given with float32 they would
+  // change nothing, and a user who typed them expects them to.
+  for (const char* option : {"kv-group", "kv-residual"}) {
+    if (format.bits == 32 && args.given(option)) {
+      throw UsageError(std::string("--") + option +
+                       " shapes a quantised cache only: give --kv-bits 8, 4 or 2 with it");
+    }
+  }
   format.group = static_cast<std::size_t>(args.integer("kv-group", 1, 4096));
   format.residual = static_cast<std::size_t>(args.integer("kv-residual", 0, 1 << 20));
   if (format.residual % format.group != 0) {
