@@ -280,11 +280,12 @@ LayerKVCache random_quantised_cache(std::size_t D, unsigned bits, std::size_t gr
   return cache;
 }
 
-// The builds of the fused kernel this CPU can run: the SSE2 baseline always, AVX2 where it has it.
-std::vector<FusedBuild> runnable_builds() {
-  std::vector<FusedBuild> builds;
-  for (FusedBuild build : {FusedBuild::baseline, FusedBuild::avx2}) {
-    if (fused_build_supported(build)) builds.push_back(build);
+// The builds of the fused kernel this CPU can run: the SSE2 baseline always, AVX2 where it has it
+// (the avx512 choice runs the AVX2 build too).
+std::vector<MatvecKernel> runnable_builds() {
+  std::vector<MatvecKernel> builds;
+  for (MatvecKernel build : {MatvecKernel::baseline, MatvecKernel::avx2}) {
+    if (kernel_supported(build)) builds.push_back(build);
   }
   return builds;
 }
@@ -297,7 +298,7 @@ TEST_CASE("every build of the fused quantised kernel matches the dequantising re
   // Each build this CPU can run is checked (the SSE2 one on any x86-64 CPU). The AVX2 build
   // fuses its multiply-adds, so the builds differ from each other within the same bound.
   Rng rng(35);
-  const std::vector<FusedBuild> builds = runnable_builds();
+  const std::vector<MatvecKernel> builds = runnable_builds();
   double worst_weight = 0, worst_output = 0;
   std::size_t cases = 0;
   for (std::size_t D : {8, 16, 32, 48, 64, 128}) {
@@ -326,12 +327,12 @@ TEST_CASE("every build of the fused quantised kernel matches the dequantising re
           std::vector<float> w_ref(Q * stride), out_ref(Q * D), w(Q * stride), out(Q * D);
           attend_quantised_group_reference(rows, T, queries.data(), Q, w_ref.data(), stride,
                                            out_ref.data(), buffer.data());
-          std::vector<float> last_w, last_out;  // the last build's numbers (the fastest)
-          for (FusedBuild build : builds) {
+          std::vector<float> active_w, active_out;  // the numbers of the build a step runs
+          for (MatvecKernel build : builds) {
             std::fill(w.begin(), w.end(), 0.0f);
             attend_quantised_group_with(build, rows, T, queries.data(), Q, w.data(), stride,
                                         out.data(), buffer.data());
-            INFO(fused_build_name(build) << " build, D " << D << ", " << bits << " bits, group "
+            INFO(kernel_name(build) << " build, D " << D << ", " << bits << " bits, group "
                                          << group << ", R " << residual << ", T " << T << ", Q "
                                          << Q);
             for (std::size_t j = 0; j < Q; ++j) {
@@ -346,14 +347,16 @@ TEST_CASE("every build of the fused quantised kernel matches the dequantising re
               worst_output = std::max(worst_output, gap);
               REQUIRE(gap <= 2e-6);
             }
-            last_w = w;
-            last_out = out;
           }
-          // The default choice is the fastest build this CPU runs.
+          // The default runs the build of the decode kernel in use (matvec_kernel.hpp).
+          attend_quantised_group_with(active_matvec_kernel(), rows, T, queries.data(), Q,
+                                      w.data(), stride, out.data(), buffer.data());
+          active_w = w;
+          active_out = out;
           attend_quantised_group(rows, T, queries.data(), Q, w.data(), stride, out.data(),
                                  buffer.data());
-          CHECK(w == last_w);
-          CHECK(out == last_out);
+          CHECK(w == active_w);
+          CHECK(out == active_out);
           ++cases;
         }
       }
@@ -364,14 +367,33 @@ TEST_CASE("every build of the fused quantised kernel matches the dequantising re
   CHECK(worst_weight > 0.0);  // the kernels do round differently: the bound is not idle
   CHECK(worst_output > 0.0);
   // A build this CPU lacks is refused, not run.
-  if (!fused_build_supported(FusedBuild::avx2)) {
+  if (!kernel_supported(MatvecKernel::avx2)) {
     const LayerKVCache cache = random_quantised_cache(8, 4, 8, 16, false, rng);
     std::vector<float> q(8, 1.0f), w(16), out(8), buffer(8);
-    CHECK_THROWS_AS(attend_quantised_group_with(FusedBuild::avx2, cache.quantised_store().rows(0),
+    CHECK_THROWS_AS(attend_quantised_group_with(MatvecKernel::avx2, cache.quantised_store().rows(0),
                                                 16, q.data(), 1, w.data(), 16, out.data(),
                                                 buffer.data()),
                     std::invalid_argument);
   }
+}
+
+TEST_CASE("the reference kernel choice runs the dequantising reference, bit for bit",
+          "[kv_quant]") {
+  // H2O_MATVEC_KERNEL=reference picks the readable loops for a whole decode step, this one too.
+  Rng rng(37);
+  const LayerKVCache cache = random_quantised_cache(16, 4, 8, 100, true, rng, 16);
+  const QuantisedRows rows = cache.quantised_store().rows(0);
+  REQUIRE(has_fused_kernel(rows));
+  const std::size_t T = cache.size(0), Q = 3, D = 16;
+  std::vector<float> queries(Q * D), buffer(D);
+  for (float& x : queries) x = rng.normal();
+  std::vector<float> w_ref(Q * T), out_ref(Q * D), w(Q * T), out(Q * D);
+  attend_quantised_group_reference(rows, T, queries.data(), Q, w_ref.data(), T, out_ref.data(),
+                                   buffer.data());
+  attend_quantised_group_with(MatvecKernel::reference, rows, T, queries.data(), Q, w.data(), T,
+                              out.data(), buffer.data());
+  CHECK(w == w_ref);
+  CHECK(out == out_ref);
 }
 
 TEST_CASE("shapes without a fused kernel run the reference, bit for bit", "[kv_quant]") {

@@ -8,8 +8,8 @@
 #include <string>
 
 #include "h2o/attention/linear.hpp"
-#include "lanes8.hpp"
 #include "h2o/base/vector_math.hpp"
+#include "lanes8.hpp"
 
 namespace h2o {
 
@@ -17,7 +17,6 @@ namespace {
 
 using lanes8::Floats8;
 using lanes8::load8;
-using lanes8::sum_each;
 
 // Reductions keep kLanes independent partial results (a max or a sum per lane) so that, without
 // -ffast-math, the compiler may still run them as vector instructions: it must not reorder float
@@ -104,18 +103,9 @@ H2O_INLINE void group_kernel(const float* queries, std::size_t n_queries, const 
   }
 }
 
-// Head sizes that are a multiple of 8 get a kernel written with GCC/Clang vector types: 8 floats
-// (one AVX register; two SSE registers on the baseline build), so that every step is a whole-
-// vector instruction. kD / 8 vectors hold one query, key or value row.
-
-template <std::size_t kD>
-H2O_INLINE float dot8(const Floats8 (&q)[kD / 8], const float* k) {
-  Floats8 acc = q[0] * load8(k);
-  for (std::size_t c = 1; c < kD / 8; ++c) acc += q[c] * load8(k + 8 * c);
-  float sum = 0.0f;
-  for (int i = 0; i < 8; ++i) sum += acc[i];
-  return sum;
-}
+// The head sizes of lanes8::VectorHeadSizes get a kernel written with GCC/Clang vector types: 8
+// floats (one AVX register; two SSE registers on the baseline build), so that every step is a
+// whole-vector instruction. kD / 8 vectors hold one query, key or value row.
 
 // attend_group_into for a head size kD that is a multiple of 8, one query at a time.
 template <std::size_t kD>
@@ -128,19 +118,15 @@ H2O_INLINE void group_kernel_vec(const float* queries, std::size_t n_queries, co
     Floats8 q[kChunks];
     for (std::size_t c = 0; c < kChunks; ++c) q[c] = load8(queries + j * kD + 8 * c);
     float* w = weights + j * stride;
-    // 1. Scores, 8 keys at a time: 8 products of q with a key row, summed in one go.
+    // 1. Scores, 8 keys at a time (lanes8::dot_8_rows), then one at a time.
     std::size_t t = 0;
     for (; t + 8 <= n_tokens; t += 8) {
-      Floats8 products[8];
-      for (int i = 0; i < 8; ++i) {
-        const float* key = keys + (t + i) * kD;
-        products[i] = q[0] * load8(key);
-        for (std::size_t c = 1; c < kChunks; ++c) products[i] += q[c] * load8(key + 8 * c);
-      }
-      const Floats8 scores = sum_each(products);
+      const float* key[8];
+      for (int i = 0; i < 8; ++i) key[i] = keys + (t + i) * kD;
+      const Floats8 scores = lanes8::dot_8_rows(q, key);
       std::memcpy(w + t, &scores, sizeof(scores));
     }
-    for (; t < n_tokens; ++t) w[t] = dot8<kD>(q, keys + t * kD);
+    for (; t < n_tokens; ++t) w[t] = lanes8::dot(q, keys + t * kD);
     // 2. Weights.
     softmax_kernel(w, n_tokens, scale);
     // 3. Output: the weighted sum of the value rows, kept in registers.
@@ -160,28 +146,13 @@ H2O_VECTOR_CLONES
 void group_dispatch(const float* queries, std::size_t n_queries, const float* keys,
                     const float* values, std::size_t n_tokens, std::size_t head_dim, float* weights,
                     std::size_t stride, float* outputs) {
-  switch (head_dim) {
-    case 8:
-      return group_kernel_vec<8>(queries, n_queries, keys, values, n_tokens, weights, stride,
-                                 outputs);
-    case 16:
-      return group_kernel_vec<16>(queries, n_queries, keys, values, n_tokens, weights, stride,
-                                  outputs);
-    case 32:
-      return group_kernel_vec<32>(queries, n_queries, keys, values, n_tokens, weights, stride,
-                                  outputs);
-    case 48:
-      return group_kernel_vec<48>(queries, n_queries, keys, values, n_tokens, weights, stride,
-                                  outputs);
-    case 64:
-      return group_kernel_vec<64>(queries, n_queries, keys, values, n_tokens, weights, stride,
-                                  outputs);
-    case 128:
-      return group_kernel_vec<128>(queries, n_queries, keys, values, n_tokens, weights, stride,
-                                   outputs);
-    default:
-      return group_kernel<0>(queries, n_queries, keys, values, n_tokens, head_dim, weights, stride,
-                             outputs);
+  const bool vectorised = lanes8::with_vector_head_size(
+      head_dim, [&](auto size) __attribute__((always_inline)) {
+        group_kernel_vec<decltype(size)::value>(queries, n_queries, keys, values, n_tokens, weights,
+                                                stride, outputs);
+      });
+  if (!vectorised) {
+    group_kernel<0>(queries, n_queries, keys, values, n_tokens, head_dim, weights, stride, outputs);
   }
 }
 

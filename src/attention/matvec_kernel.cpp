@@ -178,8 +178,11 @@ bool kernel_supported(MatvecKernel kernel) {
       return true;
 #ifdef H2O_HAVE_X86_KERNELS
     case MatvecKernel::avx2:
+      // __builtin_cpu_init first: this may run before the constructor that reads the CPU's flags.
+      __builtin_cpu_init();
       return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
     case MatvecKernel::avx512:
+      __builtin_cpu_init();
       return __builtin_cpu_supports("avx512f");
 #endif
     default:

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "h2o/attention/attention.hpp"
+#include "h2o/attention/matvec_kernel.hpp"
 #include "h2o/base/packed_codes.hpp"
 #include "h2o/base/vector_math.hpp"
 #include "lanes8.hpp"
@@ -14,26 +15,10 @@
 namespace h2o {
 
 namespace {
-// codes_out (D,) = the D codes of a packed row (packed_bytes(D, bits),) as floats, the same
-// numbers get_code reads, a whole byte at a time (attention reads every row every step).
+// codes_out (D,) = the D codes of a packed row (packed_bytes(D, bits),) as floats, read one by
+// one with packed_codes.hpp's get_code: the readable path (the fused kernel below reads 8 at once).
 void unpack_row(const std::uint8_t* packed, std::size_t D, unsigned bits, float* codes_out) {
-  if (bits == 8) {
-    for (std::size_t d = 0; d < D; ++d) codes_out[d] = static_cast<float>(packed[d]);
-  } else if (bits == 4 && D % 2 == 0) {
-    for (std::size_t i = 0; i < D / 2; ++i) {
-      codes_out[2 * i] = static_cast<float>(packed[i] & 0x0F);
-      codes_out[2 * i + 1] = static_cast<float>(packed[i] >> 4);
-    }
-  } else if (bits == 2 && D % 4 == 0) {
-    for (std::size_t i = 0; i < D / 4; ++i) {
-      for (unsigned j = 0; j < 4; ++j) {
-        codes_out[4 * i + j] = static_cast<float>((packed[i] >> (2 * j)) & 0x03);
-      }
-    }
-  } else {
-    for (std::size_t d = 0; d < D; ++d)
-      codes_out[d] = static_cast<float>(get_code(packed, d, bits));
-  }
+  for (std::size_t d = 0; d < D; ++d) codes_out[d] = static_cast<float>(get_code(packed, d, bits));
 }
 }  // namespace
 
@@ -98,6 +83,7 @@ void attend_quantised_group_reference(const QuantisedRows& rows, std::size_t n_t
 
 namespace {
 
+using lanes8::dot;
 using lanes8::Floats8;
 using lanes8::load8;
 using lanes8::sum_each;
@@ -126,15 +112,6 @@ H2O_INLINE Floats8 codes8(const std::uint8_t* p) {
     v = (Ints8{w, w, w, w, w, w, w, w} >> Ints8{0, 2, 4, 6, 8, 10, 12, 14}) & 0x03;
   }
   return __builtin_convertvector(v, Floats8);
-}
-
-template <std::size_t kChunks>
-H2O_INLINE float horizontal_sum(const Floats8 (&q)[kChunks], const Floats8 (&x)[kChunks]) {
-  Floats8 acc = q[0] * x[0];
-  for (std::size_t c = 1; c < kChunks; ++c) acc += q[c] * x[c];
-  float sum = 0.0f;
-  for (int i = 0; i < 8; ++i) sum += acc[i];
-  return sum;
 }
 
 // The codes of 8 slots side by side, one slot a lane: chunk c (codes 8c .. 8c + 7) of slot
@@ -228,22 +205,14 @@ H2O_INLINE void fused_scores(const QuantisedRows& rows, std::size_t n_tokens, co
   for (std::size_t t = 0; t < n_tokens;) {
     const std::int32_t k = key_group[t];
     const std::size_t end = run_end(key_group, t, n_tokens);
-    if (k == QuantisedRows::kResidual) {  // float32 rows, as attention.hpp reads them
-      // 8 keys at a time: 8 products of the query with a key row, summed in one go (sum_each).
+    if (k == QuantisedRows::kResidual) {  // float32 rows, scored as attention.cpp scores them
       for (; t + 8 <= end; t += 8) {
         const float* key[8];
         for (int i = 0; i < 8; ++i) {
           key[i] = rows.residual_keys + static_cast<std::size_t>(rows.residual_of[t + i]) * kD;
         }
         for (std::size_t jj = 0; jj < kQ; ++jj) {
-          Floats8 products[8];
-          for (int i = 0; i < 8; ++i) {
-            products[i] = q[jj][0] * load8(key[i]);
-            for (std::size_t c = 1; c < kChunks; ++c) {
-              products[i] += q[jj][c] * load8(key[i] + 8 * c);
-            }
-          }
-          const Floats8 scores = sum_each(products);
+          const Floats8 scores = lanes8::dot_8_rows(q[jj], key);
           std::memcpy(w + jj * stride + t, &scores, sizeof(scores));
         }
       }
@@ -251,7 +220,7 @@ H2O_INLINE void fused_scores(const QuantisedRows& rows, std::size_t n_tokens, co
         const float* key = rows.residual_keys + static_cast<std::size_t>(rows.residual_of[t]) * kD;
         Floats8 x[kChunks];
         for (std::size_t c = 0; c < kChunks; ++c) x[c] = load8(key + 8 * c);
-        for (std::size_t jj = 0; jj < kQ; ++jj) w[jj * stride + t] = horizontal_sum(q[jj], x);
+        for (std::size_t jj = 0; jj < kQ; ++jj) w[jj * stride + t] = dot(q[jj], x);
       }
       continue;
     }
@@ -266,7 +235,7 @@ H2O_INLINE void fused_scores(const QuantisedRows& rows, std::size_t n_tokens, co
         qs[jj][c] = q[jj][c] * load8(ks + 8 * c);
         z[c] = load8(kz + 8 * c);
       }
-      qz[jj] = horizontal_sum(q[jj], z);
+      qz[jj] = dot(q[jj], z);
     }
     // 8 keys at a time, one key a lane: no sum across lanes.
     for (; t + 8 <= end; t += 8) {
@@ -290,7 +259,7 @@ H2O_INLINE void fused_scores(const QuantisedRows& rows, std::size_t n_tokens, co
         x[c] = codes8<kBits>(rows.key_codes + t * kRow + c * kBits);
       }
       for (std::size_t jj = 0; jj < kQ; ++jj) {
-        w[jj * stride + t] = horizontal_sum(qs[jj], x) + qz[jj];
+        w[jj * stride + t] = dot(qs[jj], x) + qz[jj];
       }
     }
   }
@@ -383,28 +352,11 @@ template <unsigned kBits>
 H2O_INLINE bool fused_for_bits(const QuantisedRows& rows, std::size_t n_tokens,
                                const float* queries, std::size_t n_queries, float* weights,
                                std::size_t stride, float* outputs) {
-  switch (rows.head_dim) {
-    case 8:
-      return fused_kernel<8, kBits>(rows, n_tokens, queries, n_queries, weights, stride, outputs),
-             true;
-    case 16:
-      return fused_kernel<16, kBits>(rows, n_tokens, queries, n_queries, weights, stride, outputs),
-             true;
-    case 32:
-      return fused_kernel<32, kBits>(rows, n_tokens, queries, n_queries, weights, stride, outputs),
-             true;
-    case 48:
-      return fused_kernel<48, kBits>(rows, n_tokens, queries, n_queries, weights, stride, outputs),
-             true;
-    case 64:
-      return fused_kernel<64, kBits>(rows, n_tokens, queries, n_queries, weights, stride, outputs),
-             true;
-    case 128:
-      return fused_kernel<128, kBits>(rows, n_tokens, queries, n_queries, weights, stride, outputs),
-             true;
-    default:
-      return false;
-  }
+  return lanes8::with_vector_head_size(
+      rows.head_dim, [&](auto size) __attribute__((always_inline)) {
+        fused_kernel<decltype(size)::value, kBits>(rows, n_tokens, queries, n_queries, weights,
+                                                   stride, outputs);
+      });
 }
 
 // Runs the fused kernel when it has one for this shape; false otherwise (nothing written).
@@ -425,9 +377,8 @@ H2O_INLINE bool fused_dispatch(const QuantisedRows& rows, std::size_t n_tokens,
   }
 }
 
-// One function per build of the fused kernel (FusedBuild). Chosen by a test of the CPU rather
-// than by target_clones (as attention.cpp's kernel is) so that the SSE2 build can also be run on
-// a CPU that has AVX2: the tests check both builds on any x86-64 machine.
+// The fused kernel's two builds (attend_quantised_group_with says which kernel choice runs
+// which).
 bool fused_baseline(const QuantisedRows& rows, std::size_t n_tokens, const float* queries,
                     std::size_t n_queries, float* weights, std::size_t stride, float* outputs) {
   return fused_dispatch(rows, n_tokens, queries, n_queries, weights, stride, outputs);
@@ -435,84 +386,56 @@ bool fused_baseline(const QuantisedRows& rows, std::size_t n_tokens, const float
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define H2O_HAVE_AVX2_BUILD 1
-__attribute__((target("avx2,fma"))) bool fused_avx2(const QuantisedRows& rows,
-                                                    std::size_t n_tokens, const float* queries,
-                                                    std::size_t n_queries, float* weights,
-                                                    std::size_t stride, float* outputs) {
+__attribute__((target("avx2,fma"))) bool fused_avx2(const QuantisedRows& rows, std::size_t n_tokens,
+                                                    const float* queries, std::size_t n_queries,
+                                                    float* weights, std::size_t stride,
+                                                    float* outputs) {
   return fused_dispatch(rows, n_tokens, queries, n_queries, weights, stride, outputs);
 }
 #endif
 
-// The build attend_quantised_group runs: the fastest this CPU supports (tested once).
-FusedBuild best_fused_build() {
-  static const FusedBuild best =
-      fused_build_supported(FusedBuild::avx2) ? FusedBuild::avx2 : FusedBuild::baseline;
-  return best;
-}
-
 }  // namespace
 
-bool fused_build_supported(FusedBuild build) {
-  switch (build) {
-    case FusedBuild::baseline:
-      return true;
-    case FusedBuild::avx2: {
-#ifdef H2O_HAVE_AVX2_BUILD
-      // Tested once; __builtin_cpu_init first, as this may run before the constructor that
-      // reads the CPU's flags.
-      static const bool has_avx2 = (__builtin_cpu_init(), __builtin_cpu_supports("avx2") &&
-                                                              __builtin_cpu_supports("fma"));
-      return has_avx2;
-#else
-      return false;
-#endif
-    }
-  }
-  return false;
-}
-
-const char* fused_build_name(FusedBuild build) {
-  return build == FusedBuild::avx2 ? "avx2" : "baseline";
-}
-
 bool has_fused_kernel(const QuantisedRows& rows) {
-  const std::size_t D = rows.head_dim;
-  const bool sized = D == 8 || D == 16 || D == 32 || D == 48 || D == 64 || D == 128;
-  return sized && rows.value_group % 8 == 0 && (rows.bits == 8 || rows.bits == 4 || rows.bits == 2);
+  return lanes8::VectorHeadSizes::contains(rows.head_dim) && rows.value_group % 8 == 0 &&
+         (rows.bits == 8 || rows.bits == 4 || rows.bits == 2);
 }
 
 void attend_quantised_group(const QuantisedRows& rows, std::size_t n_tokens, const float* queries,
                             std::size_t n_queries, float* weights_out, std::size_t weights_stride,
                             float* outputs_out, float* row_buffer) {
-  attend_quantised_group_with(best_fused_build(), rows, n_tokens, queries, n_queries, weights_out,
-                              weights_stride, outputs_out, row_buffer);
+  attend_quantised_group_with(active_matvec_kernel(), rows, n_tokens, queries, n_queries,
+                              weights_out, weights_stride, outputs_out, row_buffer);
 }
 
-void attend_quantised_group_with(FusedBuild build, const QuantisedRows& rows,
-                                 std::size_t n_tokens, const float* queries,
-                                 std::size_t n_queries, float* weights_out,
-                                 std::size_t weights_stride, float* outputs_out,
+void attend_quantised_group_with(MatvecKernel kernel, const QuantisedRows& rows,
+                                 std::size_t n_tokens, const float* queries, std::size_t n_queries,
+                                 float* weights_out, std::size_t weights_stride, float* outputs_out,
                                  float* row_buffer) {
+  if (!kernel_supported(kernel)) {
+    throw std::invalid_argument(std::string("attend_quantised_group: this CPU cannot run the ") +
+                                kernel_name(kernel) + " kernel");
+  }
   if (n_queries == 0) return;
   if (n_tokens == 0) {  // nothing to attend to: a zero output, as an empty weighted sum
     std::fill_n(outputs_out, n_queries * rows.head_dim, 0.0f);
     return;
   }
   bool done = false;
-  if (build == FusedBuild::baseline) {
-    done = fused_baseline(rows, n_tokens, queries, n_queries, weights_out, weights_stride,
-                          outputs_out);
-  } else {
+  switch (kernel) {
+    case MatvecKernel::reference:
+      break;
+    case MatvecKernel::baseline:
+      done = fused_baseline(rows, n_tokens, queries, n_queries, weights_out, weights_stride,
+                            outputs_out);
+      break;
+    case MatvecKernel::avx2:
+    case MatvecKernel::avx512:  // every AVX-512 CPU has AVX2 and FMA
 #ifdef H2O_HAVE_AVX2_BUILD
-    if (build == FusedBuild::avx2 && fused_build_supported(build)) {
-      done = fused_avx2(rows, n_tokens, queries, n_queries, weights_out, weights_stride,
-                        outputs_out);
-    } else
+      done =
+          fused_avx2(rows, n_tokens, queries, n_queries, weights_out, weights_stride, outputs_out);
 #endif
-    {
-      throw std::invalid_argument(std::string("attend_quantised_group: this CPU cannot run the ") +
-                                  fused_build_name(build) + " build");
-    }
+      break;
   }
   if (done) return;
   attend_quantised_group_reference(rows, n_tokens, queries, n_queries, weights_out, weights_stride,

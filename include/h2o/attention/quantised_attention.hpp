@@ -13,6 +13,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "h2o/attention/matvec_kernel.hpp"
+
 namespace h2o {
 
 // One KV head's quantised rows as attention reads them (pointers into the store; nothing owned).
@@ -53,33 +55,30 @@ void attend_quantised_group_reference(const QuantisedRows& rows, std::size_t n_t
 // The fast kernel, reading codes directly. Keys: per-channel key groups let a group's steps be
 // folded into the query once per group, q . (c * s + z) = (q * s) . c + q . z, so a key costs one
 // product of codes with the folded query. Values: sum of w * (c * s + z) over tokens = sum of
-// (w * s) * c, plus the sum of w * z per value group added once at the end. Residual rows are read
-// as float32. Keys are scored 8 at a time, one key a lane (no sum across lanes), for up to 4
-// queries at once so each key's codes are unpacked once; at head size 8 values are summed 8 tokens
-// at a time the same way. Head sizes 8, 16, 32, 48, 64 and 128 with value groups of a multiple of 8
-// channels run 8 lanes at a time (the AVX2 build where the CPU has it, else the SSE2 baseline:
-// FusedBuild); other shapes run attend_quantised_group_reference. Same arguments. The order of
-// rounding differs from the reference's: tests/test_kv_quant.cpp bounds the difference (weights
+// (w * s) * c, plus the sum of w * z per value group added once at the end. Residual rows are
+// float32 and scored as attention.hpp's kernel scores them. Keys are scored 8 at a time, one key a
+// lane (no sum across lanes), for up to 4 queries at once so each key's codes are unpacked once;
+// at head size 8 values are summed 8 tokens at a time the same way. The head sizes attention.hpp's
+// kernel vectorises, with value groups of a multiple of 8 channels, run 8 lanes at a time
+// (has_fused_kernel); other shapes run attend_quantised_group_reference. Same arguments. The order
+// of rounding differs from the reference's: tests/test_kv_quant.cpp bounds the difference (weights
 // within 2e-6, outputs within 2e-6 of the largest |value|), for each build.
+// Which build runs follows the decode kernel's choice (matvec_kernel.hpp: the best this CPU has,
+// or H2O_MATVEC_KERNEL's), so one switch picks every kernel of a decode step.
 void attend_quantised_group(const QuantisedRows& rows, std::size_t n_tokens, const float* queries,
                             std::size_t n_queries, float* weights_out, std::size_t weights_stride,
                             float* outputs_out, float* row_buffer);
 
-// The builds of the fast kernel: the same source compiled for the x86-64 baseline (SSE2: two
-// 4-float registers per 8 lanes; any x86-64 CPU) and for AVX2 + FMA (one 8-float register). The
-// same operations in the same order; the AVX2 build fuses each multiply-add (one rounding where
-// the baseline has two), so the two differ in the last bits, each within the bound above.
-enum class FusedBuild { baseline, avx2 };
-// Whether this CPU can run `build` (baseline: always).
-bool fused_build_supported(FusedBuild build);
-// "baseline" or "avx2".
-const char* fused_build_name(FusedBuild build);
-// attend_quantised_group with its fast kernel's `build` (tests: the SSE2 build is checked on CPUs
-// that would run the AVX2 one). Throws std::invalid_argument when this CPU cannot run it.
-void attend_quantised_group_with(FusedBuild build, const QuantisedRows& rows,
-                                 std::size_t n_tokens, const float* queries,
-                                 std::size_t n_queries, float* weights_out,
-                                 std::size_t weights_stride, float* outputs_out,
+// attend_quantised_group with the build a decode kernel choice stands for: reference runs
+// attend_quantised_group_reference; baseline the fast kernel compiled for the x86-64 baseline
+// (SSE2: two 4-float registers per 8 lanes); avx2 and avx512 the same source compiled for AVX2 +
+// FMA (one 8-float register; it fuses each multiply-add, one rounding where the baseline has two,
+// so the two builds differ in the last bits, each within the bound above). Tests run the SSE2
+// build on CPUs that would choose the AVX2 one. Throws std::invalid_argument when this CPU cannot
+// run `kernel` (matvec_kernel.hpp's kernel_supported).
+void attend_quantised_group_with(MatvecKernel kernel, const QuantisedRows& rows,
+                                 std::size_t n_tokens, const float* queries, std::size_t n_queries,
+                                 float* weights_out, std::size_t weights_stride, float* outputs_out,
                                  float* row_buffer);
 // Whether attend_quantised_group has its fast kernel for these rows' shape.
 bool has_fused_kernel(const QuantisedRows& rows);
