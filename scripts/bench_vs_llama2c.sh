@@ -28,9 +28,10 @@
 #
 # --threads-only measures what --threads 2 is worth, and nothing else: per shape, decode tok/s
 # of the project on 1 thread, on 2 threads as it runs (the OpenMP wait policy it chooses itself,
-# row_threads.hpp), on 2 threads with OpenMP's own default wait (GOMP_SPINCOUNT=300000, libgomp's
-# default when nothing is set), and runomp on 2 threads, alternating within every repeat, with
-# the ratios side by side. --busy N runs N busy loops (one shell each) beside every measurement,
+# and each token on 2 threads or one, whichever ran faster: row_threads.hpp), on 2 threads for
+# every token (--fixed-threads), the same with OpenMP's own default wait (GOMP_SPINCOUNT=300000,
+# libgomp's default when nothing is set), and runomp on 2 threads, alternating within every
+# repeat, with the ratios side by side. --busy N runs N busy loops (one shell each) beside every measurement,
 # as a student's machine busy with other programs; they are stopped when the script ends.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -192,14 +193,18 @@ if [ "$threads_only" -eq 1 ]; then
   for shape in "${shape_list[@]}"; do
     model_for "$shape"
     steps=$thread_steps
-    : >"$work/t_1" >"$work/t_2" >"$work/t_2omp" >"$work/t_runomp" >"$work/t_runfast"
+    : >"$work/t_1" >"$work/t_2" >"$work/t_2fixed" >"$work/t_2omp" >"$work/t_runomp" \
+      >"$work/t_runfast"
     for ((r = 0; r < repeats; r++)); do
-      for run in 1 2 2omp runomp runfast; do
+      for run in 1 2 2fixed 2omp runomp runfast; do
         case "$run" in
           1 | 2) "$bin/generate" --model "$model" --tokenizer "$tok" --temperature 0 \
             --steps "$steps" --threads "$run" >/dev/null 2>"$work/err" ;;
+          2fixed) "$bin/generate" --model "$model" --tokenizer "$tok" --temperature 0 \
+            --steps "$steps" --threads 2 --fixed-threads >/dev/null 2>"$work/err" ;;
           2omp) GOMP_SPINCOUNT=300000 "$bin/generate" --model "$model" --tokenizer "$tok" \
-            --temperature 0 --steps "$steps" --threads 2 >/dev/null 2>"$work/err" ;;
+            --temperature 0 --steps "$steps" --threads 2 --fixed-threads >/dev/null \
+            2>"$work/err" ;;
           runomp) [ -n "$runc" ] || continue
             OMP_NUM_THREADS=2 "$work/run_omp" "$model" -z "$tok" -t 0 -n "$steps" \
               >/dev/null 2>"$work/err" ;;
@@ -210,8 +215,10 @@ if [ "$threads_only" -eq 1 ]; then
       done
     done
     one=$(median <"$work/t_1") two=$(median <"$work/t_2") two_omp=$(median <"$work/t_2omp")
+    two_fixed=$(median <"$work/t_2fixed")
     line="| $shape | $(fmt "$one") $(spread <"$work/t_1") | $(fmt "$two") $(spread <"$work/t_2")"
-    line+=" | $(ratio "$two" "$one")x | $(fmt "$two_omp") $(spread <"$work/t_2omp")"
+    line+=" | $(ratio "$two" "$one")x | $(fmt "$two_fixed") $(spread <"$work/t_2fixed")"
+    line+=" | $(ratio "$two_fixed" "$one")x | $(fmt "$two_omp") $(spread <"$work/t_2omp")"
     line+=" | $(ratio "$two_omp" "$one")x"
     if [ -n "$runc" ]; then
       omp=$(median <"$work/t_runomp") fast=$(median <"$work/t_runfast")
@@ -226,9 +233,10 @@ if [ "$threads_only" -eq 1 ]; then
   echo
   echo "decode tok/s ($steps positions), medians of $repeats alternated runs [lowest-highest];" \
     "busy loops: $busy"
-  echo "| shape | 1 thread | 2 threads | 2 / 1 | 2 threads, OpenMP's default wait |" \
-    "that / 1 | runomp, 2 threads | 2 threads / runomp | runomp / runfast |"
-  echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+  echo "| shape | 1 thread | 2 threads | 2 / 1 | 2 threads, every token | that / 1 |" \
+    "2 threads, every token, OpenMP's default wait | that / 1 | runomp, 2 threads |" \
+    "2 threads / runomp | runomp / runfast |"
+  echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
   printf '%s\n' "${threads_rows[@]}"
   echo "load after (1, 5, 15 min): $(load)"
   exit 0

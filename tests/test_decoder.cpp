@@ -15,6 +15,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "h2o/attention/row_threads.hpp"
 #include "h2o/base/random.hpp"
 #include "h2o/model/decoder.hpp"
 #include "h2o/model/rope.hpp"
@@ -592,4 +593,30 @@ TEST_CASE("decoder records attention rows that sum to one", "[decoder]") {
       }
     }
   }
+}
+
+TEST_CASE("a decoder on 2 threads gives 1 thread's logits, whichever threads each token ran on",
+          "[decoder]") {
+  // stories15M's widths, 1 layer: products big enough to be shared.
+  ModelConfig config = stories260k_shape();
+  config.dim = 288;
+  config.hidden_dim = 768;
+  config.n_layers = 1;
+  config.n_heads = 6;
+  config.n_kv_heads = 6;
+  config.seq_len = 96;
+  const auto weights = std::make_shared<const DecoderWeights>(random_weights(config, 45));
+  std::vector<std::vector<float>> logits[2];
+  for (std::size_t threads : {1, 2}) {
+    set_row_threads(threads);
+    Decoder decoder(weights, std::make_unique<FullCachePolicy>());
+    for (std::size_t t = 0; t < config.seq_len; ++t) {
+      const Vector& out = decoder.forward(static_cast<int>((7 * t + 3) % config.vocab_size));
+      logits[threads - 1].emplace_back(out.begin(), out.end());
+    }
+  }
+  set_row_threads(1);
+  CHECK(logits[0] == logits[1]);
+  const TokenThreadCounts counts = token_thread_counts();
+  if (row_threads_available()) CHECK(counts.on_all + counts.on_one >= config.seq_len);
 }

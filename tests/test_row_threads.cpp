@@ -151,3 +151,60 @@ TEST_CASE("the thread count is checked, and is 1 in a build without OpenMP", "[r
   set_row_threads(1);
   REQUIRE(row_threads() == 1);
 }
+
+namespace {
+// Feeds `tokens` tokens to `choice`, each taking `alone` seconds when it runs on the calling thread
+// alone and `on_all` on the N threads; returns how many ran alone.
+std::size_t run_tokens(TokenThreadChoice& choice, std::size_t tokens, double alone, double on_all) {
+  std::size_t ran_alone = 0;
+  for (std::size_t i = 0; i < tokens; ++i) {
+    const bool all = choice.next_on_all();
+    ran_alone += all ? 0 : 1;
+    choice.token_done(all ? on_all : alone);
+  }
+  return ran_alone;
+}
+}  // namespace
+
+TEST_CASE("a machine where N threads are slower: tokens run alone after the first probe",
+          "[row_threads]") {
+  TokenThreadChoice choice;
+  REQUIRE(choice.next_on_all());  // N threads until measured otherwise
+  // The warming token, then kFirstChoicePeriod blocks on N threads, then one probe block alone.
+  const std::size_t first_probe = 1 + kFirstChoicePeriod * kChoiceBlockTokens;
+  CHECK(run_tokens(choice, first_probe, 0.001, 0.002) == 0);
+  CHECK_FALSE(choice.next_on_all());  // the probe runs alone
+  CHECK(run_tokens(choice, kChoiceBlockTokens, 0.001, 0.002) == kChoiceBlockTokens);
+  CHECK_FALSE(choice.next_on_all());  // and settles there
+  CHECK(choice.seconds_alone() == Approx(0.001));
+  CHECK(choice.seconds_on_all() == Approx(0.002));
+  // From then on at most one block in kFirstChoicePeriod + 1 runs on N threads, fewer and fewer.
+  const std::size_t later = 100000;
+  const std::size_t alone = run_tokens(choice, later, 0.001, 0.002);
+  CHECK(later - alone <= later / (kLongestChoicePeriod + 1) + 8 * kChoiceBlockTokens);
+}
+
+TEST_CASE("a quiet machine: N threads, one block in kLongestChoicePeriod + 1 alone at most",
+          "[row_threads]") {
+  TokenThreadChoice choice;
+  const std::size_t tokens = 100000;
+  const std::size_t alone = run_tokens(choice, tokens, 0.0015, 0.001);
+  CHECK(choice.next_on_all());
+  // Probes double their period up to the longest: 2 + 4 + ... + 64 blocks, then every 64.
+  CHECK(alone <= tokens / (kLongestChoicePeriod + 1) + 6 * kChoiceBlockTokens);
+  CHECK(alone >= tokens / (kLongestChoicePeriod + 1) - kChoiceBlockTokens);
+}
+
+TEST_CASE("the choice follows the machine when it becomes busy, and quiet again",
+          "[row_threads]") {
+  TokenThreadChoice choice;
+  run_tokens(choice, 20000, 0.0015, 0.001);  // quiet: settled on N threads, the longest period
+  REQUIRE(choice.next_on_all());
+  // Busy: within one longest period and its probe (and the running mean's catching up: a few more
+  // probes) every token runs alone.
+  const std::size_t catch_up = 4 * (kLongestChoicePeriod + 1) * kChoiceBlockTokens;
+  run_tokens(choice, catch_up, 0.001, 0.004);
+  CHECK_FALSE(choice.next_on_all());
+  run_tokens(choice, catch_up, 0.0015, 0.001);
+  CHECK(choice.next_on_all());
+}

@@ -52,8 +52,8 @@
 #include "h2o/app/threads_option.hpp"
 #include "h2o/attention/attention.hpp"
 #include "h2o/attention/linear.hpp"
-#include "h2o/attention/row_threads.hpp"
 #include "h2o/attention/matvec_kernel.hpp"
+#include "h2o/attention/row_threads.hpp"
 #include "h2o/base/format.hpp"
 #include "h2o/base/random.hpp"
 #include "h2o/model/decoder.hpp"
@@ -135,9 +135,8 @@ void kv_bits_section(const std::shared_ptr<const DecoderWeights>& weights,
                      std::size_t group, std::size_t residual, std::size_t repeats) {
   const std::vector<unsigned> all_bits = {32, 8, 4};
   const std::string window = residual == 0 ? "" : ", newest " + std::to_string(residual) + " fp32";
-  std::cout << "Full cache, keys and values in float32, 8 and 4 bits (groups of " << group
-            << window << ");\nmedian of " << repeats
-            << " runs, the formats alternating; ratios to float32:\n"
+  std::cout << "Full cache, keys and values in float32, 8 and 4 bits (groups of " << group << window
+            << ");\nmedian of " << repeats << " runs, the formats alternating; ratios to float32:\n"
             << pad_right("", 6) << pad_right("  tokens per second", 34)
             << "KV bytes read a token (mean of the run)\n"
             << pad_left("length", 6) << pad_left("fp32", 9) << pad_left("8-bit", 8)
@@ -371,10 +370,10 @@ int run(int argc, char** argv) {
   const std::vector<std::size_t>& budgets = options.budgets;
   const std::vector<std::size_t>& prompts = options.prompts;
   const CacheBudget budget = options.budget;
-  const std::size_t repeats = options.repeats, threads = options.threads;
+  const std::size_t repeats = options.repeats;
   const std::uint64_t seed = options.seed;
   ModelConfig config = options.shape;
-  use_threads_option("bench_decode", threads);
+  use_threads_option("bench_decode", options.threads);
   if (std::find(sections.begin(), sections.end(), "kv-bits") != sections.end()) {
     check_kv_group(options.kv_group, config.head_dim());
   }
@@ -389,9 +388,14 @@ int run(int argc, char** argv) {
   std::cout << "CPU:    " << cpu_name() << "\n"
             << "model:  random weights,\n        " << config.describe() << "\n"
             << "matrix products: " << matmul_threads() << " thread"
-            << (matmul_threads() == 1 ? "" : "s")
-            << ", decode kernel " << kernel_name(active_matvec_kernel()) << "\n"
-            << (matmul_threads() > 1 ? "waiting threads: " + row_threads_wait_policy() + "\n" : "")
+            << (matmul_threads() == 1 ? "" : "s") << ", decode kernel "
+            << kernel_name(active_matvec_kernel()) << "\n"
+            << (matmul_threads() > 1
+                    ? "waiting threads: " + row_threads_wait_policy() + "\n" +
+                          (options.threads.fixed ? "every token on them (--fixed-threads)\n"
+                                                 : "each token on them or on one thread, whichever "
+                                                   "ran faster (row_threads.hpp)\n")
+                    : "")
             << "\n";
   if (wants("bandwidth")) bandwidth_section(repeats, matmul_threads());
   if (wants("eviction")) eviction_section(config, budgets, repeats, seed);
@@ -491,6 +495,7 @@ int run(int argc, char** argv) {
               << fixed(h2o_growth, 2) << "\n(H2O attends over at most " << budget.total()
               << " tokens per KV head; the full cache over every earlier token)\n";
   }
+  if (matmul_threads() > 1) std::cout << "\n" << token_threads_summary(options.threads) << "\n";
   return 0;
 }
 

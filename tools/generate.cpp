@@ -181,13 +181,13 @@ int generate(int argc, char** argv) {
               << pos << " positions, before --steps " << steps << "\n";
   }
   std::cerr << "positions run: " << decoder.position() << "\n";
+  if (options.threads.threads > 1) std::cerr << h2o::token_threads_summary(options.threads) << "\n";
   // Tokens per layer and KV head on average: budgets may differ by layer (pyramid) or head (adakv).
   std::size_t held = 0;
   for (std::size_t l = 0; l < config.n_layers; ++l) held += decoder.cache(l).total_size();
   std::cerr << "KV cache in use: " << decoder.live_kv_bytes() << " bytes ("
             << held / (config.n_layers * config.n_kv_heads) << " tokens per KV head, "
-            << config.n_layers << " layers), "
-            << decoder.reserved_kv_bytes() << " bytes reserved"
+            << config.n_layers << " layers), " << decoder.reserved_kv_bytes() << " bytes reserved"
             << (options.kv_format.quantised()
                     ? " (" + h2o::describe_kv_format(options.kv_format) + ")"
                     : std::string())

@@ -22,7 +22,7 @@ ArgParser bench_decode_arguments() {
   add_budget_options(args, 64, 64);
   args.add_option("budgets", "N,N,...", "64,256,1024", "eviction: H2O budgets to measure");
   args.add_option("prompt", "N,N,...", "512", "prompt: prompt lengths in tokens");
-  args.add_option("threads", "N", "1", "threads for the weight matrix products (1..64)");
+  add_threads_options(args, 64, "the weight matrix products");
   args.add_option("repeats", "N", "3", "timed runs per measurement; the median is shown");
   args.add_option("seed", "N", "1", "seed of the random weights and tokens");
   args.add_option("kv-group", "B", std::to_string(KvFormat{}.group),
@@ -41,7 +41,7 @@ BenchDecodeOptions bench_decode_options(const ArgParser& args) {
   options.budget = budget_from_options(args, kMaxBenchLength);
   options.repeats = static_cast<std::size_t>(args.integer("repeats", 1, 100));
   options.seed = static_cast<std::uint64_t>(args.integer("seed", 0, 1LL << 62));
-  options.threads = static_cast<std::size_t>(args.integer("threads", 1, 64));
+  options.threads = read_threads_options(args, 64);
   options.kv_group = static_cast<std::size_t>(args.integer("kv-group", 1, 4096));
   options.kv_residual = static_cast<std::size_t>(args.integer("kv-residual", 0, kMaxBenchLength));
   const bool quantised = std::find(options.sections.begin(), options.sections.end(), "kv-bits") !=

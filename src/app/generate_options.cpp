@@ -34,9 +34,7 @@ ArgParser generate_arguments() {
   add_kv_format_options(args);
   args.add_flag("compress-prompt",
                 "keep the whole prompt, then cut to the budget once (as the paper)");
-  args.add_option("threads", "N", "1",
-                  "threads for the weight products and attention's heads, 1.." +
-                      std::to_string(kMaxGenerateThreads));
+  add_threads_options(args, kMaxGenerateThreads, "the weight products and attention's heads");
   return args;
 }
 
@@ -50,7 +48,7 @@ GenerateOptions generate_options(const ArgParser& args) {
   options.temperature = static_cast<float>(args.real("temperature", 0.0, 1000.0));
   options.top_p = static_cast<float>(args.real("top-p", 0.0, 1.0));
   options.seed = static_cast<std::uint64_t>(args.integer("seed", 0, 1LL << 62));
-  options.threads = static_cast<std::size_t>(args.integer("threads", 1, kMaxGenerateThreads));
+  options.threads = read_threads_options(args, kMaxGenerateThreads);
   options.settings.heavy = static_cast<std::size_t>(args.integer("heavy", 0, max_count));
   options.settings.recent = static_cast<std::size_t>(args.integer("recent", 0, max_count));
   options.settings.sinks = static_cast<std::size_t>(args.integer("sinks", 0, max_count));

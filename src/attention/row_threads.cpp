@@ -1,6 +1,7 @@
 #include "h2o/attention/row_threads.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <stdexcept>
 #include <string>
@@ -26,6 +27,20 @@ namespace {
 constexpr std::size_t kBlocksPerThread = 4;
 
 std::size_t g_threads = 1;  // set_row_threads
+
+// ------------------------------------------------------------ one thread or N, token by token
+// The program's choice (row_threads.hpp), made and read on the thread that decodes: OpenMP's
+// threads never read it (for_row_blocks reads it before it starts them).
+TokenThreadChoice g_choice;
+bool g_choose = true;      // set_token_thread_choice
+bool g_alone_now = false;  // the token running now runs on the calling thread alone
+TokenThreadCounts g_counts;
+
+long long steady_nanoseconds() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
 
 // ------------------------------------------------------------------ how a waiting thread waits
 // The variables with which a user chooses how OpenMP's waiting threads wait: the standard one,
@@ -116,9 +131,51 @@ void set_row_threads(std::size_t threads) {
 
 std::size_t row_threads() { return g_threads; }
 
+void TokenThreadChoice::token_done(double seconds) {
+  if (!warm_) {
+    warm_ = true;
+    return;
+  }
+  block_seconds_ += seconds;
+  if (++block_tokens_ < kChoiceBlockTokens) return;
+  const double per_token = block_seconds_ / static_cast<double>(kChoiceBlockTokens);
+  double& mean = seconds_per_token_[next_on_all() ? 1 : 0];
+  mean = mean == 0.0 ? per_token : 0.5 * mean + 0.5 * per_token;
+  block_tokens_ = 0;
+  block_seconds_ = 0.0;
+  if (probing_) {
+    probing_ = false;
+    const bool both = seconds_per_token_[0] > 0.0 && seconds_per_token_[1] > 0.0;
+    const bool faster_on_all = !both || seconds_per_token_[1] <= seconds_per_token_[0];
+    period_ =
+        faster_on_all == on_all_ ? std::min(2 * period_, kLongestChoicePeriod) : kFirstChoicePeriod;
+    on_all_ = faster_on_all;
+    blocks_until_probe_ = period_;
+  } else if (--blocks_until_probe_ == 0) {
+    probing_ = true;
+  }
+}
+
+TokenThreadCounts token_thread_counts() { return g_counts; }
+
+void set_token_thread_choice(bool choose) { g_choose = choose; }
+
+TokenThreads::TokenThreads() {
+  if (g_threads == 1) return;
+  timed_ = g_choose;
+  g_alone_now = timed_ && !g_choice.next_on_all();
+  ++(g_alone_now ? g_counts.on_one : g_counts.on_all);
+  if (timed_) start_ns_ = steady_nanoseconds();
+}
+
+TokenThreads::~TokenThreads() {
+  g_alone_now = false;
+  if (timed_) g_choice.token_done(static_cast<double>(steady_nanoseconds() - start_ns_) * 1e-9);
+}
+
 void for_row_blocks(std::size_t rows, bool share, RowWork work, void* context) {
   if (rows == 0) return;
-  const std::size_t threads = std::min(g_threads, rows);
+  const std::size_t threads = g_alone_now ? 1 : std::min(g_threads, rows);
   if (!share || threads == 1) {
     work(context, 0, rows);
     return;
@@ -128,7 +185,7 @@ void for_row_blocks(std::size_t rows, bool share, RowWork work, void* context) {
   // exactly rows [0, rows), each handed to one thread.
   const std::size_t blocks = std::min(rows, threads * kBlocksPerThread);
   const long long block_count = static_cast<long long>(blocks);
-#pragma omp parallel for num_threads(static_cast<int>(threads)) schedule(dynamic, 1)
+#pragma omp parallel for num_threads(static_cast <int>(threads)) schedule(dynamic, 1)
   for (long long b = 0; b < block_count; ++b) {
     const std::size_t block = static_cast<std::size_t>(b);
     work(context, rows * block / blocks, rows * (block + 1) / blocks);

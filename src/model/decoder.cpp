@@ -189,6 +189,8 @@ const Vector& Decoder::forward(int token) {
                             " positions");
   }
   const std::size_t C = c.dim, F = c.hidden_dim, KV = c.kv_dim(), D = c.head_dim();
+  // With --threads N: this token's products on the N threads or on this one (row_threads.hpp).
+  const TokenThreads token_threads;
 
   std::copy_n(w.embedding(static_cast<std::size_t>(token)), C, x_.data());
   rope_angles(position_, D, rope_cos_.data(), rope_sin_.data());  // once for every layer

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "h2o/app/cli.hpp"
+#include "h2o/app/threads_option.hpp"
 #include "h2o/cache/budget.hpp"
 #include "h2o/cache/kv_quantiser.hpp"
 #include "h2o/model/model_config.hpp"
@@ -29,7 +30,7 @@ struct BenchDecodeOptions {
   CacheBudget budget{64, 64};         // --heavy, --recent (section lengths)
   std::vector<std::size_t> budgets;   // --budgets (section eviction), each at least 2
   std::vector<std::size_t> prompts;   // --prompt (section prompt)
-  std::size_t threads = 1;            // --threads for the weight matrix products
+  ThreadsOption threads;              // --threads N, --fixed-threads
   std::size_t repeats = 3;            // --repeats
   std::uint64_t seed = 1;             // --seed
   std::size_t kv_group = 32;          // --kv-group (section kv-bits)

@@ -13,6 +13,7 @@
 
 #include "h2o/app/cli.hpp"
 #include "h2o/app/default_files.hpp"
+#include "h2o/app/threads_option.hpp"
 #include "h2o/cache/kv_quantiser.hpp"
 #include "h2o/policy/cache_policy.hpp"
 #include "h2o/policy/policy_factory.hpp"
@@ -30,7 +31,7 @@ struct GenerateOptions {
   float temperature = 1.0f;             // --temperature: 0 = greedy
   float top_p = 0.9f;                   // --top-p
   std::uint64_t seed = 42;              // --seed
-  std::size_t threads = 1;              // --threads for the weight matrix products
+  ThreadsOption threads;                // --threads N, --fixed-threads
   PolicySettings settings;              // --heavy, --recent, --sinks, --evict-seed, --scoring,
                                         // --h2o-score, --start-area
   bool compress_prompt = false;         // --compress-prompt

@@ -26,6 +26,11 @@
 // (app/threads_option.hpp), once, before it has read or written anything. A user's own setting of
 // any of the three wins, whole.
 //
+// A short wait is not enough where the machine has more busy programs than cores: N threads that
+// meet at every product's end then wait for each other's turn on a core, and can run slower than
+// one thread. So each decoded token runs on the N threads or on the calling thread alone, whichever
+// recent tokens ran faster on (TokenThreads, below; --fixed-threads turns it off).
+//
 // Built without OpenMP (no compiler support found, or -DH2O_OPENMP=OFF), every product runs on the
 // calling thread: row_threads_available() is false, set_row_threads still accepts any N and
 // row_threads() stays 1. The programs then print a one-line note for --threads N > 1.
@@ -74,10 +79,75 @@ bool apply_program_wait();
 // The variables that give the program's choice to a program started with them (and say so to it).
 std::vector<std::pair<std::string, std::string>> program_wait_environment();
 
+// ------------------------------------------------------------ one thread or N, token by token
+// On a machine busier than its cores (a browser, a build, two other programs), N threads that
+// meet at every product's barrier can be slower than one: a thread without a core holds the
+// others up, and the waiting costs more than the sharing gains. So with N > 1 threads set, each
+// decoded token (one TokenThreads in Decoder::forward) runs its products either on the N threads
+// or on the calling thread alone, whichever recent tokens ran faster on. Tokens are timed in
+// blocks of kChoiceBlockTokens; after `period` blocks on the current choice one block runs on the
+// other (a probe), and each choice keeps a running mean of its seconds per token over its blocks
+// (half the last block, half the mean before). A probe that confirms the choice doubles the period,
+// up to kLongestChoicePeriod blocks; one that overturns it starts it again at
+// kFirstChoicePeriod. The results are the same bits either way (each row is computed by one thread
+// in any case); only the speed changes. On a quiet machine 1 block in kLongestChoicePeriod + 1
+// runs on one thread once the choice is settled; on a busy one, as many run on N.
+constexpr std::size_t kChoiceBlockTokens = 4;
+constexpr std::size_t kFirstChoicePeriod = 2;
+constexpr std::size_t kLongestChoicePeriod = 64;
+
+// How the tokens of this program ran so far (for a report: "2 threads for 97% of the tokens").
+struct TokenThreadCounts {
+  std::size_t on_all = 0;  // tokens run on the N threads
+  std::size_t on_one = 0;  // tokens run on the calling thread alone
+};
+TokenThreadCounts token_thread_counts();
+
+// The choice itself, given each token's seconds (TokenThreads times them; tests give their own).
+class TokenThreadChoice {
+ public:
+  // Whether the next token runs on the N threads (true) or alone.
+  bool next_on_all() const { return probing_ ? !on_all_ : on_all_; }
+  // The token just run (on next_on_all()'s choice) took `seconds`. The first token given is not
+  // counted (it warms the caches: a measure of neither choice).
+  void token_done(double seconds);
+  // The running means of seconds per token, alone and on N threads (0: not measured yet).
+  double seconds_alone() const { return seconds_per_token_[0]; }
+  double seconds_on_all() const { return seconds_per_token_[1]; }
+
+ private:
+  bool on_all_ = true;    // the current choice
+  bool probing_ = false;  // the block running now is a probe of the other choice
+  bool warm_ = false;
+  double seconds_per_token_[2] = {0.0, 0.0};  // (2,): alone, on N threads
+  std::size_t block_tokens_ = 0;
+  double block_seconds_ = 0.0;
+  std::size_t period_ = kFirstChoicePeriod;
+  std::size_t blocks_until_probe_ = kFirstChoicePeriod;
+};
+
+// Whether the choice above is made (the default) or every token runs on the N threads
+// (bench_decode --fixed-threads, to measure what N threads do on their own).
+void set_token_thread_choice(bool choose);
+
+// One decoded token: its constructor sets how many threads this token's products run on, its
+// destructor times the token and updates the choice. Does nothing with one thread set.
+class TokenThreads {
+ public:
+  TokenThreads();
+  ~TokenThreads();
+  TokenThreads(const TokenThreads&) = delete;
+  TokenThreads& operator=(const TokenThreads&) = delete;
+
+ private:
+  bool timed_ = false;
+  long long start_ns_ = 0;  // steady clock, nanoseconds
+};
+
 // Runs work(context, first, last) over rows [0, rows), cut into contiguous blocks shared by the
 // threads, and returns when every block is done; every row is in exactly one block. With `share`
-// false (a product too small to be worth waking the team) the calling thread does all the rows
-// itself, in one call.
+// false (a product too small to be worth waking the team), or while a token runs alone
+// (TokenThreads), the calling thread does all the rows itself, in one call.
 using RowWork = void (*)(void* context, std::size_t first, std::size_t last);
 void for_row_blocks(std::size_t rows, bool share, RowWork work, void* context);
 
