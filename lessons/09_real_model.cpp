@@ -12,7 +12,11 @@
 // Is H2O's lower perplexity more than chance? The verdict gives the difference with a 95% interval
 // (measure/verdict.hpp: a bootstrap over blocks of the story). The runs come from the library's
 // sweep (measure/policy_sweep.hpp), which also says how much the model uses its cache at all (the
-// context gain). At the end: which words did the smallest H2O cache keep as heavy hitters? The
+// context gain). Names are weighed only where the full cache itself recalls some: it says first
+// how many it does, and when none, that the policies' counts say nothing. Why the verdict at the
+// smallest budget goes as it does comes from the run: H2O and the window read the story again,
+// traced step by step, and the full cache's attention is split by what each held (app/
+// run_reason.hpp). At the end: which words did the smallest H2O cache keep as heavy hitters? The
 // answer comes first, then its steps. When the full cache reads the text badly (a text unlike
 // anything the model learned), the lesson says so instead of drawing a verdict from noise.
 #include <filesystem>
@@ -127,11 +131,8 @@ int run_lesson(int argc, char** argv) {
   // not use this story's names, and the policies' counts say nothing of their caches.
   // (A text beyond the model gets its warning instead of any comparison: the count alone.)
   const bool beyond = h2o::beyond_model(full.bits_per_byte());
-  std::string full_names = !beyond ? h2o::full_cache_names(full.names_correct, counted, min_gap)
-                           : counted == 0
-                               ? "the text has no long-gap names"
-                               : "the full cache recalls " + std::to_string(full.names_correct) +
-                                     " of " + std::to_string(counted) + " long-gap names";
+  std::string full_names = beyond ? h2o::full_cache_count(full.names_correct, counted)
+                                  : h2o::full_cache_names(full.names_correct, counted, min_gap);
   full_names[0] = 'T';
   const bool names_count = h2o::names_comparable(full.names_correct, counted);
   std::cout << h2o::wrap_words("  " + full_names + ".", 100, "  ") << "\n"
@@ -192,9 +193,6 @@ int run_lesson(int argc, char** argv) {
                 << " points), perplexity on " << n - 1
                 << "\n  predictions: a gap of a name or two may be chance; more stories "
                 << "would tell.\n";
-    } else if (counted == 0) {
-      std::cout
-          << "  This text has no long-gap names for this tokenizer: only perplexity counts.\n";
     }
   }
   std::cout << h2o::wrap_words("  " + h2o::context_gain_sentence(context_gain), 100, "  ")

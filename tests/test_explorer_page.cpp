@@ -240,6 +240,8 @@ TEST_CASE("the explorer's verdict says the full cache's names first, and how byt
   CHECK(full_cache_names(0, 0, 64) ==
         "the text has no long-gap names (last seen more than 64 tokens back): compare "
         "perplexity only");
+  CHECK(full_cache_count(0, 3) == "the full cache recalls 0 of 3 long-gap names");
+  CHECK(full_cache_count(0, 0) == "the text has no long-gap names");
   CHECK(names_comparable(1, 3));
   CHECK_FALSE(names_comparable(0, 3));
   CHECK_FALSE(names_comparable(0, 0));

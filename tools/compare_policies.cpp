@@ -328,8 +328,10 @@ void print_results(const h2o::PolicyComparison& comparison, std::size_t name_gap
             << "\n"
             << h2o::comparison_table(comparison);
   const std::vector<std::string> verdicts = h2o::budget_verdicts(comparison);
-  std::string names =
-      h2o::full_cache_names(comparison.full->names_correct, comparison.full->name_events, name_gap);
+  const h2o::SweepRun& full = *comparison.full;
+  std::string names = comparison.no_verdict  // no comparison at all: the count alone
+                          ? h2o::full_cache_count(full.names_correct, full.name_events)
+                          : h2o::full_cache_names(full.names_correct, full.name_events, name_gap);
   names[0] = 'T';  // a sentence of its own
   std::cout << "\n" << h2o::wrap_words(names + ".", 100, "") << "\n";
   if (comparison.no_verdict) {

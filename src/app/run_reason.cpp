@@ -10,11 +10,16 @@ namespace h2o {
 std::vector<ShownWord> shown_words(const Tokenizer& tokenizer, const std::vector<int>& tokens) {
   std::vector<ShownWord> words;
   for (const TokenSpan& word : token_words(tokenizer, tokens)) {
-    std::string text = token_text(tokenizer, tokens, word.begin, word.end);
+    const std::string whole = token_text(tokenizer, tokens, word.begin, word.end);
+    std::string text = whole;
     text.erase(0, text.find_first_not_of(" \n\t"));
     text.erase(text.find_last_not_of(" \n\t") + 1);
-    words.push_back(
-        {word.begin, word.end, text.empty() ? shown_word(tokenizer, tokens, word) : text});
+    if (text.empty()) {  // BOS, or only white space
+      text = tokens[word.begin] == Tokenizer::kBos   ? shown_word(tokenizer, tokens, word)
+             : whole.find('\n') != std::string::npos ? "(line break)"
+                                                     : "(space)";
+    }
+    words.push_back({word.begin, word.end, text});
   }
   return words;
 }

@@ -65,13 +65,18 @@ std::string attention_split_reason(const AttentionSplit& split, const std::strin
          side(split.second_only, second, first, second_words, false) + "; " + lean;
 }
 
+std::string full_cache_count(std::size_t recalled, std::size_t events) {
+  if (events == 0) return "the text has no long-gap names";
+  return "the full cache recalls " + std::to_string(recalled) + " of " + std::to_string(events) +
+         " long-gap names";
+}
+
 std::string full_cache_names(std::size_t recalled, std::size_t events, std::size_t gap) {
   if (events == 0) {
     return "the text has no long-gap names (last seen more than " + std::to_string(gap) +
            " tokens back): compare perplexity only";
   }
-  const std::string counted = "the full cache recalls " + std::to_string(recalled) + " of " +
-                              std::to_string(events) + " long-gap names";
+  const std::string counted = full_cache_count(recalled, events);
   if (recalled > 0) return counted;
   return counted +
          ": this model does not use the story's names here, so what policies "

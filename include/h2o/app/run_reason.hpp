@@ -19,7 +19,7 @@
 namespace h2o {
 
 // (W,) the words of tokens (N,) as a reader sees them, without the spaces around them ("Noufem";
-// BOS, which has no text, "<BOS>").
+// BOS, which has no text, "<BOS>"; a word of white space "(line break)" or "(space)").
 std::vector<ShownWord> shown_words(const Tokenizer& tokenizer, const std::vector<int>& tokens);
 
 // attention_split_reason for `first` (its trace of tokens) against `second`, with the top 3

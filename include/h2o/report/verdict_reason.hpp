@@ -51,6 +51,9 @@ std::string attention_split_reason(const AttentionSplit& split, const std::strin
 //    only"
 //   "the text has no long-gap names (last seen more than 64 tokens back): compare perplexity only"
 std::string full_cache_names(std::size_t recalled, std::size_t events, std::size_t gap);
+// The count alone, for a text the model does not know, where no comparison is drawn at all:
+// "the full cache recalls 0 of 3 long-gap names", "the text has no long-gap names".
+std::string full_cache_count(std::size_t recalled, std::size_t events);
 // Whether a names comparison between policies means anything: the full cache recalls some.
 inline bool names_comparable(std::size_t full_recalled, std::size_t events) {
   return events > 0 && full_recalled > 0;
