@@ -237,6 +237,8 @@ TEST_CASE("the explorer's verdict says the full cache's names first, and how byt
         "predictions): worse; 4 against 3 of 10 long-gap names");
   CHECK(verdict_html(page).find("<p>at 4-bit the same tokens are not the same bytes</p>") !=
         std::string::npos);
+  CHECK(verdict_html(page).find("h2o against window at equal KV bytes on this text: worse") !=
+        std::string::npos);
   CHECK(full_cache_names(0, 0, 64) ==
         "the text has no long-gap names (last seen more than 64 tokens back): compare "
         "perplexity only");

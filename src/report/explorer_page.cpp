@@ -276,7 +276,9 @@ std::string verdict_html(const ExplorerPage& page) {
   // A <details> element, which the page's script opens on a wide screen: on a small one the
   // summary line stays, the numbers and the reason one click away.
   return "<details id=\"verdict\" data-verdict=\"" + std::string(key) + "\">\n<summary><b>" +
-         shown(v.subject + " against " + v.against + " on this text: " + verdict_word(verdict)) +
+         shown(v.subject + " against " + v.against +
+               (v.against_at.empty() ? "" : " at equal KV bytes") +
+               " on this text: " + verdict_word(verdict)) +
          "</b></summary>\n<p>" + shown(verdict_text(v)) + "</p>\n" +
          (v.bytes.empty() ? "" : "<p>" + shown(v.bytes) + "</p>\n") +
          (held.empty()
