@@ -12,7 +12,11 @@
 // Is H2O's lower perplexity more than chance? The verdict gives the difference with a 95% interval
 // (measure/verdict.hpp: a bootstrap over blocks of the story). The runs come from the library's
 // sweep (measure/policy_sweep.hpp), which also says how much the model uses its cache at all (the
-// context gain). At the end: which words did the smallest H2O cache keep as heavy hitters? The
+// context gain). Names are weighed only where the full cache itself recalls some: it says first
+// how many it does, and when none, that the policies' counts say nothing. Why the verdict at the
+// smallest budget goes as it does comes from the run: H2O and the window read the story again,
+// traced step by step, and the full cache's attention is split by what each held (app/
+// run_reason.hpp). At the end: which words did the smallest H2O cache keep as heavy hitters? The
 // answer comes first, then its steps. When the full cache reads the text badly (a text unlike
 // anything the model learned), the lesson says so instead of drawing a verdict from noise.
 #include <filesystem>
@@ -26,11 +30,14 @@
 #include "h2o/app/default_files.hpp"
 #include "h2o/app/program.hpp"
 #include "h2o/app/reading_report.hpp"
+#include "h2o/app/run_reason.hpp"
 #include "h2o/base/format.hpp"
 #include "h2o/measure/bits_per_byte.hpp"
+#include "h2o/measure/cache_trace.hpp"
 #include "h2o/measure/policy_sweep.hpp"
 #include "h2o/model/checkpoint.hpp"
 #include "h2o/report/table.hpp"
+#include "h2o/report/verdict_reason.hpp"
 #include "h2o/text/token_text.hpp"
 
 using h2o::fixed;
@@ -119,15 +126,25 @@ int run_lesson(int argc, char** argv) {
   std::cout << "Lesson 09: H2O on a real model (beyond the blog)\n\n"
             << h2o::reading_summary(file_name, 1, story.stories_in_file, story.paragraphs, n,
                                     counted, min_gap)
-            << "\n\nThe answer (details in steps 1-5 below)\n  perplexity: as unsure of each next "
-            << "token as if the model chose among that many (lower: surer)\n";
-  if (h2o::beyond_model(full.bits_per_byte())) {  // no verdict from meaningless numbers
+            << "\n\nThe answer (details in steps 1-5 below)\n";
+  // Names first: what the full cache itself recalls of them. When it recalls none, the model does
+  // not use this story's names, and the policies' counts say nothing of their caches.
+  // (A text beyond the model gets its warning instead of any comparison: the count alone.)
+  const bool beyond = h2o::beyond_model(full.bits_per_byte());
+  std::string full_names = beyond ? h2o::full_cache_count(full.names_correct, counted)
+                                  : h2o::full_cache_names(full.names_correct, counted, min_gap);
+  full_names[0] = 'T';
+  const bool names_count = h2o::names_comparable(full.names_correct, counted);
+  std::cout << h2o::wrap_words("  " + full_names + ".", 100, "  ") << "\n"
+            << "  perplexity: as unsure of each next token as if the model chose among that many "
+            << "(lower: surer)\n";
+  if (beyond) {  // no verdict from meaningless numbers
     std::cout << h2o::beyond_model_warning(full.bits_per_byte());
   } else {
     h2o::Table verdicts({"tokens kept", "perplexity H2O", "window", "names H2O", "window",
                          "H2O against the window"});
     auto names_of = [&](const h2o::SweepRun& r) {  // "-" where there is no name to count
-      return counted == 0 ? "-"
+      return !names_count ? "-"
                           : std::to_string(r.names_correct) + " of " + std::to_string(counted);
     };
     std::string sentences;
@@ -139,8 +156,9 @@ int run_lesson(int argc, char** argv) {
                    names_of(with_heavy[b]), names_of(window[b]),
                    evicted ? h2o::verdict_word(h2o::verdict_of(d)) : "same: nothing was evicted");
       if (!evicted) continue;
-      const std::string names =
-          h2o::names_against(with_heavy[b].names_correct, window[b].names_correct, counted);
+      const std::string names = !names_count ? ""
+                                             : h2o::names_against(with_heavy[b].names_correct,
+                                                                  window[b].names_correct, counted);
       sentences += h2o::wrap_words("  " + std::to_string(percents[b]) + "%: H2O's " +
                                        h2o::verdict_sentence("the window's", d,
                                                              h2o::difference_units(full, d)) +
@@ -150,15 +168,31 @@ int run_lesson(int argc, char** argv) {
     }
     verdicts.print(std::cout);
     std::cout << sentences;
-    if (counted > 0) {
+    // Why, at the smallest budget: H2O and the window read the story again, traced step by step
+    // (the sweep keeps only what each held at the end), and the full cache's attention is split
+    // by what each held (app/run_reason.hpp, as the explorer page gives it).
+    if (with_heavy.front().evicted > 0) {
+      auto traced = [&](const std::string& policy) {
+        h2o::Decoder decoder(weights,
+                             h2o::make_policy(policy, h2o::settings_for_budget(
+                                                          policy, with_heavy.front().tokens, base)),
+                             n);
+        return h2o::trace_cache(decoder, tokens);
+      };
+      const h2o::CacheTrace heavy_trace = traced("h2o"), window_trace = traced("window");
+      std::cout << h2o::wrap_words("  Why at " + std::to_string(percents.front()) + "%: " +
+                                       h2o::run_reason(weights, tokenizer, tokens, "H2O",
+                                                       heavy_trace, "the window", window_trace) +
+                                       ".",
+                                   100, "       ")
+                << "\n";
+    }
+    if (names_count) {
       std::cout << "  Name recall rests on only " << counted
                 << " name events (one name = " << fixed(100.0 / static_cast<double>(counted), 1)
                 << " points), perplexity on " << n - 1
                 << "\n  predictions: a gap of a name or two may be chance; more stories "
                 << "would tell.\n";
-    } else {
-      std::cout
-          << "  This text has no long-gap names for this tokenizer: only perplexity counts.\n";
     }
   }
   std::cout << h2o::wrap_words("  " + h2o::context_gain_sentence(context_gain), 100, "  ")

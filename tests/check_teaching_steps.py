@@ -128,6 +128,18 @@ def main():
             problems.append(f"layer {layer}: {share:.1%} of evictions take an old heavy hitter, "
                             f"not {low:.0%} to {high:.0%} as the docs say")
 
+    # The header's reason, as docs/classroom.md quotes it: the full cache's attention on what h2o
+    # held and window had evicted (5.5%), and the reverse (6.1%), from the page's own verdict block.
+    verdict = re.search(r'<details id="verdict".*?</details>', html, re.S)
+    shown = verdict.group(0) if verdict else ""
+    claims = (("the full cache recalls 9 of 10 names", "the full cache recalls 9 of 10"),
+              ("gave 5.5% of its attention to what H2O held", "gave 5.5% of its"),
+              ("6.1% to what the window held", "6.1% to tokens window held"))
+    for phrase, on_page in claims:
+        in_docs(phrase, "docs/classroom.md")
+        if on_page not in " ".join(shown.split()):
+            problems.append(f"the page's verdict block does not say {on_page!r}")
+
     for problem in problems:
         print("teaching steps: " + problem)
     if problems:

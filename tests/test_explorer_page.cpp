@@ -1,7 +1,6 @@
 // test_explorer_page.cpp: the explorer page's escaping, its data and its refusals
 // (report/explorer_page.hpp), and the explorer's --budget (app/explore_options.hpp).
 // tests/check_explorer_page.cmake loads real pages in a browser.
-#include "h2o_catch.hpp"
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -12,6 +11,8 @@
 #include "h2o/base/utf8.hpp"
 #include "h2o/policy/policy_factory.hpp"
 #include "h2o/report/explorer_page.hpp"
+#include "h2o/report/verdict_reason.hpp"
+#include "h2o_catch.hpp"
 #include "policy_test_support.hpp"
 #include "test_support.hpp"
 
@@ -208,6 +209,44 @@ TEST_CASE("the explorer's verdict says better, worse or no difference from its i
   CHECK(verdict_html(page).find("data-verdict=\"within-noise\"") != std::string::npos);
   // The block sits in the page's header, once.
   CHECK(count_of(explorer_page_html(page), "<details id=\"verdict\"") == 1);
+}
+
+TEST_CASE("the explorer's verdict says the full cache's names first, and how bytes were weighed",
+          "[explorer_page]") {
+  TestPage test = test_page(16, 6);
+  ExplorerPage& page = test.page;
+  page.has_verdict = true;
+  ExplorerVerdict& v = page.verdict;
+  v.subject = "h2o";
+  v.against = "window";
+  v.units = "29 blocks of 32 predictions";
+  v.difference = {0.04, 0.01, 0.07, 29, 900};
+  v.full_names = full_cache_names(0, 22, 64);
+  CHECK(verdict_text(v) ==
+        "the full cache recalls 0 of 22 long-gap names: this model does not use the story's "
+        "names here, so what policies recall of them says nothing of their caches; compare "
+        "perplexity only; h2o's perplexity +4.0% against window's (95% interval +1.0% to +7.0%, "
+        "29 blocks of 32 predictions): worse");
+  v.full_names = full_cache_names(5, 10, 64);
+  v.names = names_against(4, 3, 10);
+  v.against_at = "window's at h2o's KV bytes, 54 tokens";
+  v.bytes = "at 4-bit the same tokens are not the same bytes";
+  CHECK(verdict_text(v) ==
+        "the full cache recalls 5 of 10 long-gap names; h2o's perplexity +4.0% against window's "
+        "at h2o's KV bytes, 54 tokens (95% interval +1.0% to +7.0%, 29 blocks of 32 "
+        "predictions): worse; 4 against 3 of 10 long-gap names");
+  CHECK(verdict_html(page).find("<p>at 4-bit the same tokens are not the same bytes</p>") !=
+        std::string::npos);
+  CHECK(verdict_html(page).find("h2o against window at equal KV bytes on this text: worse") !=
+        std::string::npos);
+  CHECK(full_cache_names(0, 0, 64) ==
+        "the text has no long-gap names (last seen more than 64 tokens back): compare "
+        "perplexity only");
+  CHECK(full_cache_count(0, 3) == "the full cache recalls 0 of 3 long-gap names");
+  CHECK(full_cache_count(0, 0) == "the text has no long-gap names");
+  CHECK(names_comparable(1, 3));
+  CHECK_FALSE(names_comparable(0, 3));
+  CHECK_FALSE(names_comparable(0, 0));
 }
 
 TEST_CASE("the explorer's verdict block escapes hostile names and texts", "[explorer_page]") {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "h2o/cache/budget.hpp"
+#include "h2o/cache/window_bytes.hpp"
 #include "h2o/measure/policy_sweep.hpp"
 #include "h2o/policy/h2o_policy.hpp"
 #include "h2o/report/sweep_report.hpp"
@@ -210,4 +211,37 @@ TEST_CASE("a window at FastGen's bytes: story by story FastGen's tokens, after t
   // Without a prompt of its own, a policy's runs record none.
   const SweepRun h2o = read_stories(weights, text, {"h2o", "h2o"}, {20, 0}, &full);
   CHECK(h2o.story_prompt == std::vector<std::size_t>{0, 0});
+}
+
+TEST_CASE("quantised, a window at H2O's bytes holds the bytes H2O held, to a token's",
+          "[policy_sweep]") {
+  const auto weights = h2o_test::random_model(64, 5);
+  const SweepText text = two_stories(*weights);
+  const KvFormat four_bits{4, 8};
+  const SweepRun full = read_full_cache(weights, text);
+  const SweepRun h2o = read_stories(weights, text, {"h2o", "h2o", {}, four_bits}, {25, 0}, &full);
+  const SweepRun window =
+      read_at_equal_bytes(weights, text, {"window", "window", {}, four_bits}, h2o, &full);
+  const ModelConfig& c = weights->config;
+  for (std::size_t i = 0; i < text.stories.size(); ++i) {
+    const std::size_t n = text.stories[i].size();
+    // H2O's scattered tokens pay for their key groups' scales, the window's newest for their
+    // float32 residual: the same tokens are not the same bytes, so the window's tokens are counted.
+    const std::size_t per_head = window.story_held[i] / window.slots_per_token;
+    // Within one token's bytes of what H2O held (the nearest window).
+    const auto bytes = [&](std::size_t tokens) {
+      return c.n_layers *
+             window_layer_kv_bytes(c.n_kv_heads, c.head_dim(), four_bits, n - 1, tokens);
+    };
+    const std::size_t one_more =
+        std::max(bytes(per_head + 1) - bytes(per_head), bytes(per_head) - bytes(per_head - 1));
+    const std::size_t gap = window.story_kv_bytes[i] > h2o.story_kv_bytes[i]
+                                ? window.story_kv_bytes[i] - h2o.story_kv_bytes[i]
+                                : h2o.story_kv_bytes[i] - window.story_kv_bytes[i];
+    CHECK(gap <= one_more);
+  }
+  CHECK_THROWS_WITH(
+      read_at_equal_bytes(weights, text, {"sinks", "sinks", {}, four_bits}, h2o, &full),
+      "read_at_equal_bytes: quantised, only the window can be given another's bytes, not "
+      "'sinks'");
 }

@@ -25,7 +25,10 @@
 // library (measure/, report/), shared with the lessons.
 // --kv-bits 8|4|2 stores every evicting policy's keys and values quantised (kv_cache.hpp) and adds
 // a row "N-bit all": every token kept, quantised; the KV share column then gives each run's KV
-// bytes as a share of the float32 full cache's. The reference stays the float32 full cache.
+// bytes as a share of the float32 full cache's. The reference stays the float32 full cache. As
+// the same tokens then hold different bytes (a policy keeping scattered tokens pays for their key
+// groups' scales: cache/window_bytes.hpp), no best is named: each policy is weighed against the
+// window given the bytes it held (read_at_equal_bytes).
 //
 //   bin/compare_policies                                  stories260K on data/story.txt, 10/20/50%
 //   bin/compare_policies --budgets 5,10 --policies full,h2o --svg /tmp/policies.svg
@@ -60,6 +63,7 @@
 #include "h2o/policy/policy_factory.hpp"
 #include "h2o/report/policy_comparison.hpp"
 #include "h2o/report/svg.hpp"
+#include "h2o/report/verdict_reason.hpp"
 #include "h2o/text/stories.hpp"
 #include "h2o/text/tokenizer.hpp"
 
@@ -148,7 +152,8 @@ struct Runs {
   h2o::PolicySweep sweep;
   std::optional<h2o::SweepRun> full_quantised;  // --kv-bits: every token kept, in that many bits
   std::vector<h2o::SweepRun> picture_only;      // when --picture-budget is not one of --budgets
-  std::deque<h2o::SweepRun> equal_bytes;  // the window at the bytes of each FastGen run
+  // The window at the bytes of each FastGen run (and, quantised, of every other policy's run)
+  std::deque<h2o::SweepRun> equal_bytes;
   std::map<std::string, std::vector<h2o::KeptSpan>> spans;  // policy -> what layer 0 kept
   h2o::PolicyComparison comparison;                         // the table's view of the runs
   std::vector<const h2o::SweepRun*> picture_runs;           // the runs at the picture's budget
@@ -198,15 +203,21 @@ std::unique_ptr<Runs> run_policies(std::shared_ptr<const h2o::DecoderWeights> we
   comparison.quantised_bits = format.quantised() ? format.bits : 0;
   comparison.no_verdict = h2o::beyond_model(full.bits_per_byte());
   for (std::size_t b = 0; b < percents.size(); ++b) {
-    h2o::BudgetRuns budget{percents[b], h2o::tokens_for_percent(n, percents[b]), {}, {}};
+    h2o::BudgetRuns budget{percents[b], h2o::tokens_for_percent(n, percents[b]), {}, {}, {}};
     for (const std::vector<h2o::SweepRun>& by_budget : runs->sweep.runs) {
       budget.runs.push_back(&by_budget[b]);  // the factory's order
       const h2o::SweepRun& run = by_budget[b];
-      if (run.refused.empty() && h2o::policy_kind(run.policy).split == h2o::BudgetSplit::ByRule) {
-        const std::string& window = h2o::baseline_policy().name;
+      const std::string& window = h2o::baseline_policy().name;
+      if (!run.refused.empty()) continue;
+      if (h2o::policy_kind(run.policy).split == h2o::BudgetSplit::ByRule) {
         runs->equal_bytes.push_back(h2o::read_at_equal_bytes(
             weights, text, {window, window, options.scoring, format}, run, &full));
         budget.equal_bytes.emplace_back(&run, &runs->equal_bytes.back());
+      } else if (format.quantised() && run.policy != window && run.evicted > 0) {
+        // Quantised, the same tokens are not the same bytes: the window gets the bytes run held.
+        runs->equal_bytes.push_back(h2o::read_at_equal_bytes(
+            weights, text, {window, window, options.scoring, format}, run, &full));
+        budget.at_bytes.emplace_back(&run, &runs->equal_bytes.back());
       }
     }
     if (percents[b] == picture_percent) runs->picture_runs = budget.runs;
@@ -299,8 +310,11 @@ void print_setup(const h2o::ComparePoliciesOptions& options, const h2o::ModelFil
 }
 
 // Step 5: the table (report/policy_comparison.hpp), within a budget from the lowest perplexity
-// (best) up; the lines that weigh each budget's runs; how much the model uses its cache at all.
-void print_results(const h2o::PolicyComparison& comparison, double context_gain) {
+// (best) up; what the full cache recalls of the long-gap names (the policies' names say nothing
+// when it recalls none); the lines that weigh each budget's runs; how much the model uses its
+// cache at all.
+void print_results(const h2o::PolicyComparison& comparison, std::size_t name_gap,
+                   double context_gain) {
   std::cout << "\nResults: perplexity (lower = better), bits per byte (the same, per byte of "
                "text), the change of\nperplexity versus the full cache, how often the most likely "
                "next token equals the full cache's,\nname recall, and the KV bytes held at the "
@@ -314,6 +328,12 @@ void print_results(const h2o::PolicyComparison& comparison, double context_gain)
             << "\n"
             << h2o::comparison_table(comparison);
   const std::vector<std::string> verdicts = h2o::budget_verdicts(comparison);
+  const h2o::SweepRun& full = *comparison.full;
+  std::string names = comparison.no_verdict  // no comparison at all: the count alone
+                          ? h2o::full_cache_count(full.names_correct, full.name_events)
+                          : h2o::full_cache_names(full.names_correct, full.name_events, name_gap);
+  names[0] = 'T';  // a sentence of its own
+  std::cout << "\n" << h2o::wrap_words(names + ".", 100, "") << "\n";
   if (comparison.no_verdict) {
     std::cout << "\n" << h2o::beyond_model_warning(comparison.full->bits_per_byte());
   } else if (!verdicts.empty()) {
@@ -414,7 +434,8 @@ int compare_policies(int argc, char** argv) {
   // Steps 3-5: the runs, what was run, the results.
   const std::unique_ptr<Runs> runs = run_policies(weights, text, options);
   print_setup(options, files, config, text, *runs);
-  print_results(runs->comparison, h2o::context_gain(weights, text, runs->sweep.full));
+  print_results(runs->comparison, text.name_gap,
+                h2o::context_gain(weights, text, runs->sweep.full));
 
   // Steps 6 and 7: what each policy keeps at the picture's budget, as text and as a picture.
   const std::vector<const h2o::SweepRun*> panels = picture_panels(options, *runs);

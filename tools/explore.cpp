@@ -6,11 +6,14 @@
 // positions each layer and KV head keeps, when each was evicted, the policy's scores and the
 // step's attention, and whether the step's most likely next token is the full cache's. The page
 // (report/explorer_page.hpp) replays it in any browser, from disk, with no network. With two
-// policies its header gives the first against the second on this text: lesson 09's verdict, the
-// names each holds beyond a window's reach, and lesson 10's reason from the heads' profiles.
+// policies its header gives the first against the second on this text: what the full cache
+// recalls of the long-gap names, lesson 09's verdict, the names each holds beyond a window's
+// reach, and the reason from this run: how much of the full cache's attention fell on tokens one
+// policy held and the other had evicted, and on which words.
 // With --kv-bits 8, 4 or 2 the policies' caches store keys and values quantised (kv_cache.hpp,
 // KIVI's layout; the full cache, the reference, keeps float32), and the key/value bytes each
-// policy holds (after every step on the page, at the end in the summary) show what that saves.
+// policy holds (after every step on the page, at the end in the summary) show what that saves;
+// the verdict against the window then gives the window the bytes the first policy held.
 //
 //   bin/explore --out explorer.html         h2o and window at 10% of the held-out story
 //   bin/explore --text my_story.txt --policies h2o,sinks --budget 64 --out /tmp/sinks.html
@@ -39,19 +42,20 @@
 #include "h2o/app/kv_format_options.hpp"
 #include "h2o/app/program.hpp"
 #include "h2o/app/reading_report.hpp"
+#include "h2o/app/run_reason.hpp"
 #include "h2o/base/files.hpp"
 #include "h2o/base/format.hpp"
 #include "h2o/base/output_file.hpp"
 #include "h2o/cache/kv_quantiser.hpp"
+#include "h2o/cache/window_bytes.hpp"
 #include "h2o/measure/cache_trace.hpp"
 #include "h2o/measure/name_recall.hpp"
-#include "h2o/measure/prompt_profile.hpp"
 #include "h2o/measure/teacher_forcing.hpp"
 #include "h2o/model/checkpoint.hpp"
 #include "h2o/model/decoder.hpp"
 #include "h2o/policy/policy_factory.hpp"
-#include "h2o/report/attention_report.hpp"
 #include "h2o/report/explorer_page.hpp"
+#include "h2o/report/verdict_reason.hpp"
 #include "h2o/text/token_text.hpp"
 #include "h2o/text/tokenizer.hpp"
 
@@ -96,6 +100,11 @@ std::size_t evictions(const h2o::CacheTrace& trace) {
     }
   }
   return heads == 0 ? 0 : all / heads;
+}
+
+// "h2o's", "sinks'".
+std::string possessive_name(const std::string& name) {
+  return name + (!name.empty() && name.back() == 's' ? "'" : "'s");
 }
 
 // "65536 KV bytes at the end (fp32): 15.1% of the fp32 full cache's 434176", for the summary and
@@ -175,6 +184,7 @@ int explore(int argc, char** argv) {
     h2o::check_kv_group(options.kv_format.group, config.head_dim());
   h2o::Decoder full_decoder(weights, h2o::make_policy("full"), n);
   const h2o::TeacherForcedRun full = h2o::read_with_teacher_forcing(full_decoder, tokens);
+  h2o::CacheTrace at_equal_bytes;  // --kv-bits: the window at the first policy's bytes (step 5)
   std::ostringstream kept;  // --kept: "h2o layer 0 head 0 step 12: 0 1 5 ...", from the caches
   for (std::size_t i = 0; i < explored.size(); ++i) {
     Explored& e = explored[i];
@@ -195,33 +205,76 @@ int explore(int argc, char** argv) {
     page.policies[i].trace = &e.trace;
   }
 
-  // Step 5: with two policies, the first against the second on this text: the verdict lesson 09
-  // gives (perplexity with a 95% bootstrap interval over blocks of the story, long-gap names), the
-  // names each holds beyond a window's reach, and the reason lesson 10 gives from the profile of
-  // every KV head over the same text (report/attention_report.hpp's head_profile_reason).
+  // Step 5: with two policies, the first against the second on this text: what the full cache
+  // itself recalls of the long-gap names (a names comparison means nothing when it recalls none),
+  // the verdict lesson 09 gives (perplexity with a 95% bootstrap interval over blocks of the story,
+  // long-gap names), the names each holds beyond a window's reach, and the reason from this very
+  // run: the full cache's attention on what one held and the other had evicted
+  // (measure/attention_split.hpp, report/verdict_reason.hpp). Quantised, the same tokens are not
+  // the same bytes (scattered tokens pay their key groups' scales alone: cache/window_bytes.hpp):
+  // when the second policy is the window, the verdict and the reason weigh the first against a
+  // window given the bytes the first held at the end.
   if (explored.size() == 2) {
     const h2o::NameTokens names = h2o::names_as_tokens(tokenizer, h2o::default_names({story.text}));
     const std::vector<h2o::NameMention> mentions = h2o::find_name_mentions(tokens, names).mentions;
     const std::size_t counted = h2o::long_gap_name_steps(tokens, names, h2o::kNameGap).size();
-    const std::vector<std::vector<double>> a = {explored[0].trace.reading.token_nll},
-                                           b = {explored[1].trace.reading.token_nll};
+    const std::size_t full_recalled =
+        h2o::name_recall(tokens, full.top1, names, h2o::kNameGap).correct;
     h2o::ExplorerVerdict& verdict = page.verdict;
     page.has_verdict = true;
     verdict.subject = explored[0].name;
     verdict.against = explored[1].name;
+    verdict.full_names = h2o::full_cache_names(full_recalled, counted, h2o::kNameGap);
+    const h2o::CacheTrace* against = &explored[1].trace;
+    if (options.kv_format.quantised()) {
+      const std::string bits = std::to_string(options.kv_format.bits) + "-bit";
+      const std::size_t first_bytes = explored[0].trace.kv_bytes.back();
+      const std::size_t second_bytes = explored[1].trace.kv_bytes.back();
+      verdict.bytes = "at " + bits +
+                      " the same tokens are not the same bytes: " + explored[0].name + " held " +
+                      std::to_string(first_bytes) + " KV bytes at the end, " + explored[1].name +
+                      " " + std::to_string(second_bytes);
+      if (explored[1].name == h2o::baseline_policy().name) {
+        const std::size_t window_tokens = h2o::window_tokens_for_bytes(
+            config.n_kv_heads, config.head_dim(), options.kv_format, steps,
+            first_bytes / config.n_layers);  // the steps read every token but the last
+        h2o::Decoder decoder(weights,
+                             h2o::make_policy(explored[1].name, h2o::settings_for_budget(
+                                                                    explored[1].name, window_tokens,
+                                                                    options.scoring)),
+                             n, options.kv_format);
+        at_equal_bytes = h2o::trace_cache(decoder, tokens, &full);
+        against = &at_equal_bytes;
+        verdict.bytes += "; so the verdict and the reason give " + explored[1].name + " " +
+                         std::to_string(window_tokens) + " tokens, " +
+                         std::to_string(at_equal_bytes.kv_bytes.back()) + " bytes";
+        verdict.against_at = possessive_name(explored[1].name) + " at " +
+                             possessive_name(explored[0].name) + " KV bytes, " +
+                             std::to_string(window_tokens) + " tokens";
+      } else {
+        verdict.bytes +=
+            ": the verdict is at equal tokens, not equal bytes (only a window can "
+            "be given another policy's bytes)";
+      }
+    }
+    const std::vector<std::vector<double>> a = {explored[0].trace.reading.token_nll},
+                                           b = {against->reading.token_nll};
     verdict.difference = h2o::perplexity_difference(h2o::paired_units(a, b));
     verdict.units = h2o::units_name(a, verdict.difference.units);
-    std::size_t recalled[2];
-    for (std::size_t i = 0; i < 2; ++i) {
-      const Explored& e = explored[i];
-      recalled[i] = h2o::name_recall(tokens, e.trace.reading.top1, names, h2o::kNameGap).correct;
+    for (const Explored& e : explored) {
       std::string held;
       for (const std::string& name : h2o::names_held_beyond(e.trace, mentions, names, budget))
         held += (held.empty() ? "" : ", ") + name;
       verdict.held.push_back(e.name + " " + (held.empty() ? "none" : held));
     }
-    verdict.names = h2o::names_against(recalled[0], recalled[1], counted);
-    verdict.reason = h2o::head_profile_reason(h2o::profile_text_heads(weights, tokens), {});
+    if (h2o::names_comparable(full_recalled, counted)) {
+      const auto recalled = [&](const h2o::CacheTrace& trace) {
+        return h2o::name_recall(tokens, trace.reading.top1, names, h2o::kNameGap).correct;
+      };
+      verdict.names = h2o::names_against(recalled(explored[0].trace), recalled(*against), counted);
+    }
+    verdict.reason = h2o::run_reason(weights, tokenizer, tokens, explored[0].name,
+                                     explored[0].trace, explored[1].name, *against);
   }
 
   // Step 6: the page.
@@ -260,6 +313,7 @@ int explore(int argc, char** argv) {
   if (page.has_verdict) {
     const h2o::ExplorerVerdict& v = page.verdict;
     std::cout << h2o::wrap_words("  verdict: " + h2o::verdict_text(v), 100, "    ") << "\n"
+              << (v.bytes.empty() ? "" : h2o::wrap_words("  bytes: " + v.bytes, 100, "    ") + "\n")
               << h2o::wrap_words("  names held beyond a window's reach at the end: " + v.held[0] +
                                      "; " + v.held[1],
                                  100, "    ")

@@ -6,6 +6,7 @@
 
 #include "h2o/base/format.hpp"
 #include "h2o/cache/budget.hpp"
+#include "h2o/cache/window_bytes.hpp"
 #include "h2o/measure/bits_per_byte.hpp"
 
 namespace h2o {
@@ -149,6 +150,7 @@ SweepRun read_stories(std::shared_ptr<const DecoderWeights> weights, const Sweep
     run.names_correct += recall.correct;
     run.bytes += text.bytes.at(i);
     run.stories_kv_bytes += decoder.live_kv_bytes();
+    run.story_kv_bytes.push_back(decoder.live_kv_bytes());
     run.slots_per_token = decoder.config().n_layers * decoder.config().n_kv_heads;
     std::size_t story_held = 0;
     for (std::size_t l = 0; l < decoder.config().n_layers; ++l)
@@ -176,6 +178,20 @@ SweepRun read_at_equal_bytes(std::shared_ptr<const DecoderWeights> weights, cons
                              const SweepPolicy& policy, const SweepRun& other,
                              const SweepRun* reference, SweepOptions options) {
   options.story_tokens = equal_bytes_tokens(other);
+  if (policy.format.quantised()) {
+    if (policy.policy != baseline_policy().name) {
+      throw std::invalid_argument("read_at_equal_bytes: quantised, only the " +
+                                  baseline_policy().name + " can be given another's bytes, not '" +
+                                  policy.policy + "'");
+    }
+    const ModelConfig& config = weights->config;
+    for (std::size_t i = 0; i < options.story_tokens.size(); ++i) {
+      options.story_tokens[i] = std::max<std::size_t>(
+          2, window_tokens_for_bytes(config.n_kv_heads, config.head_dim(), policy.format,
+                                     text.stories.at(i).size() - 1,  // the last: predicted
+                                     other.story_kv_bytes.at(i) / config.n_layers));
+    }
+  }
   options.story_prompt = other.story_prompt;
   SweepPolicy labelled = policy;
   labelled.label = policy.label + " at " + other.label + "'s bytes";

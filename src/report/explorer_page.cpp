@@ -256,8 +256,11 @@ std::string possessive(const std::string& name) {  // "h2o's", "sinks'"
 }  // namespace
 
 std::string verdict_text(const ExplorerVerdict& verdict) {
-  return possessive(verdict.subject) + " " +
-         verdict_sentence(possessive(verdict.against), verdict.difference, verdict.units) +
+  const std::string against =
+      verdict.against_at.empty() ? possessive(verdict.against) : verdict.against_at;
+  return (verdict.full_names.empty() ? "" : verdict.full_names + "; ") +
+         possessive(verdict.subject) + " " +
+         verdict_sentence(against, verdict.difference, verdict.units) +
          (verdict.names.empty() ? "" : "; " + verdict.names);
 }
 
@@ -273,8 +276,11 @@ std::string verdict_html(const ExplorerPage& page) {
   // A <details> element, which the page's script opens on a wide screen: on a small one the
   // summary line stays, the numbers and the reason one click away.
   return "<details id=\"verdict\" data-verdict=\"" + std::string(key) + "\">\n<summary><b>" +
-         shown(v.subject + " against " + v.against + " on this text: " + verdict_word(verdict)) +
+         shown(v.subject + " against " + v.against +
+               (v.against_at.empty() ? "" : " at equal KV bytes") +
+               " on this text: " + verdict_word(verdict)) +
          "</b></summary>\n<p>" + shown(verdict_text(v)) + "</p>\n" +
+         (v.bytes.empty() ? "" : "<p>" + shown(v.bytes) + "</p>\n") +
          (held.empty()
               ? ""
               : "<p>Names held at the end beyond a window's reach: " + shown(held) + "</p>\n") +

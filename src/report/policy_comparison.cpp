@@ -57,6 +57,10 @@ const SweepRun* measured(const std::vector<const SweepRun*>& rows, const std::st
 
 }  // namespace
 
+bool names_comparable(const PolicyComparison& comparison) {
+  return comparison.full->name_events > 0 && comparison.full->names_correct > 0;
+}
+
 std::string change_text(double perplexity, double full_perplexity) {
   const double change = 100.0 * (perplexity / full_perplexity - 1.0);
   const std::string text = fixed(change, 1);
@@ -69,6 +73,7 @@ std::string comparison_table(const PolicyComparison& comparison) {
   const double full_perplexity = full.perplexity();
   Table table({"budget", "policy", "kept", "perplexity", quantised ? "KV share" : "bits/byte",
                "vs full", "top-1 = full", "names", "KV bytes", ""});
+  const bool names = names_comparable(comparison);
   auto add_row = [&](const std::string& budget_text, const SweepRun& run, bool best) {
     // A run whose bytes its rules decided (FastGen) is weighed at its bytes, never ranked best.
     const bool by_rule = own_bytes(run) && run.refused.empty();
@@ -84,7 +89,9 @@ std::string comparison_table(const PolicyComparison& comparison) {
                quantised ? fixed(100.0 * kv_share, 1) + "%" : fixed(run.bits_per_byte(), 3),
                &run == &full ? "-" : change_text(perplexity, full_perplexity),
                fixed(100.0 * run.agreement(), 1) + "%",
-               run.name_events == 0 ? "-" : fixed(100.0 * run.recall(), 1) + "%",
+               run.name_events == 0 || (!names && &run != &full)
+                   ? "-"
+                   : fixed(100.0 * run.recall(), 1) + "%",
                std::to_string(run.live_kv_bytes), mark});
   };
   add_row("reference", full, false);
@@ -101,7 +108,7 @@ std::string comparison_table(const PolicyComparison& comparison) {
     for (const SweepRun* run : rows) {
       add_row(first ? std::to_string(budget.percent) + "% = " + std::to_string(budget.tokens) : "",
               *run,
-              !comparison.no_verdict && any_measured && run->refused.empty() &&
+              !comparison.no_verdict && !quantised && any_measured && run->refused.empty() &&
                   !own_bytes(*run) && run->perplexity() == best);
       first = false;
     }
@@ -128,6 +135,26 @@ std::vector<std::string> equal_bytes_lines(const PolicyComparison& comparison,
                             prose + "'s " +
                             verdict_against(*run, *window,
                                             baseline_policy().prose_name + "'s at the same bytes")));
+  }
+  return lines;
+}
+
+// Quantised: each run that held the budget against the window at its bytes: "h2o held 4.3% of
+// the full cache's KV bytes; h2o's perplexity +12.7% against the window's at those bytes, 162
+// tokens (95% interval ...): worse".
+std::vector<std::string> at_bytes_lines(const PolicyComparison& comparison,
+                                        const BudgetRuns& budget) {
+  std::vector<std::string> lines;
+  for (const auto& [run, window] : budget.at_bytes) {
+    if (!run->refused.empty() || !window->refused.empty()) continue;
+    const double share = 100.0 * static_cast<double>(run->stories_kv_bytes) /
+                         static_cast<double>(comparison.full->stories_kv_bytes);
+    const std::string& name = run->policy;
+    lines.push_back(weighed(name + " held " + fixed(share, 1) + "% of the full cache's KV bytes; " +
+                            name + (name.back() == 's' ? "' " : "'s ") +
+                            verdict_against(*run, *window,
+                                            baseline_policy().prose_name + "'s at those bytes, " +
+                                                std::to_string(window->tokens) + " tokens")));
   }
   return lines;
 }
@@ -162,6 +189,17 @@ std::vector<std::string> budget_verdicts(const PolicyComparison& comparison) {
                       (exact                            ? " exactly"
                        : comparison.quantised_bits != 0 ? " but for the quantisation"
                                                         : " (NOT exactly: check the policies)"));
+      continue;
+    }
+    if (comparison.quantised_bits != 0) {  // the same tokens, not the same bytes: no best
+      lines.push_back(wrap_words(at + "at " + std::to_string(comparison.quantised_bits) +
+                                     "-bit the same tokens are not the same bytes (KV share), so "
+                                     "none is named best: each policy against " +
+                                     baseline_policy().prose_name + " at the bytes it held",
+                                 100, std::string(16, ' ')));
+      const std::vector<std::string> each = at_bytes_lines(comparison, budget);
+      lines.insert(lines.end(), each.begin(), each.end());
+      lines.insert(lines.end(), own.begin(), own.end());
       continue;
     }
     const SweepRun& best = *rows.front();

@@ -92,6 +92,7 @@ struct SweepRun {
   std::size_t steps = 0, agreements = 0, name_events = 0, names_correct = 0, bytes = 0;
   double nll = 0.0, kl_sum = 0.0;    // sums over all predictions, in nats
   std::size_t stories_kv_bytes = 0;  // keys + values of all layers at each story's end, summed
+  std::vector<std::size_t> story_kv_bytes;  // (stories,) the same, story by story
   // (stories,) tokens held at each story's end, all layers and KV heads together
   std::vector<std::size_t> story_held;
   std::size_t slots_per_token = 0;  // layers x KV heads: what story_held counts per position
@@ -146,6 +147,10 @@ SweepRun read_stories(std::shared_ptr<const DecoderWeights> weights, const Sweep
 // end of that story (equal_bytes_tokens): the same KV bytes, story by story. And the same start:
 // where `other` read a prompt with every token kept (story_prompt), `policy` reads as many
 // tokens with the full cache and cuts them once. Its label says so: "window at fastgen's bytes".
+// Quantised (policy.format), the same tokens are not the same bytes (a key group's scales are
+// shared by its live tokens: cache/window_bytes.hpp), so `policy` must be the window, and it
+// keeps the tokens whose bytes are nearest those `other` held at each story's end
+// (window_tokens_for_bytes); std::invalid_argument for another policy.
 SweepRun read_at_equal_bytes(std::shared_ptr<const DecoderWeights> weights, const SweepText& text,
                              const SweepPolicy& policy, const SweepRun& other,
                              const SweepRun* reference, SweepOptions options = {});

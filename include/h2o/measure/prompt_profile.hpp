@@ -1,6 +1,5 @@
 // prompt_profile.hpp: every KV head's profile (policy/head_profile.hpp) over a text's first tokens
-// as a full cache reads them - lesson 10's Step 7, and the reason the explorer page gives for its
-// verdict, measured the same way so that both say the same.
+// as a full cache reads them: lesson 10's Step 7.
 //
 // A full-cache decoder reads the text one token at a time with its attention recorded; for the
 // first P tokens (the "prompt") each layer's rows are copied into an (H, P, P) matrix, row t
@@ -37,11 +36,5 @@ class PromptProfiler {
   std::size_t heads_, kv_heads_, tokens_;
   std::vector<std::vector<float>> rows_;  // (L,) x (H * P * P)
 };
-
-// A full cache reading the first min(N, kProfiledTokens) tokens of `tokens` (N,): the profile of
-// every KV head, (L,) x (G,).
-std::vector<std::vector<HeadProfile>> profile_text_heads(
-    std::shared_ptr<const DecoderWeights> weights, const std::vector<int>& tokens,
-    const HeadProfileOptions& sizes = {});
 
 }  // namespace h2o

@@ -52,7 +52,8 @@ Table head_profile_table(const std::vector<std::vector<HeadProfile>>& profiles,
 //   "most KV heads are local (of 16: 10 local, 1 heavy, 0 sinks): on average a head gives its
 //    last 16 tokens 54.8% of its attention and its 16 heavy hitters outside them 12.1%, so the
 //    newest tokens count most, and a window of the same budget keeps more of them than H2O does"
-// Lesson 10 prints it and the explorer page gives it as the reason for its verdict.
+// Lesson 10 prints it. It describes the heads, not a run: a verdict between two policies is
+// explained from its own run instead (report/verdict_reason.hpp).
 // Throws std::invalid_argument without any head.
 std::string head_profile_reason(const std::vector<std::vector<HeadProfile>>& profiles,
                                 const HeadProfileOptions& sizes);

@@ -51,11 +51,23 @@ struct ExplorerVerdict {
   std::string subject, against;     // the two policies' names: "h2o", "window"
   PerplexityDifference difference;  // the subject's perplexity against the other's (verdict.hpp)
   std::string units;                // what the interval drew (units_name): "29 blocks of 32 ..."
-  std::string names;                // names_against(): "4 against 4 of 10 long-gap names" or ""
+  // What the full cache recalls of the long-gap names, said first (full_cache_names()).
+  std::string full_names;
+  // names_against(): "4 against 4 of 10 long-gap names"; "" when there are none, or the full
+  // cache recalls none of them (then the comparison means nothing).
+  std::string names;
+  // How the verdict weighs bytes with quantised caches ("": float32, where equal tokens are equal
+  // bytes): e.g. "at 4-bit the same tokens are not the same bytes: h2o held 49664 KV bytes at the
+  // end, window 29800; so the verdict gives window 54 tokens, 49600 bytes" (against_at then says
+  // "window's at h2o's KV bytes, 54 tokens" in the verdict's sentence).
+  std::string bytes;
+  std::string against_at;
   // What a window of the budget cannot hold: per policy, the names it holds at the end older
   // than the text's last `budget` positions (names_held_beyond), "h2o: Noufem (16 of 16 caches)".
   std::vector<std::string> held;
-  std::string reason;  // one sentence from measurements (head_profile_reason)
+  // One sentence from the run itself: the full cache's attention on what one policy held and the
+  // other had evicted (report/verdict_reason.hpp's attention_split_reason).
+  std::string reason;
 };
 
 struct ExplorerPage {
@@ -74,15 +86,16 @@ struct ExplorerPage {
   ExplorerVerdict verdict;
 };
 
-// The verdict's sentence as the lessons word it (lesson 09): "h2o's perplexity -0.3% against
-// window's (95% interval -6.0% to +6.9%, 29 blocks of 32 predictions): no difference within
-// noise; 4 against 4 of 10 long-gap names".
+// The verdict's sentence as the lessons word it (lesson 09), the full cache's names first: "the
+// full cache recalls 5 of 10 long-gap names; h2o's perplexity -0.3% against window's (95% interval
+// -6.0% to +6.9%, 29 blocks of 32 predictions): no difference within noise; 4 against 4 of 10
+// long-gap names".
 std::string verdict_text(const ExplorerVerdict& verdict);
 
 // The verdict block of the page's header, as HTML: <details id="verdict" data-verdict="better">
 // (or "worse", "within-noise": verdict_of(difference)), its summary the verdict word, then
-// verdict_text, the names held and the reason, all escaped; the page's script opens it on a wide
-// screen. "" when the page has no verdict.
+// verdict_text, how bytes were weighed, the names held and the reason, all escaped; the page's
+// script opens it on a wide screen. "" when the page has no verdict.
 std::string verdict_html(const ExplorerPage& page);
 
 // The names `trace` holds after its last step at positions older than the text's last `window`

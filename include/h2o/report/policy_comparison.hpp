@@ -26,6 +26,10 @@ struct BudgetRuns {
   // The runs whose bytes are an outcome of their rules (FastGen), each with the baseline (the
   // window) reading the same stories at the bytes it held, story by story.
   std::vector<std::pair<const SweepRun*, const SweepRun*>> equal_bytes;
+  // Quantised (PolicyComparison::quantised_bits): each run that held the budget, but the
+  // baseline's own, with the baseline reading the same stories at the bytes it held
+  // (read_at_equal_bytes): at the same tokens, scattered tokens pay more bytes.
+  std::vector<std::pair<const SweepRun*, const SweepRun*>> at_bytes;
 };
 
 // Everything the table and the lines read.
@@ -38,20 +42,26 @@ struct PolicyComparison {
   bool no_verdict = false;
 };
 
+// Whether the runs' name recall can be compared: the text has long-gap names and the full cache
+// (the reference) recalls some of them.
+bool names_comparable(const PolicyComparison& comparison);
+
 // "+4.2%": a perplexity's change against the full cache's.
 std::string change_text(double perplexity, double full_perplexity);
 
 // The table: the reference (and the quantised full cache), then per budget its runs from the
 // lowest perplexity up, then the runs that held other bytes than the budget (FastGen: marked
-// "by rule", never best), refused runs last, the best marked "<- best". Columns: budget, policy,
-// kept, perplexity, bits per byte (quantised: the KV bytes' share of the float32 full cache's),
-// vs full, top-1 = full, names, KV bytes.
+// "by rule", never best), refused runs last, the best marked "<- best" (quantised, none: the same
+// tokens are not the same bytes, and budget_verdicts weighs each at its bytes). Columns: budget,
+// policy, kept, perplexity, bits per byte (quantised: the KV bytes' share of the float32 full
+// cache's), vs full, top-1 = full, names ("-" for the policies when !names_comparable), KV bytes.
 std::string comparison_table(const PolicyComparison& comparison);
 
 // Per budget, the lines that weigh its runs: the best and the worst against the full cache, the
 // best against the runner-up and the subject against its baseline, each with its 95% interval
-// (verdict.hpp); one line when every policy refused the budget or none evicted anything; and each
-// run of BudgetRuns::equal_bytes against the window at its bytes.
+// (verdict.hpp); quantised, instead, each run of BudgetRuns::at_bytes against the window at its
+// bytes; one line when every policy refused the budget or none evicted anything; and each run of
+// BudgetRuns::equal_bytes against the window at its bytes.
 std::vector<std::string> budget_verdicts(const PolicyComparison& comparison);
 
 // Sorted positions as ranges: "0-2 5 17 345-382" ("(none)" for none).
