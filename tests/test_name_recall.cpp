@@ -259,7 +259,8 @@ TEST_CASE("seeded random texts: every name found recurs inside a sentence", "[na
 
 TEST_CASE("the default names are the project's lists and the text's own", "[name_recall]") {
   const std::vector<std::string> files = h2o::default_names_files();
-  CHECK(files.size() == 3);  // data/handwritten_names.txt, heldout_names.txt, names.txt
+  // data/handwritten_names.txt, heldout_names.txt, names.txt, unseen_names.txt
+  CHECK(files.size() == 4);
   std::vector<std::string> lists;
   for (const std::string& file : files) {
     for (const std::string& name : h2o::read_names(file)) {

@@ -34,7 +34,7 @@ ModelFiles default_model_files();
 std::string default_text_file();
 
 // The project's lists of character names, data/*names*.txt in file-name order (the generator's
-// names.txt, the held-out stories' and the hand-written stories' names).
+// names.txt, the held-out stories' and the two hand-written sets' names).
 std::vector<std::string> default_names_files();
 
 // The names name recall counts when the user names no list: every name of the project's lists and
