@@ -104,7 +104,7 @@ TEST_CASE("top words add up every mention of a word, largest first", "[attention
                     "top_words: a word at positions 4-6 of a text of 5");
 }
 
-TEST_CASE("swapping the policies swaps the split; identical kept sets give none",
+TEST_CASE("swapping the policies swaps the split and identical kept sets give none",
           "[attention_split]") {
   const std::uint64_t seed = GENERATE(1, 2, 3, 4);
   std::mt19937_64 random(seed);
