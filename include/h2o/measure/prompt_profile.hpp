@@ -31,7 +31,8 @@ class PromptProfiler {
   void add_step(const Decoder& decoder, std::size_t t);
   // (L,) x (G,) the profile of every KV head over the P rows. Throws std::invalid_argument as
   // profile_heads does (P <= r + s: no row to average).
-  std::vector<std::vector<HeadProfile>> profiles(const HeadProfileOptions& sizes = {}) const;
+  std::vector<std::vector<HeadProfile>> profiles(
+      const HeadProfileOptions& sizes = kKindSizes) const;
 
  private:
   std::size_t heads_, kv_heads_, tokens_;
@@ -42,6 +43,6 @@ class PromptProfiler {
 // every KV head, (L,) x (G,).
 std::vector<std::vector<HeadProfile>> profile_text_heads(
     std::shared_ptr<const DecoderWeights> weights, const std::vector<int>& tokens,
-    const HeadProfileOptions& sizes = {});
+    const HeadProfileOptions& sizes = kKindSizes);
 
 }  // namespace h2o
