@@ -15,8 +15,10 @@
 //      ranked by the sum, by the sum per step (normalised) and by a decayed sum.
 //   5. heads differ (FastGen, Ge et al. 2024): per layer and KV head, the attention on the first
 //      token (a sink, against the uniform share), on the last r tokens, and on the r heavy hitters
-//      outside them; a head is local, heavy, a sink or mixed (h2o::profile_heads), and what that
-//      says of a window against H2O, in the sentence the explorer page gives as its reason.
+//      outside them (r = 16: head_profile.hpp's kKindSizes, the one definition of a kind that
+//      lesson 13 and the explorer page use too); a head is local, heavy, a sink or mixed
+//      (h2o::profile_heads), and what that says of a window against H2O, in the sentence the
+//      explorer page gives as its reason.
 // The new idea written out here is reading those numbers off the attention; the collector of the
 // raw counts (h2o::AttentionStatistics), the decoder, the tables and the pictures come from the
 // library. With --pictures DIR it also draws one head's attention and every layer's rank/score.
@@ -173,11 +175,14 @@ int run_lesson(int argc, char** argv) {
 
   // Step 7: every head its own profile, over the first P tokens read as a prompt. Sink share is
   // the mean weight on the first token, beside the share an even row would give it; the window
-  // and the heavy hitters are r = 16 tokens each (policy/head_profile.hpp).
-  const h2o::HeadProfileOptions sizes;  // r = k = 16, one sink token
+  // and the heavy hitters are r = 16 tokens each, the sizes that define a head's kind in every
+  // program (policy/head_profile.hpp's kKindSizes).
+  const h2o::HeadProfileOptions& sizes = h2o::kKindSizes;  // r = k = 16, one sink token
   const std::vector<std::vector<h2o::HeadProfile>> profiles = prompt.profiles(sizes);  // (L, G)
   h2o::HeadKindCounts kinds;
-  steps << "\nStep 7: every KV head over the first " << P << " tokens: where its attention goes\n";
+  steps << "\nStep 7: every KV head over the first " << P << " tokens: where its attention goes"
+        << "\n        (local: its last " << sizes.recent << " tokens hold at least half of it and "
+        << "twice what its " << sizes.heavy << " heavy hitters get)\n";
   h2o::head_profile_table(profiles, sizes, &kinds).print(steps);
 
   // Step 8: what the numbers say, in words chosen from them.

@@ -1,6 +1,7 @@
 // test_course_answer.cpp: the course's answer (report/course_answer.hpp): H2O's old heavy hitters
-// counted by hand; the paragraph's verdicts, lists and head counts from constructed runs and
-// profiles, within its width; its errors.
+// counted by hand; the paragraph's verdicts, lists and head counts from runs and profiles built
+// by hand: H2O winning, losing, no different, without names, names against perplexity; its
+// width; its errors.
 #include <algorithm>
 #include <cmath>
 #include <sstream>
@@ -34,13 +35,55 @@ SweepRun constructed_run(const std::string& label, double nll, std::size_t names
   return run;
 }
 
+// A head profiled at kKindSizes: the last 16 tokens hold `window`, with its 16 heavy hitters
+// `heavy_window`, the first token `sink` (uniform: `uniform`).
 HeadProfile head(std::size_t g, HeadKind kind, double window, double heavy_window, double sink,
                  double uniform) {
   HeadProfile p;
   p.kv_head = g, p.kind = kind, p.sink_share = sink, p.uniform_share = uniform;
-  p.recovered = {window, window, heavy_window, 1.0};
+  p.local_share = window, p.heavy_share = heavy_window - window;
+  p.recovered = {window, window + sink, heavy_window, 1.0};
   return p;
 }
+
+// The paragraph with its line breaks and indents taken out, to look for a sentence in it.
+std::string flat(const std::string& text) {
+  std::string s = text;
+  std::replace(s.begin(), s.end(), '\n', ' ');
+  std::string out;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (!(s[i] == ' ' && ((i + 1 < s.size() && s[i + 1] == ' ') || out.empty()))) out += s[i];
+  }
+  return out;
+}
+
+// The runs and heads every case below starts from: the window 1.0 nats a prediction and 2 of 10
+// names, PyramidKV worse, Ada-KV the same, FastGen at 90% the same as the window at its bytes;
+// two local heads of four, one heavy, one sink.
+struct Fixture {
+  SweepRun full = constructed_run("full", 0.5, 9, 10, 1000);
+  SweepRun window = constructed_run("window", 1.0, 2, 10, 100);
+  SweepRun pyramid = constructed_run("pyramid", 1.2, 4, 10, 100);  // higher: worse
+  SweepRun adakv = constructed_run("adakv", 1.0, 5, 10, 100);      // the same: noise
+  SweepRun fastgen = constructed_run("fastgen", 0.8, 6, 10, 250);
+  SweepRun window_at = constructed_run("window at fastgen's bytes", 0.8, 6, 10, 250);
+  SweepRun h2o;
+  CourseAnswer answer;
+  // H2O at `nll` a prediction with `names` of the 10 names right.
+  Fixture(double nll, std::size_t names) : h2o(constructed_run("h2o", nll, names, 10, 100)) {
+    answer.stories = "10 stories", answer.percent = 10;
+    answer.full = &full, answer.h2o = &h2o, answer.window = &window, answer.pyramid = &pyramid;
+    answer.adakv = &adakv, answer.h2o_cut = &h2o, answer.window_cut = &window;
+    answer.prompt = 50;
+    answer.rules = {{0.9, &fastgen, &window_at}};
+    answer.profiles = {{head(0, HeadKind::Local, 0.8, 0.9, 0.01, 0.01),
+                        head(1, HeadKind::Local, 0.9, 0.95, 0.01, 0.01)},
+                       {head(0, HeadKind::Heavy, 0.5, 0.95, 0.02, 0.01),
+                        head(1, HeadKind::Sink, 0.6, 0.8, 0.3, 0.01)}};
+    answer.old = {40, 12};  // 30% in the oldest tenth
+  }
+  std::string text() const { return flat(course_answer_text(answer, 100, "  ")); }
+};
 }  // namespace
 
 TEST_CASE("old heavy hitters: outside the recent window, counted in the oldest tenth",
@@ -54,67 +97,115 @@ TEST_CASE("old heavy hitters: outside the recent window, counted in the oldest t
   CHECK_THROWS_WITH(old_heavy_hitters({{-1}}, 20, 3), Contains("position -1 is outside"));
 }
 
-TEST_CASE("the course's answer: verdicts first, each contender in its list, the heads counted",
+TEST_CASE("the course's answer where H2O wins: verdicts first, the lists, the heads counted",
           "[course_answer]") {
-  const SweepRun full = constructed_run("full", 0.5, 9, 10, 1000);
-  const SweepRun window = constructed_run("window", 1.0, 2, 10, 100);
-  const SweepRun h2o = constructed_run("h2o", 0.9, 5, 10, 100);       // lower: better
-  const SweepRun pyramid = constructed_run("pyramid", 1.2, 4, 10, 100);  // higher: worse
-  const SweepRun adakv = constructed_run("adakv", 1.0, 5, 10, 100);    // the same: noise
-  const SweepRun fastgen = constructed_run("fastgen", 0.8, 6, 10, 250);
-  const SweepRun window_at = constructed_run("window at fastgen's bytes", 0.8, 6, 10, 250);
-  CourseAnswer answer;
-  answer.stories = "10 stories", answer.percent = 10;
-  answer.full = &full, answer.h2o = &h2o, answer.window = &window, answer.pyramid = &pyramid;
-  answer.adakv = &adakv, answer.h2o_cut = &h2o, answer.window_cut = &window, answer.prompt = 50;
-  answer.rules = {{0.9, &fastgen, &window_at}};
-  // Two local heads (the window recovers 80% and 90%), one heavy (50%, +40 points), one sink.
-  answer.profiles = {{head(0, HeadKind::Local, 0.8, 0.9, 0.01, 0.01),
-                      head(1, HeadKind::Local, 0.9, 0.95, 0.01, 0.01)},
-                     {head(0, HeadKind::Heavy, 0.5, 0.9, 0.02, 0.01),
-                      head(1, HeadKind::Sink, 0.6, 0.7, 0.3, 0.01)}};
-  answer.old = {40, 12};  // 30% in the oldest tenth
-  const std::string text = course_answer_text(answer, 100, "  ");
-  INFO(text);
-  CHECK(text.rfind("  On this model, over 10 stories at a budget of 10%, H2O against a window", 0) ==
+  Fixture f(0.9, 5);  // lower perplexity beyond noise, more names
+  const std::string raw = course_answer_text(f.answer, 100, "  ");
+  INFO(raw);
+  CHECK(raw.rfind("  On this model, over 10 stories at a budget of 10%, H2O against a window", 0) ==
         0);
-  const std::string flat = [&] {  // the sentences without their line breaks
-    std::string s = text;
-    std::replace(s.begin(), s.end(), '\n', ' ');
-    std::string out;
-    for (std::size_t i = 0; i < s.size(); ++i) {
-      if (!(s[i] == ' ' && i + 1 < s.size() && s[i + 1] == ' ')) out += s[i];
-    }
-    return out;
-  }();
-  CHECK_THAT(flat, Contains("of 10 long-gap names H2O predicted 5, the window 2, the full cache 9"));
-  CHECK_THAT(flat, Contains("cutting a prompt of 50 tokens once"));
-  CHECK_THAT(flat, Contains("2 of 4 KV heads are local (their last 16 tokens hold 85.0% of"));
-  CHECK_THAT(flat, Contains("1 is a sink (the largest first-token share 30.0x uniform"));
-  CHECK_THAT(flat, Contains("12 of the 40 heavy hitters it held at the end of the first story "
-                            "(30.0%) lie in its oldest tenth"));
-  CHECK_THAT(flat, Contains("sums grow with age"));
-  CHECK_THAT(flat, Contains("In the other 2 heads the window holds 55.0% and H2O's heavy hitters "
-                            "add 25.0 points"));
-  CHECK_THAT(flat, Contains("FastGen at T = 90%, holding 25.0% of the full cache's bytes"));
-  CHECK_THAT(flat, Contains("So, beyond noise, better than the window: H2O; worse: PyramidKV; the "
-                            "rest within noise."));
-  std::istringstream lines(text);
+  std::istringstream lines(raw);
   for (std::string line; std::getline(lines, line);) {
     CHECK(line.size() <= 100);
     CHECK(line.rfind("  ", 0) == 0);
   }
-  // No names, no sink, no age bias: said so, not counted as 0 of 0.
-  SweepRun h2o_no_names = h2o, window_no_names = window;
-  h2o_no_names.name_events = window_no_names.name_events = 0;
-  answer.h2o = &h2o_no_names, answer.window = &window_no_names;
-  answer.profiles[1][1].kind = HeadKind::Mixed;
-  answer.old = {40, 4};
-  const std::string plain = course_answer_text(answer, 100, "");
-  CHECK_THAT(plain, Contains("no long-gap name to count here"));
-  CHECK_THAT(plain, Contains("none is a sink"));
-  CHECK_THAT(plain, Contains("no age bias here"));
-  CHECK_THAT(plain, !Contains("0 of 0"));
-  answer.pyramid = nullptr;
-  CHECK_THROWS_WITH(course_answer_text(answer, 100, ""), Contains("a run is missing"));
+  const std::string text = flat(raw);
+  CHECK_THAT(text, Contains("Where H2O wins: its perplexity is lower than the window's beyond "
+                            "noise (and of 10 long-gap names H2O predicted 5, the window 2, the "
+                            "full cache 9): it holds old tokens the window has dropped."));
+  CHECK_THAT(text, Contains("Cutting a prompt of 50 tokens once"));
+  CHECK_THAT(text, Contains("It loses nowhere here; the heads: 2 of 4 KV heads are local (their "
+                            "last 16 tokens hold 85.0% of their attention, their 16 heavy hitters "
+                            "outside them 7.5%)"));
+  CHECK_THAT(text, !Contains("Where it loses"));
+  CHECK_THAT(text, Contains("1 is a sink (the largest first-token share 30.0x uniform"));
+  CHECK_THAT(text, Contains("12 of the 40 heavy hitters it held at the end of the first story "
+                            "(30.0%) lie in its oldest tenth"));
+  CHECK_THAT(text, Contains("sums grow with age"));
+  CHECK_THAT(text, Contains("In the other 2 heads the last 16 tokens hold 55.0% and the 16 heavy "
+                            "hitters 32.5%: those are the heads H2O serves."));
+  CHECK_THAT(text, Contains("FastGen at T = 90%, holding 25.0% of the full cache's bytes"));
+  CHECK_THAT(text, Contains("So, beyond noise, better than the window: H2O; worse: PyramidKV; no "
+                            "different within noise: Ada-KV and FastGen at T = 90%."));
+}
+
+TEST_CASE("the course's answer where H2O loses: no win claimed, the loss and its heads",
+          "[course_answer]") {
+  Fixture f(1.1, 1);  // higher perplexity beyond noise, fewer names
+  const std::string text = f.text();
+  INFO(text);
+  CHECK_THAT(text, !Contains("Where H2O wins"));
+  CHECK_THAT(text,
+             Contains("H2O wins nowhere here: its perplexity is higher than the window's "
+                      "beyond noise, and of 10 long-gap names H2O predicted 1, the window 2"));
+  CHECK_THAT(text, Contains("Where it loses: its perplexity is higher than the window's beyond "
+                            "noise, and it predicts fewer long-gap names; why: 2 of 4 KV heads are "
+                            "local"));
+  CHECK_THAT(text, Contains("one token fewer there"));
+  CHECK_THAT(text, Contains("better than the window: none; worse: H2O and PyramidKV;"));
+}
+
+TEST_CASE("the course's answer where H2O is no different: neither a win nor a loss",
+          "[course_answer]") {
+  Fixture f(1.0, 2);  // the window's own numbers
+  const std::string text = f.text();
+  INFO(text);
+  CHECK_THAT(text, Contains("H2O wins nowhere here: its perplexity is no different from the "
+                            "window's within noise, and of 10 long-gap names H2O predicted 2, the "
+                            "window 2"));
+  CHECK_THAT(text, Contains("It loses nowhere here; the heads: 2 of 4 KV heads are local"));
+  CHECK_THAT(text, !Contains("Where H2O wins"));
+  CHECK_THAT(text, !Contains("Where it loses"));
+  CHECK_THAT(text, Contains("no different within noise: H2O, Ada-KV and FastGen at T = 90%."));
+  // Fewer names alone: a loss on names, not on perplexity.
+  f.h2o.names_correct = 1;
+  CHECK_THAT(f.text(),
+             Contains("Where it loses: long-gap names (H2O 1, the window 2); the heads:"));
+}
+
+TEST_CASE("the course's answer without name events: names not counted as 0 of 0",
+          "[course_answer]") {
+  Fixture f(1.0, 0);
+  f.h2o.name_events = f.window.name_events = f.full.name_events = 0;
+  f.answer.profiles[1][1].kind = HeadKind::Mixed;
+  f.answer.old = {40, 4};
+  const std::string text = f.text();
+  INFO(text);
+  CHECK_THAT(text, Contains("H2O wins nowhere here: its perplexity is no different from the "
+                            "window's within noise, and there is no long-gap name to count."));
+  CHECK_THAT(text, Contains("none is a sink"));
+  CHECK_THAT(text, Contains("no age bias here"));
+  CHECK_THAT(text, !Contains("0 of 0"));
+  CHECK_THAT(text, !Contains("long-gap names H2O predicted"));
+  // H2O better on perplexity, with nothing to say of names.
+  Fixture better(0.9, 0);
+  better.h2o.name_events = better.window.name_events = 0;
+  CHECK_THAT(better.text(), Contains("Where H2O wins: its perplexity is lower than the window's "
+                                     "beyond noise: it holds old tokens"));
+}
+
+TEST_CASE("the course's answer where names and perplexity disagree says so", "[course_answer]") {
+  Fixture worse(1.1, 5);  // higher perplexity beyond noise, yet more names
+  const std::string text = worse.text();
+  INFO(text);
+  CHECK_THAT(text, Contains("Where H2O wins: long-gap names only (of 10 long-gap names H2O "
+                            "predicted 5, the window 2, the full cache 9), old names the window "
+                            "has dropped; yet its perplexity is higher than the window's beyond "
+                            "noise: the names and the perplexity disagree."));
+  CHECK_THAT(text, Contains("Where it loses: its perplexity is higher than the window's beyond "
+                            "noise; why:"));
+  Fixture better(0.9, 1);  // lower perplexity beyond noise, yet fewer names
+  CHECK_THAT(better.text(), Contains("H2O wins on perplexity (lower than the window's beyond "
+                                     "noise) but not on names: of 10 long-gap names H2O "
+                                     "predicted 1, the window 2"));
+  CHECK_THAT(better.text(), Contains("Where it loses: long-gap names (H2O 1, the window 2)"));
+}
+
+TEST_CASE("the course's answer refuses a missing run and heads without a kind", "[course_answer]") {
+  Fixture f(0.9, 5);
+  f.answer.profiles[0][0].kind = HeadKind::Unclassified;
+  CHECK_THROWS_WITH(course_answer_text(f.answer, 100, ""), Contains("kKindSizes"));
+  f.answer.profiles[0][0].kind = HeadKind::Local;
+  f.answer.pyramid = nullptr;
+  CHECK_THROWS_WITH(course_answer_text(f.answer, 100, ""), Contains("a run is missing"));
 }

@@ -65,7 +65,9 @@ TEST_CASE("a head's sink, local and heavy shares worked out by hand", "[head_pro
   CHECK(mixed.recovered_by(HeadRule::SinkWindow) == Approx(0.55));
   CHECK(mixed.recovered_by(HeadRule::HeavyWindow) == Approx(0.8));
   CHECK(mixed.recovered_by(HeadRule::Full) == 1.0);
-  CHECK(mixed.kind == HeadKind::Mixed);  // window 0.45 < 0.5, heavy 0.35 < window
+  // r = 2, k = 1 are not kKindSizes: shares and rules, but no kind; the shares' kind by hand.
+  CHECK(mixed.kind == HeadKind::Unclassified);
+  CHECK(classify_head(mixed) == HeadKind::Mixed);  // window 0.45 < 0.5, heavy 0.35 < window
   // FastGen's choice: the cheapest rule recovering the target.
   CHECK(cheapest_rule(mixed, 0.4) == HeadRule::Window);
   CHECK(cheapest_rule(mixed, 0.5) == HeadRule::SinkWindow);
@@ -79,7 +81,8 @@ TEST_CASE("a head's sink, local and heavy shares worked out by hand", "[head_pro
   CHECK(local.sink_share == 0.0);
   CHECK(local.local_share == Approx(1.0));
   CHECK(local.heavy_share == 0.0);
-  CHECK(local.kind == HeadKind::Local);
+  CHECK(local.kind == HeadKind::Unclassified);
+  CHECK(classify_head(local) == HeadKind::Local);
   CHECK(cheapest_rule(local, 1.0) == HeadRule::Window);
 }
 
@@ -104,7 +107,8 @@ TEST_CASE("heavy hitters tie to the earlier position, and even rows are nobody's
   CHECK(p.uniform_share == Approx(uniform / rows));
   CHECK(p.local_share == Approx(local / rows));
   CHECK(p.heavy_share == Approx(heavy / rows));
-  CHECK(p.kind == HeadKind::Mixed);
+  CHECK(p.kind == HeadKind::Unclassified);
+  CHECK(classify_head(p) == HeadKind::Mixed);
 
   // Position 0 and 1 tie on every sum when the first rows give them the same weight, and row
   // t = 3 favours position 1: with k = 1 the heavy hitter is position 0 (the earlier), so row 3's
@@ -161,6 +165,12 @@ TEST_CASE("random rows keep the profile's invariants", "[head_profile]") {
     CHECK(p.recovered_by(HeadRule::HeavyWindow) <= 1.0 + 1e-9);
     CHECK(p.sink_share <= p.heavy_share + p.local_share + 1.0);  // a share, at most 1
     CHECK(p.sink_share >= 0.0);
+    CHECK(p.kind == HeadKind::Unclassified);  // r = k = 5: no kind
+  }
+  // At kKindSizes (the default) every head has its kind, the one classify_head gives.
+  for (const HeadProfile& p : profile_heads(attention, G)) {
+    CHECK(p.kind != HeadKind::Unclassified);
+    CHECK(p.kind == classify_head(p));
   }
   // Heavy hitters as many as the prompt: window and heavy hitters together hold every row.
   options.heavy = T;

@@ -31,4 +31,18 @@ std::vector<std::vector<HeadProfile>> PromptProfiler::profiles(
   return out;
 }
 
+std::vector<std::vector<HeadProfile>> profile_text_heads(
+    std::shared_ptr<const DecoderWeights> weights, const std::vector<int>& tokens,
+    const HeadProfileOptions& sizes) {
+  const std::size_t p = std::min(tokens.size(), kProfiledTokens);
+  PromptProfiler profiler(weights->config, p);
+  Decoder decoder(std::move(weights), std::make_unique<FullCachePolicy>(), p);
+  decoder.set_record_attention(true);
+  for (std::size_t t = 0; t < p; ++t) {
+    decoder.forward(tokens[t]);
+    profiler.add_step(decoder, t);
+  }
+  return profiler.profiles(sizes);
+}
+
 }  // namespace h2o

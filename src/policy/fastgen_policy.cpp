@@ -126,7 +126,7 @@ void FastGenPolicy::set_rules(LayerState& state, std::size_t n_kv_heads) {
   state.profiles.clear();
   state.rules.clear();
   for (std::size_t g = 0; g < n_kv_heads; ++g) {
-    state.profiles.push_back(state.sums[g].profile(g));
+    state.profiles.push_back(state.sums[g].profile(g, sizes_));  // rules, no kind
     state.rules.push_back(cheapest_rule(state.profiles.back(), target_));
   }
 }

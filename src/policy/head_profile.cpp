@@ -30,6 +30,8 @@ std::string to_string(HeadKind kind) {
       return "heavy";
     case HeadKind::Mixed:
       return "mixed";
+    case HeadKind::Unclassified:
+      return "unclassified";
   }
   return "?";
 }
@@ -53,7 +55,7 @@ void HeadProfileSums::add(std::size_t t, const HeadProfileOptions& options, doub
   heavy += heavy_share;
 }
 
-HeadProfile HeadProfileSums::profile(std::size_t kv_head,
+HeadProfile HeadProfileSums::profile(std::size_t kv_head, const HeadProfileOptions& options,
                                      const HeadKindThresholds& thresholds) const {
   HeadProfile p;
   p.kv_head = kv_head;
@@ -66,7 +68,7 @@ HeadProfile HeadProfileSums::profile(std::size_t kv_head,
     p.heavy_share = heavy / n;
   }
   p.recovered = {p.local_share, p.local_share + p.sink_share, p.local_share + p.heavy_share, 1.0};
-  p.kind = classify_head(p, thresholds);
+  p.kind = options == kKindSizes ? classify_head(p, thresholds) : HeadKind::Unclassified;
   return p;
 }
 
@@ -119,7 +121,7 @@ std::vector<HeadProfile> profile_heads(const PromptAttention& attention, std::si
       }
       for (std::size_t j = 0; j <= t; ++j) summed[j] += row[j];
     }
-    profiles[g] = sums.profile(g, thresholds);
+    profiles[g] = sums.profile(g, options, thresholds);
   }
   return profiles;
 }

@@ -32,15 +32,25 @@ namespace {
 
 std::string percent_of(double share) { return fixed(100.0 * share, 1) + "%"; }
 
-// "H2O 19, the window 5" style counts of long-gap names.
-std::string names(const SweepRun& run) { return std::to_string(run.names_correct); }
+// "its perplexity is ..." for a verdict against the window.
+std::string perplexity_words(Verdict verdict) {
+  switch (verdict) {
+    case Verdict::Better:
+      return "lower than the window's beyond noise";
+    case Verdict::Worse:
+      return "higher than the window's beyond noise";
+    case Verdict::WithinNoise:
+      break;
+  }
+  return "no different from the window's within noise";
+}
 
 // Adds `label` to the list of its verdict against the window (the closing sentence).
 void tally(const SweepRun& run, const SweepRun& window, const std::string& label,
-           std::vector<std::string>& better, std::vector<std::string>& worse) {
+           std::vector<std::string>& better, std::vector<std::string>& worse,
+           std::vector<std::string>& same) {
   const Verdict verdict = verdict_of(difference(run, window));
-  if (verdict == Verdict::Better) better.push_back(label);
-  if (verdict == Verdict::Worse) worse.push_back(label);
+  (verdict == Verdict::Better ? better : verdict == Verdict::Worse ? worse : same).push_back(label);
 }
 
 std::string listed(const std::vector<std::string>& labels) {
@@ -60,46 +70,92 @@ std::string course_answer_text(const CourseAnswer& a, std::size_t width,
                               a.window_cut}) {
     if (run == nullptr) throw std::invalid_argument("course_answer_text: a run is missing");
   }
+  for (const std::vector<HeadProfile>& layer : a.profiles) {
+    for (const HeadProfile& p : layer) {
+      if (p.kind == HeadKind::Unclassified) {
+        throw std::invalid_argument(
+            "course_answer_text: the heads must be profiled at the kind's "
+            "sizes (kKindSizes), to say which are local");
+      }
+    }
+  }
   const auto against = [](const SweepRun& run, const SweepRun& window) {
     return verdict_against(run, window, "the window");
   };
+  const Verdict verdict = verdict_of(difference(*a.h2o, *a.window));
+  const std::size_t events = a.h2o->name_events;
+  const std::size_t h2o_names = a.h2o->names_correct, window_names = a.window->names_correct;
+  const bool more_names = events > 0 && h2o_names > window_names;
+  const bool fewer_names = events > 0 && h2o_names < window_names;
+  const std::string names_counted = "of " + std::to_string(events) +
+                                    " long-gap names H2O predicted " + std::to_string(h2o_names) +
+                                    ", the window " + std::to_string(window_names) +
+                                    ", the full cache " + std::to_string(a.full->names_correct);
   std::vector<std::string> sentences;
   sentences.push_back("On this model, over " + a.stories + " at a budget of " +
                       std::to_string(a.percent) + "%, H2O against a window of the same bytes: " +
                       against(*a.h2o, *a.window) + ".");
-  std::string wins = "Where H2O wins: it holds old tokens the window has dropped";
-  wins += a.h2o->name_events == 0
-              ? " (no long-gap name to count here)"
-              : " (of " + std::to_string(a.h2o->name_events) + " long-gap names H2O predicted " +
-                    names(*a.h2o) + ", the window " + names(*a.window) + ", the full cache " +
-                    names(*a.full) + ")";
-  sentences.push_back(wins + "; and cutting a prompt of " + std::to_string(a.prompt) +
-                      " tokens once, by all the scores it gathered, rather than token by token: " +
+  // Where H2O wins: said only of what the numbers show beyond noise (perplexity) or in counts
+  // (names); where they disagree, said so.
+  if (verdict == Verdict::Better && !fewer_names) {
+    sentences.push_back("Where H2O wins: its perplexity is " + perplexity_words(verdict) +
+                        (events > 0 ? " (and " + names_counted + ")" : "") +
+                        ": it holds old tokens the window has dropped.");
+  } else if (verdict == Verdict::Better) {
+    sentences.push_back("H2O wins on perplexity (" + perplexity_words(verdict) +
+                        ") but not on names: " + names_counted + ".");
+  } else if (more_names) {
+    sentences.push_back("Where H2O wins: long-gap names only (" + names_counted +
+                        "), old names the window has dropped; " +
+                        (verdict == Verdict::Worse
+                             ? "yet its perplexity is " + perplexity_words(verdict) +
+                                   ": the names and the perplexity disagree."
+                             : "its perplexity is " + perplexity_words(verdict) + "."));
+  } else {
+    sentences.push_back(
+        "H2O wins nowhere here: its perplexity is " + perplexity_words(verdict) +
+        (events == 0 ? ", and there is no long-gap name to count" : ", and " + names_counted) +
+        ".");
+  }
+  sentences.push_back("Cutting a prompt of " + std::to_string(a.prompt) +
+                      " tokens once, by all the scores H2O gathered, rather than token by token "
+                      "(each against the window cut the same way): " +
                       against(*a.h2o_cut, *a.window_cut) + ".");
-  // The profile: how many heads of each kind, what the window recovers in the local heads, and
-  // in the others what H2O's heavy hitters add to it.
+  // The heads by the one definition of a kind (kKindSizes): how many are local, what their window
+  // recovers; in the others what the heavy hitters add to it.
   const HeadKindCounts kinds = count_head_kinds(a.profiles);
   const std::size_t others = kinds.all - kinds.local;
-  double local_window_share = 0, other_window_share = 0, other_heavy_gain = 0;
+  double local_window_share = 0, local_heavy_share = 0, other_window_share = 0,
+         other_heavy_share = 0;
   for (const std::vector<HeadProfile>& layer : a.profiles) {
     for (const HeadProfile& p : layer) {
-      const double window = p.recovered_by(HeadRule::Window);
       if (p.kind == HeadKind::Local) {
-        local_window_share += window / static_cast<double>(kinds.local);
+        local_window_share += p.local_share / static_cast<double>(kinds.local);
+        local_heavy_share += p.heavy_share / static_cast<double>(kinds.local);
       } else {
-        other_window_share += window / static_cast<double>(others);
-        other_heavy_gain += (p.recovered_by(HeadRule::HeavyWindow) - window) /
-                            static_cast<double>(others);
+        other_window_share += p.local_share / static_cast<double>(others);
+        other_heavy_share += p.heavy_share / static_cast<double>(others);
       }
     }
   }
-  std::string loses = "Where it loses: " + std::to_string(kinds.local) + " of " +
-                      std::to_string(kinds.all) + " KV heads are local";
+  const std::string r = std::to_string(kKindSizes.recent), k = std::to_string(kKindSizes.heavy);
+  std::string heads =
+      std::to_string(kinds.local) + " of " + std::to_string(kinds.all) + " KV heads are local";
   if (kinds.local > 0) {
-    loses += " (their last " + std::to_string(a.sizes.recent) + " tokens hold " +
-             percent_of(local_window_share) +
-             " of their attention), and each slot a heavy hitter takes is one token fewer in "
-             "that window";
+    heads += " (their last " + r + " tokens hold " + percent_of(local_window_share) +
+             " of their attention, their " + k + " heavy hitters outside them " +
+             percent_of(local_heavy_share) + ")";
+  }
+  std::string loses;
+  if (verdict == Verdict::Worse) {
+    loses = "Where it loses: its perplexity is " + perplexity_words(verdict) +
+            (fewer_names ? ", and it predicts fewer long-gap names" : "") + "; why: " + heads;
+    if (kinds.local > 0) loses += ", and each slot a heavy hitter takes is one token fewer there";
+  } else if (fewer_names) {
+    loses = "Where it loses: long-gap names (H2O " + std::to_string(h2o_names) + ", the window " +
+            std::to_string(window_names) + "); the heads: " + heads;
+  } else {
+    loses = "It loses nowhere here; the heads: " + heads;
   }
   const std::string largest = "the largest first-token share " +
                               fixed(kinds.largest_sink_ratio, 1) + "x uniform; a sink: 10x";
@@ -120,29 +176,30 @@ std::string course_answer_text(const CourseAnswer& a, std::size_t width,
                            : "; its sums show no age bias here: " + old_count + ".";
   sentences.push_back(loses);
   if (others > 0) {
-    sentences.push_back("In the other " + std::to_string(others) + " heads the window holds " +
-                        percent_of(other_window_share) + " and H2O's heavy hitters add " +
-                        fixed(100.0 * other_heavy_gain, 1) +
-                        " points: those are the heads H2O serves.");
+    sentences.push_back("In the other " + std::to_string(others) + " heads the last " + r +
+                        " tokens hold " + percent_of(other_window_share) + " and the " + k +
+                        " heavy hitters " + percent_of(other_heavy_share) +
+                        (other_heavy_share > 0.5 * other_window_share
+                             ? ": those are the heads H2O serves."
+                             : ": even there the window holds the most."));
   }
-  std::vector<std::string> better, worse;
-  tally(*a.h2o, *a.window, "H2O", better, worse);
-  tally(*a.pyramid, *a.window, "PyramidKV", better, worse);
-  tally(*a.adakv, *a.window, "Ada-KV", better, worse);
+  std::vector<std::string> better, worse, same;
+  tally(*a.h2o, *a.window, "H2O", better, worse, same);
+  tally(*a.pyramid, *a.window, "PyramidKV", better, worse, same);
+  tally(*a.adakv, *a.window, "Ada-KV", better, worse, same);
   sentences.push_back("Budgets per layer (PyramidKV): " + against(*a.pyramid, *a.window) +
                       "; per KV head (Ada-KV): " + against(*a.adakv, *a.window) + ".");
-  for (const RulesReading& r : a.rules) {
-    const std::string label = "FastGen at T = " + fixed(100.0 * r.target, 0) + "%";
-    sentences.push_back(
-        "Rules per head (" + label + ", holding " +
-        percent_of(static_cast<double>(r.fastgen->stories_kv_bytes) /
-                   static_cast<double>(a.full->stories_kv_bytes)) +
-        " of the full cache's bytes), against the window at those bytes: " +
-        against(*r.fastgen, *r.window) + ".");
-    tally(*r.fastgen, *r.window, label, better, worse);
+  for (const RulesReading& rules : a.rules) {
+    const std::string label = "FastGen at T = " + fixed(100.0 * rules.target, 0) + "%";
+    sentences.push_back("Rules per head (" + label + ", holding " +
+                        percent_of(static_cast<double>(rules.fastgen->stories_kv_bytes) /
+                                   static_cast<double>(a.full->stories_kv_bytes)) +
+                        " of the full cache's bytes), against the window at those bytes: " +
+                        against(*rules.fastgen, *rules.window) + ".");
+    tally(*rules.fastgen, *rules.window, label, better, worse, same);
   }
-  sentences.push_back("So, beyond noise, better than the window: " + listed(better) +
-                      "; worse: " + listed(worse) + "; the rest within noise.");
+  sentences.push_back("So, beyond noise, better than the window: " + listed(better) + "; worse: " +
+                      listed(worse) + "; no different within noise: " + listed(same) + ".");
   std::string text;
   for (const std::string& sentence : sentences) {
     text += wrap_words(indent + sentence, width, indent) + "\n";

@@ -1,5 +1,6 @@
 // prompt_profile.hpp: every KV head's profile (policy/head_profile.hpp) over a text's first tokens
-// as a full cache reads them: lesson 10's Step 7.
+// as a full cache reads them - lesson 10's Step 7, and the reason the explorer page gives for its
+// verdict, measured the same way so that both say the same.
 //
 // A full-cache decoder reads the text one token at a time with its attention recorded; for the
 // first P tokens (the "prompt") each layer's rows are copied into an (H, P, P) matrix, row t
@@ -30,11 +31,18 @@ class PromptProfiler {
   void add_step(const Decoder& decoder, std::size_t t);
   // (L,) x (G,) the profile of every KV head over the P rows. Throws std::invalid_argument as
   // profile_heads does (P <= r + s: no row to average).
-  std::vector<std::vector<HeadProfile>> profiles(const HeadProfileOptions& sizes = {}) const;
+  std::vector<std::vector<HeadProfile>> profiles(
+      const HeadProfileOptions& sizes = kKindSizes) const;
 
  private:
   std::size_t heads_, kv_heads_, tokens_;
   std::vector<std::vector<float>> rows_;  // (L,) x (H * P * P)
 };
+
+// A full cache reading the first min(N, kProfiledTokens) tokens of `tokens` (N,): the profile of
+// every KV head, (L,) x (G,).
+std::vector<std::vector<HeadProfile>> profile_text_heads(
+    std::shared_ptr<const DecoderWeights> weights, const std::vector<int>& tokens,
+    const HeadProfileOptions& sizes = kKindSizes);
 
 }  // namespace h2o

@@ -55,7 +55,18 @@ struct HeadProfileOptions {
   std::size_t recent = 16;  // r
   std::size_t heavy = 16;   // k: by default the window's size, so heavy and local compare fairly
   std::size_t sinks = 1;    // s: the first token (BOS in every story here)
+  bool operator==(const HeadProfileOptions& o) const {
+    return recent == o.recent && heavy == o.heavy && sinks == o.sinks;
+  }
 };
+
+// The one definition of a head's kind ("local", "heavy", "sink"), the same in every program
+// (lesson 10, lesson 13, the explorer page): a profile at these sizes, the last r = 16 tokens
+// against the k = 16 heavy hitters outside them and the first token, whatever budget a policy has.
+// The kind must not move with a budget: with a window sized by it (FastGen's r = 36 at 10% of a
+// story) more heads look local only because their window holds more. A profile at other sizes
+// still says which rule recovers what (FastGen chooses its rules so) but has no kind.
+constexpr HeadProfileOptions kKindSizes{16, 16, 1};
 
 // What a head is, by the thresholds below, tested in this order:
 //   sink   its sink share is at least sink_ratio times the uniform share (10x: the bar the
@@ -65,8 +76,9 @@ struct HeadProfileOptions {
 //   heavy  its heavy hitters outside the window get at least what the window gets: remembering
 //          old tokens by their score pays;
 //   mixed  none of these.
-enum class HeadKind { Sink, Local, Heavy, Mixed };
-std::string to_string(HeadKind kind);  // "sink", "local", "heavy", "mixed"
+// Unclassified: a profile at sizes other than kKindSizes, which defines no kind.
+enum class HeadKind { Sink, Local, Heavy, Mixed, Unclassified };
+std::string to_string(HeadKind kind);  // "sink", "local", "heavy", "mixed", "unclassified"
 
 struct HeadKindThresholds {
   double sink_ratio = 10.0;
@@ -100,18 +112,22 @@ struct HeadProfileSums {
   // is ignored).
   void add(std::size_t t, const HeadProfileOptions& options, double sink_share, double local_share,
            double heavy_share);
-  // The means, the recovery of each rule and the kind. With no row counted every share is 0 and
-  // only the full cache recovers anything: nothing shows that a smaller rule serves the head.
-  HeadProfile profile(std::size_t kv_head, const HeadKindThresholds& thresholds = {}) const;
+  // The means, the recovery of each rule and the kind (Unclassified unless `options` are
+  // kKindSizes). With no row counted every share is 0 and only the full cache recovers anything:
+  // nothing shows that a smaller rule serves the head.
+  HeadProfile profile(std::size_t kv_head, const HeadProfileOptions& options,
+                      const HeadKindThresholds& thresholds = {}) const;
 };
 
-// The profile of each of the G KV heads: (G,). Throws std::invalid_argument when H is not a
+// The profile of each of the G KV heads: (G,), each with its kind when `options` are kKindSizes
+// (Unclassified otherwise). Throws std::invalid_argument when H is not a
 // multiple of G, when recent is 0, or when the prompt has no row to average (T <= r + s).
 std::vector<HeadProfile> profile_heads(const PromptAttention& attention, std::size_t n_kv_heads,
                                        const HeadProfileOptions& options = {},
                                        const HeadKindThresholds& thresholds = {});
 
-// The kind of a profile by the thresholds above (profile_heads sets it with the same function).
+// The kind of a profile by the thresholds above (profile_heads sets it with the same function);
+// a kind only when the profile was measured at kKindSizes.
 HeadKind classify_head(const HeadProfile& profile, const HeadKindThresholds& thresholds = {});
 
 // FastGen's recovery test: does `rule` recover at least `target` of the head's attention?

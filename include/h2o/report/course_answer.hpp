@@ -48,12 +48,18 @@ struct CourseAnswer {
   const SweepRun* window_cut = nullptr;
   std::size_t prompt = 0;
   std::vector<RulesReading> rules;  // (T,)
-  std::vector<std::vector<HeadProfile>> profiles;  // (L,) x (G,) the first story's heads
-  HeadProfileOptions sizes;                        // the r, k and s they were profiled with
+  // (L,) x (G,) the first story's heads at kKindSizes (head_profile.hpp's one definition of a
+  // kind), as lesson 10 profiles them: which are local, what their window and heavy hitters hold.
+  std::vector<std::vector<HeadProfile>> profiles;
   OldHeavyHitters old;
 };
 
-// The paragraph, verdict first, wrapped to `width` columns with `indent` before every line.
+// The paragraph, verdict first, wrapped to `width` columns with `indent` before every line. Each
+// conclusion only as far as the numbers carry it: H2O "wins" where its perplexity is lower than
+// the window's beyond noise (measure/verdict.hpp) or where it predicts more long-gap names (said
+// as names only, and as a disagreement when its perplexity is worse), "loses" where it is worse
+// beyond noise or predicts fewer names, and neither otherwise. Throws std::invalid_argument when
+// a run is missing or a profile has no kind (not measured at kKindSizes).
 std::string course_answer_text(const CourseAnswer& answer, std::size_t width,
                                const std::string& indent);
 
