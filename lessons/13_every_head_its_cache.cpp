@@ -24,6 +24,7 @@
 #include "h2o/app/cli.hpp"
 #include "h2o/app/default_files.hpp"
 #include "h2o/app/program.hpp"
+#include "h2o/app/reading_report.hpp"
 #include "h2o/base/format.hpp"
 #include "h2o/base/output_file.hpp"
 #include "h2o/measure/bits_per_byte.hpp"
@@ -175,7 +176,9 @@ int run_lesson(int argc, char** argv) {
                                             "/" + std::to_string(full.name_events))
             << ":\n        each policy against the window at the"
             << " same KV bytes (its prompt cut once where\n        it is; at FastGen's bytes, "
-               "story by story)\n";
+               "story by story)\n"
+            << (args.given("names") ? "" : h2o::no_capitals_note(read.texts, full.name_events,
+                                                                  "        "));
   h2o::Table results({"policy", "KV bytes", "vs full", "vs window", "95% interval", "verdict",
                       "names"});
   add_row(results, "window", runs[1], runs[1], full);
