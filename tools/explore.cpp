@@ -7,7 +7,8 @@
 // step's attention, and whether the step's most likely next token is the full cache's. The page
 // (report/explorer_page.hpp) replays it in any browser, from disk, with no network. With two
 // policies its header gives the first against the second on this text: lesson 09's verdict, the
-// names each holds beyond a window's reach, and lesson 10's reason from the heads' profiles.
+// names each holds beyond a window's reach (--names, or the project's lists and the names the story
+// shows, as the other programs count them), and lesson 10's reason from the heads' profiles.
 // With --kv-bits 8, 4 or 2 the policies' caches store keys and values quantised (kv_cache.hpp,
 // KIVI's layout; the full cache, the reference, keeps float32), and the key/value bytes each
 // policy holds (after every step on the page, at the end in the summary) show what that saves.
@@ -199,10 +200,13 @@ int explore(int argc, char** argv) {
   // gives (perplexity with a 95% bootstrap interval over blocks of the story, long-gap names), the
   // names each holds beyond a window's reach, and the reason lesson 10 gives from the profile of
   // every KV head over the same text (report/attention_report.hpp's head_profile_reason).
+  std::size_t names_counted = 0;  // long-gap name events, for step 7's note
   if (explored.size() == 2) {
-    const h2o::NameTokens names = h2o::names_as_tokens(tokenizer, h2o::default_names({story.text}));
+    const h2o::NameTokens names =
+        h2o::names_as_tokens(tokenizer, h2o::names_from_options(args, {story.text}));
     const std::vector<h2o::NameMention> mentions = h2o::find_name_mentions(tokens, names).mentions;
     const std::size_t counted = h2o::long_gap_name_steps(tokens, names, h2o::kNameGap).size();
+    names_counted = counted;
     const std::vector<std::vector<double>> a = {explored[0].trace.reading.token_nll},
                                            b = {explored[1].trace.reading.token_nll};
     h2o::ExplorerVerdict& verdict = page.verdict;
@@ -264,6 +268,8 @@ int explore(int argc, char** argv) {
                                      "; " + v.held[1],
                                  100, "    ")
               << "\n"
+              << (args.given("names") ? ""
+                                      : h2o::no_capitals_note({story.text}, names_counted, "  "))
               << h2o::wrap_words("  why: " + v.reason, 100, "    ") << "\n";
   }
   std::cout << "page written to " << options.out_path << " (" << h2o::byte_size_text(html.size())
