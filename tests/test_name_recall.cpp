@@ -368,6 +368,11 @@ TEST_CASE("names with marks, apostrophes and other scripts are whole words", "[n
       "O'Briens laughed with \xC5\x81ukasz and O\xE2\x80\x99Neil.";
   CHECK(mention_counts(tokenizer, names, latin) ==
         std::vector<std::size_t>{3, 2, 1, 2, 1, 0, 0, 0});
+  // An apostrophe or hyphen between letters is inside the word: no Brien in "O'Brien", no Mary in
+  // "Mary-Jane"; a quote mark around a name is no part of it.
+  CHECK(mention_counts(tokenizer, {"Brien", "Mary", "Mary-Jane"},
+                       "O'Brien met Mary-Jane and 'Mary', and Brien's dog.") ==
+        std::vector<std::size_t>{1, 1, 1});
   // Cyrillic and Greek words are bounded by their own letters: not in "Марияна".
   const std::string other =
       "\xD0\x9C\xD0\xB0\xD1\x80\xD0\xB8\xD1\x8F and \xCE\x95\xCE\xBB\xCE\xAD\xCE\xBD\xCE\xB7 met "
@@ -501,4 +506,44 @@ TEST_CASE("words naming places and things are not characters' names", "[name_rec
                            "Anna") == std::vector<std::string>{"Anna", "Okafor"});
   // A word that starts its sentence joins nothing: "Then Tom" leaves Tom a name.
   CHECK(h2o::names_in_text("Then Tom ran. Then Tom sat.") == std::vector<std::string>{"Tom"});
+}
+
+TEST_CASE("seeded random texts: every name written as a word of its own is one mention",
+          "[name_recall]") {
+  // Random texts of names (with marks, an apostrophe, Han), words that hold a name without being
+  // it, and punctuation, each word apart by a space: each name counts exactly where it was placed
+  // alone or with a possessive 's glued on, and every mention's tokens spell the name.
+  const h2o::Tokenizer tokenizer = shipped_tokenizer();
+  const std::vector<std::string> names = {"Zo\xC3\xAB", "O'Brien", "\xE4\xB8\xAD\xE6\x9D\x91",
+                                          "\xC5\x81ukasz"};
+  const std::vector<std::string> others = {"the",
+                                           "dog",
+                                           "Zo\xC3\xAB"
+                                           "y",
+                                           "O'Briens",
+                                           ",",
+                                           "sat.",
+                                           "Brien",
+                                           "\xC5\x81uk",
+                                           "and",
+                                           "Zoe"};
+  h2o::Rng rng(2026);
+  for (int round = 0; round < 100; ++round) {
+    std::string text;
+    std::vector<std::size_t> expected(names.size(), 0);
+    for (std::size_t w = 0, n = 3 + rng.below(30); w < n; ++w) {
+      if (!text.empty()) text += " ";
+      if (rng.below(3) == 0) {
+        const std::size_t k = rng.below(static_cast<std::uint32_t>(names.size()));
+        text += names[k] + (rng.below(4) == 0 ? "'s" : "");
+        ++expected[k];
+      } else {
+        text += others[rng.below(static_cast<std::uint32_t>(others.size()))];
+      }
+    }
+    INFO(text);
+    std::vector<std::string> unusable;
+    CHECK(mention_counts(tokenizer, names, text, &unusable) == expected);
+    CHECK(unusable.empty());
+  }
 }
