@@ -8,6 +8,7 @@
 //     bytes are letters, ' or - only, which start and end with no ' or - and hold no two of them
 //     in a row (no space, newline, '\r', digit; none empty), or refuses the file with std::runtime_error whose message, as a program prints it (printable, cut), is one
 //     bounded line of printable text;
+//   - names_in_text finds names that are valid UTF-8 and written in the text at least twice;
 //   - split_stories returns stories that are not empty, hold no blank line and no separator line,
 //     do not start or end with a newline, and whose lines, in order, are exactly the text's lines
 //     (each "\r\n" read as "\n") that are neither blank nor the separator;
@@ -23,6 +24,7 @@
 #include "fuzz_support.hpp"
 #include "h2o/base/files.hpp"
 #include "h2o/base/format.hpp"
+#include "h2o/base/utf8.hpp"
 #include "h2o/measure/name_recall.hpp"
 #include "h2o/text/stories.hpp"
 
@@ -116,6 +118,18 @@ void check_stories(const std::string& text) {
   if (got != expected) h2o_fuzz::broken("split_stories lost, added or reordered lines");
 }
 
+// names_in_text reads any bytes as a story: every name it finds is valid UTF-8, written in the
+// text at least twice (a possessive 's taken off, a name is still there as written).
+void check_names_in_text(const std::string& text) {
+  for (const std::string& name : h2o::names_in_text(text)) {
+    if (name.empty() || !h2o::is_valid_utf8(name)) h2o_fuzz::broken("a found name not UTF-8");
+    const std::size_t first = text.find(name);
+    if (first == std::string::npos || text.find(name, first + 1) == std::string::npos)
+      h2o_fuzz::broken("a found name not written twice in the text");
+  }
+  h2o::has_letters_without_capitals(text);  // any bytes: no crash, no read beyond the text
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -126,6 +140,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const std::string text = h2o::read_text_file(h2o_fuzz::scratch_file(), "text", 1 << 20);
     if (text != bytes) h2o_fuzz::broken("read_text_file changed the bytes");
     check_stories(text);
+    check_names_in_text(text);
   } catch (const std::runtime_error&) {
     if (size != 0) h2o_fuzz::broken("read_text_file refused a small regular file");
   }

@@ -165,7 +165,10 @@ int run_lesson(int argc, char** argv) {
                     : std::to_string(full.names_correct) + " of " +
                           std::to_string(full.name_events) + " long-gap names predicted")
             << ";\n        2 more, every token in 4 and 2 bits, R " << window << ": the newest "
-            << window << " in fp32 (KIVI's residual window).\n\n";
+            << window << " in fp32 (KIVI's residual window).\n"
+            << (args.given("names") ? "" : h2o::no_capitals_note(read.texts, full.name_events,
+                                                                  "        "))
+            << "\n";
 
   // A text the model cannot read (bits_per_byte.hpp's rule) makes every comparison noise.
   if (h2o::beyond_model(full.bits_per_byte())) {

@@ -39,6 +39,7 @@
 #include "h2o/app/cli.hpp"
 #include "h2o/app/default_files.hpp"
 #include "h2o/app/program.hpp"
+#include "h2o/app/reading_report.hpp"
 #include "h2o/base/format.hpp"
 #include "h2o/base/output_file.hpp"
 #include "h2o/measure/bits_per_byte.hpp"
@@ -324,7 +325,9 @@ int run_lesson(int argc, char** argv) {
                                   : "long-gap names " + std::to_string(full.names_correct) + "/" +
                                         std::to_string(full.name_events))
         << ":\n        each policy against the window at the same KV bytes (its prompt cut once "
-           "where\n        it is; at FastGen's bytes, story by story)\n";
+           "where\n        it is; at FastGen's bytes, story by story)\n"
+        << (args.given("names") ? "" : h2o::no_capitals_note(read.texts, full.name_events,
+                                                              "        "));
   h2o::Table results({"policy", "KV bytes", "vs full", "vs window", "95% interval", "verdict",
                       "names"});
   add_row(results, "window", runs.window, runs.window, full);

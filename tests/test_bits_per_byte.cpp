@@ -90,3 +90,24 @@ TEST_CASE("the name notes list split names the text uses and names it could not 
   CHECK(h2o::name_use_notes(names, {{1, kSpaceThe}}, "  ") ==
         "  No name of the names list occurs in the text: name recall has nothing to count.\n");
 }
+
+TEST_CASE("a text in a script without capitals says only --names can name its characters",
+          "[reading_report]") {
+  // 中 in its three byte tokens (ids 3 + byte), after BOS: no listed name occurs, and the text's
+  // script has no capitals to find one by.
+  const h2o::Tokenizer tokenizer(h2o::Tokenizer::base_pieces(),
+                                 std::vector<float>(h2o::Tokenizer::base_pieces().size(), 0.0f));
+  const h2o::NameTokens names = h2o::names_as_tokens(tokenizer, {"Lily"});
+  const std::vector<int> han = {1, 3 + 0xE4, 3 + 0xB8, 3 + 0xAD};
+  const std::string note =
+      "The text's script has no capitals to find names by: list its characters' names with "
+      "--names.";
+  CHECK(h2o::name_use_notes(names, {han}, "") ==  // wrapped at 100 columns
+        "No name of the names list occurs in the text: name recall has nothing to count. The "
+        "text's script\nhas no capitals to find names by: list its characters' names with "
+        "--names.\n");
+  CHECK(h2o::no_capitals_note({"\xE4\xB8\xAD"}, 0, "  ") == "  " + note + "\n");
+  // Not for a text with capitals, nor once a name event counts.
+  CHECK(h2o::no_capitals_note({"Zo\xC3\xAB and Tom"}, 0, "  ").empty());
+  CHECK(h2o::no_capitals_note({"\xE4\xB8\xAD"}, 1, "  ").empty());
+}

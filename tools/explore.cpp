@@ -7,7 +7,8 @@
 // step's attention, and whether the step's most likely next token is the full cache's. The page
 // (report/explorer_page.hpp) replays it in any browser, from disk, with no network. With two
 // policies its header gives the first against the second on this text: what the full cache
-// recalls of the long-gap names, lesson 09's verdict, the names each holds beyond a window's
+// recalls of the long-gap names (--names, or the project's lists and the names the story shows,
+// as the other programs count them), lesson 09's verdict, the names each holds beyond a window's
 // reach, and the reason from this run: how much of the full cache's attention fell on tokens one
 // policy held and the other had evicted, and on which words.
 // With --kv-bits 8, 4 or 2 the policies' caches store keys and values quantised (kv_cache.hpp,
@@ -214,12 +215,15 @@ int explore(int argc, char** argv) {
   // the same bytes (scattered tokens pay their key groups' scales alone: cache/window_bytes.hpp):
   // when the second policy is the window, the verdict and the reason weigh the first against a
   // window given the bytes the first held at the end.
+  std::size_t names_counted = 0;  // long-gap name events, for step 7's note
   if (explored.size() == 2) {
-    const h2o::NameTokens names = h2o::names_as_tokens(tokenizer, h2o::default_names({story.text}));
+    const h2o::NameTokens names =
+        h2o::names_as_tokens(tokenizer, h2o::names_from_options(args, {story.text}));
     const std::vector<h2o::NameMention> mentions = h2o::find_name_mentions(tokens, names).mentions;
     const std::size_t counted = h2o::long_gap_name_steps(tokens, names, h2o::kNameGap).size();
     const std::size_t full_recalled =
         h2o::name_recall(tokens, full.top1, names, h2o::kNameGap).correct;
+    names_counted = counted;
     h2o::ExplorerVerdict& verdict = page.verdict;
     page.has_verdict = true;
     verdict.subject = explored[0].name;
@@ -318,6 +322,8 @@ int explore(int argc, char** argv) {
                                      "; " + v.held[1],
                                  100, "    ")
               << "\n"
+              << (args.given("names") ? ""
+                                      : h2o::no_capitals_note({story.text}, names_counted, "  "))
               << h2o::wrap_words("  why: " + v.reason, 100, "    ") << "\n";
   }
   std::cout << "page written to " << options.out_path << " (" << h2o::byte_size_text(html.size())

@@ -288,9 +288,13 @@ def is_name_letter(c):
         return True
     if o < 0xC0 or o in (0xD7, 0xF7) or 0x300 <= o <= 0x36F:  # signs; combining marks
         return False
-    if 0x2000 <= o <= 0x206F or 0x3000 <= o <= 0x303F:  # punctuation and space blocks
+    if 0x2000 <= o <= 0x2BFF or 0x3000 <= o <= 0x303F:  # punctuation, symbols; CJK punctuation
         return False
-    return not (o == 0xFEFF or o >= 0xFFF0)  # byte-order mark, specials
+    if 0xE000 <= o <= 0xF8FF or 0xFF00 <= o <= 0xFF20:  # private use; full-width punctuation
+        return False
+    if 0xFF3B <= o <= 0xFF40 or 0xFF5B <= o <= 0xFF65:
+        return False
+    return not (o == 0xFEFF or o >= 0xFFF0)  # byte-order mark, specials (and beyond them)
 
 
 def is_one_name(line):

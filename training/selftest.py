@@ -162,9 +162,10 @@ def check_names_rule():
     tests/test_name_recall.cpp's names-file test (the C++ read_names())."""
     import tempfile
     from common import is_one_name
-    good = ["Zo\u00eb", "\u0141ukasz", "O'Brien", "Mary-Jane", "O\u2019Neil", "Zoe\u0308", "Mia"]
+    good = ["Zo\u00eb", "\u0141ukasz", "O'Brien", "Mary-Jane", "O\u2019Neil", "Zoe\u0308", "Mia",
+            "\u4e2d\u6751", "\u041c\u0430\u0440\u0438\u044f", "\u0395\u03bb\u03ad\u03bd\u03b7"]
     bad = ["-Ann", "Ann-", "O''Brien", "Ann3", "\u0308Zoe", "Ann\u00d7", "Ann\u2014Lee", "Ann.",
-           "\ufeff", "Mary Ann"]
+           "\ufeff", "Mary Ann", "Ann\u2605", "Ann\uff01", "Ann\ue000"]
     wrong = [n for n in good if not is_one_name(n)] + [n for n in bad if is_one_name(n)]
     if wrong:
         raise UsageError(f"names rule misjudges {wrong!r}")

@@ -33,6 +33,7 @@ ArgParser explore_arguments() {
           wrap_words("Policies: " + policy_names() + ".", 100, "  "));
   add_model_options(args);
   add_text_option(args);
+  add_names_option(args);
   args.add_option("policies", "LIST", "h2o,window", "one or two policies, shown side by side");
   args.add_option("budget", "B", "10%",
                   "cache budget: a share of the text (10%) or tokens per layer and head (91)");

@@ -20,6 +20,11 @@ std::string joined(const std::vector<std::string>& items) {
   for (const std::string& item : items) out += (out.empty() ? "" : ", ") + item;
   return out;
 }
+
+// Said wherever a text in a script without capitals shows no name: names_in_text cannot find its
+// characters, so a count of none would otherwise read as a story without any.
+const char* const kNoCapitalsNote =
+    "The text's script has no capitals to find names by: list its characters' names with --names.";
 }  // namespace
 
 std::string names_option_help() {
@@ -77,9 +82,32 @@ std::string name_use_notes(const NameTokens& names, const std::vector<std::vecto
          joined(unusable));
   }
   if (std::none_of(mentioned.begin(), mentioned.end(), [](bool m) { return m; })) {
-    note("No name of the names list occurs in the text: name recall has nothing to count.");
+    // A script without capitals shows no names by names_in_text's rule: say so, rather than
+    // leave the reader thinking the story has no characters.
+    bool uncased = false;
+    for (const std::vector<int>& tokens : texts) {
+      std::string text;
+      for (const int token : tokens) {
+        const auto id = static_cast<std::size_t>(token);
+        if (id < names.token_text.size()) text += names.token_text[id];
+      }
+      uncased = uncased || has_letters_without_capitals(text);
+    }
+    note("No name of the names list occurs in the text: name recall has nothing to count." +
+         std::string(uncased ? std::string(" ") + kNoCapitalsNote : ""));
   }
   return out;
+}
+
+std::string no_capitals_note(const std::vector<std::string>& texts, std::size_t name_events,
+                             const std::string& indent) {
+  if (name_events > 0) return "";
+  for (const std::string& text : texts) {
+    if (has_letters_without_capitals(text)) {
+      return wrap_words(indent + kNoCapitalsNote, 100, indent) + "\n";
+    }
+  }
+  return "";
 }
 
 }  // namespace h2o

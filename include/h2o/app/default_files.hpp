@@ -39,8 +39,9 @@ std::vector<std::string> default_names_files();
 
 // The names name recall counts when the user names no list: every name of the project's lists and
 // every name a text itself shows (measure/name_recall.hpp's names_in_text: a capitalised word that
-// recurs and does not only start sentences), each once, the lists' first. So a teacher's own
-// story about Lily, Tom and Max counts its characters without an option.
+// recurs and stands where a name stands at least once, not only where a sentence starts or a place
+// or thing is named), each once, the lists' first. So a teacher's own story about Lily, Tom and Max
+// counts its characters without an option (a story in a script without capitals needs --names).
 std::vector<std::string> default_names(const std::vector<std::string>& texts);
 
 // --names PATH: the one list to count instead (read_names' rule); names_from_options reads it, or

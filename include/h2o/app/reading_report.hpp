@@ -27,8 +27,15 @@ std::string reading_summary(const std::string& file_name, std::size_t stories_re
 // starting with `indent` and ending in "\n"; "" when there is nothing to say:
 //   names the texts mention that the tokenizer splits into several tokens (and how they count);
 //   names written in the texts that could not be used (not whole tokens);
-//   that no listed name occurs at all.
+//   that no listed name occurs at all (and, for a text in a script without capitals, that only
+//   --names can name its characters).
 std::string name_use_notes(const NameTokens& names, const std::vector<std::vector<int>>& texts,
                            const std::string& indent);
+
+// For texts (which showed `name_events` long-gap name events) in a script without capitals and
+// without a single event: a line, starting with `indent` and ending in "\n", saying that only
+// --names can name their characters (names_in_text finds none there); "" otherwise.
+std::string no_capitals_note(const std::vector<std::string>& texts, std::size_t name_events,
+                             const std::string& indent);
 
 }  // namespace h2o

@@ -9,11 +9,19 @@
 //     names never seen before do not count);
 //   name recall = the share of counted positions at which the model's top-1 prediction at step t
 //     is that name's token.
-// A name may be one token or several: a mention is a run of whole tokens whose text is the name
-// (after a space, or where no letter or digit comes before it, as at the start of a line or after
-// a quote mark) with no letter or digit right after it: " Mia" is one token of the project's own
-// tokenizer, " L" + "il" + "y" three of stories260K's. The rule for a mention of T tokens
-// (positions f .. f + T - 1):
+// A name may be one token or several: a mention is a run of whole tokens whose text is the name,
+// written as a word of its own. Where a word begins and ends, Unicode letters decide (the letters
+// read_names accepts, any script): a word is letters, combining marks after a letter, digits, and
+// ' or - (or U+2019) between two letters, so "Zoë", "Łukasz", "O'Brien" and "Мария" are whole
+// words, "Zoëy", "Mia3" and the "Brien" of "O'Brien" no mention of Zoë, Mia or Brien, and a
+// possessive 's after the name ("Zoë's") still a mention. Scripts written without spaces (Han,
+// Hiragana, Katakana, Thai, Lao, Khmer, Myanmar) have no spaces to bound a word: there a listed
+// name matches wherever its letters occur ("中村" in "中村さんは", and in "田中村" too), as long as
+// it is a run of whole tokens. Where several listed names fit, the longest counts. Names are
+// matched byte for byte as written (a name in decomposed form, "Zoe" + U+0308, matches only text
+// written the same way). " Mia" is one token of the project's own tokenizer, " L" + "il" + "y"
+// three of stories260K's, and a name the tokenizer spells in byte tokens ("中村": six) is a run of
+// whole tokens too. The rule for a mention of T tokens (positions f .. f + T - 1):
 //   counted when its previous mention starts more than `min_gap` tokens before it
 //     (f - p > min_gap, p = the previous mention's first position);
 //   predicted when the run's top-1 is right at every one of its T steps (f - 1 .. f + T - 2),
@@ -43,17 +51,37 @@ constexpr std::size_t kNameGap = 64;
 // when it cannot be read, holds no name, or holds a line that is not one name.
 std::vector<std::string> read_names(const std::string& path);
 
-// The names a text itself shows: a capitalised word that comes at least twice, once at least
-// where a sentence does not start (so "Once" and "The" are no names, "Lily" and "Max" are). A
-// sentence starts the text, a line, and follows . ! ? : or an opening quote mark. Not names: "I"
-// and "I'm"-like words, words in capitals ("STOP"), titles and family words (Mr, Mrs, Miss, Dr,
-// Mom, Dad, Grandma, Grandpa, Aunt, Uncle, King, ...: how a character is called, not a name to
-// recall; a dot after Mr, Mrs, Ms, Miss, Dr or St ends no sentence), the days, and the months that
-// are not also names (January, February, March, July, September to December); "Tom's" counts as
-// "Tom". A text where one different word in eight is capitalised inside a sentence and met only
-// once (German nouns, the words of titles; a name comes back) shows no names by this rule: its
-// capitals say little about names there. In order of first mention.
+// The names a text itself shows: a capitalised word that comes at least twice, once at least where
+// a name stands. A name stands inside a sentence (so "Once" and "The" are no names, "Lily" and
+// "Max" are; a sentence starts the text, a line, and follows . ! ? : or an opening quote mark), and
+// not where a place or a thing does:
+//   not after "the", "a", "an", "about" or a preposition of place (in, into, inside, outside, to,
+//     toward(s), from, at, near, across, through, of, on, onto, over, under, around, past, beyond,
+//     along): "to Egypt", "in Egypt", "a story about Egypt", "the North Star", and not after such a
+//     preposition (but "to") and one small word: "in old Egypt" ("to find Max" and "the dog Max"
+//     are where names stand); so a word met only there is a place or a thing;
+//   not right after another capitalised word (only spaces between) that is no title and does not
+//     start its sentence: "North Star", "New York" are one longer proper noun, its second word no
+//     name there ("Mrs Okafor" and "Aunt May" are names; "Anna Okafor" counts Anna, and Okafor
+//     where Okafor also stands alone);
+//   not right before or after a number: "Class 4B", "Room 12", "14 Elm Street".
+// "said Sam", "with Sam and Leila", "Mrs Okafor" are where names stand. Capitals are those of
+// Latin (Latin-1, Latin Extended-A, the simple runs of Latin Extended-B, Vietnamese), Greek,
+// Cyrillic and Armenian. Not names either: "I" and "I'm"-like words, words in capitals ("STOP"),
+// words with digits, titles and family words (Mr, Mrs, Miss, Dr, Mom, Dad, Grandma, Grandpa, Aunt,
+// Uncle, King, ...: how a character is called, not a name to recall; a dot after Mr, Mrs, Ms, Miss,
+// Dr or St ends no sentence), the days, and the months that are not also names (January,
+// February, March, July, September to December); "Tom's" counts as "Tom". A text where one
+// different word in eight is capitalised inside a sentence and met only once (German nouns, the
+// words of titles; a name comes back) shows no names by this rule: its capitals say little about
+// names there. Scripts without capitals (Han, Kana, Thai, Arabic, Hebrew, ...) show no names by
+// this rule at all: only a names list (--names) can name their characters
+// (has_letters_without_capitals tells a program to say so). In order of first mention.
 std::vector<std::string> names_in_text(const std::string& text);
+
+// True when the text holds letters of a script without capitals (Han, Kana, Thai, Arabic, Hebrew,
+// Devanagari, ...), whose names names_in_text cannot find.
+bool has_letters_without_capitals(const std::string& text);
 
 // The names of the list, as the tokenizer spells them.
 struct NameTokens {
