@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Fuzzes the loaders and parsers with the libFuzzer harnesses of fuzz/: builds them with clang
-# (coverage-instrumented, with AddressSanitizer and UndefinedBehaviorSanitizer) in build-fuzz/,
+# (coverage-instrumented, with AddressSanitizer and UndefinedBehaviorSanitizer) in build/fuzz/,
 # writes their seed corpora, and runs each harness for a while.
 #
 #   bash scripts/fuzz.sh                      every harness for 60 seconds
@@ -10,8 +10,8 @@
 # tokenizer loader, encode against run.c's algorithm, decode round trips), options (the option
 # parser with every tool's option table), text (the names file, the stories reader and the escaping
 # of text shown on the terminal). The corpus each one grows is kept in
-# build-fuzz/corpus/NAME and reused by the next run; an input that crashes is saved in
-# build-fuzz/crashes/ and the script exits 1.
+# build/fuzz/corpus/NAME and reused by the next run; an input that crashes is saved in
+# build/fuzz/crashes/ and the script exits 1 (H2O_FUZZ_BUILD_DIR names another folder).
 #
 # Options: --seconds N (per harness, default 60); --no-install (never install packages: print
 # "SKIPPED: ..." and exit 0 when clang or libFuzzer is missing, as the test suite's short runs do);
@@ -20,7 +20,7 @@
 # through scripts/install-deps.sh, as root or through sudo.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-build="${H2O_FUZZ_BUILD_DIR:-$root/build-fuzz}"
+build="${H2O_FUZZ_BUILD_DIR:-$root/build/fuzz}"
 models="${H2O_MODELS_DIR:-$root/../shared/models}"
 all_harnesses=(checkpoint tokenizer options text)
 

@@ -3,9 +3,11 @@
 add_test(NAME outputs_are_never_lost_silently
   COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/check_outputs.sh ${CMAKE_BINARY_DIR}/bin
           ${CMAKE_CURRENT_BINARY_DIR}/output_checks)
+set_tests_properties(outputs_are_never_lost_silently PROPERTIES LABELS "tool;bad-input")
 find_program(H2O_MEMORY_PYTHON NAMES python3)
 if(H2O_MEMORY_PYTHON)
   add_test(NAME compare_policies_memory_stays_flat
     COMMAND ${H2O_MEMORY_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/check_memory.py
             ${CMAKE_BINARY_DIR}/bin ${CMAKE_CURRENT_BINARY_DIR}/memory_check)
+  set_tests_properties(compare_policies_memory_stays_flat PROPERTIES LABELS tool)
 endif()

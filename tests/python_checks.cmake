@@ -12,7 +12,7 @@ set(h2o_data "${PROJECT_SOURCE_DIR}/data")
 
 if(NOT H2O_PYTHON)
   add_test(NAME python_checks COMMAND ${CMAKE_COMMAND} -E echo "SKIPPED: python3 not found")
-  set_tests_properties(python_checks PROPERTIES SKIP_REGULAR_EXPRESSION "SKIPPED: ")
+  set_tests_properties(python_checks PROPERTIES SKIP_REGULAR_EXPRESSION "SKIPPED: " LABELS python)
   return()
 endif()
 
@@ -48,7 +48,7 @@ add_test(NAME sinks_positions_match_compare_policies
           -DTEXT=${h2o_data}/heldout_story.txt -P ${CMAKE_CURRENT_SOURCE_DIR}/check_python.cmake)
 set_tests_properties(shipped_model_matches_pytorch_logits exporter_writes_what_the_loader_reads
   kv_quant_matches_kivi pyramid_and_adakv_match_kvpress sinks_positions_match_compare_policies
-  PROPERTIES SKIP_REGULAR_EXPRESSION "SKIPPED: " TIMEOUT 900)
+  PROPERTIES SKIP_REGULAR_EXPRESSION "SKIPPED: " TIMEOUT 900 LABELS python)
 
 # The scripts' own checks (self-test, corpus generator, bad input to every script) are in
 # tests/checks/training_*.txt; the files some of them read are written here.

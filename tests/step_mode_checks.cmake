@@ -12,7 +12,8 @@ function(h2o_check_step_mode)
             -DENTERS=${S_ENTERS} "-DAFTER=${S_AFTER}" "-DLAST=${S_LAST}" -DNO_COLOR=${S_NO_COLOR}
             "-DWIDTH=${S_WIDTH}" "-DHEIGHT=${S_HEIGHT}"
             "-DFIRST=${first}" -P ${CMAKE_CURRENT_SOURCE_DIR}/check_step_mode.cmake)
-  set_tests_properties(${S_NAME} PROPERTIES SKIP_REGULAR_EXPRESSION "SKIPPED: " TIMEOUT 120)
+  set_tests_properties(${S_NAME} PROPERTIES SKIP_REGULAR_EXPRESSION "SKIPPED: " TIMEOUT 120
+                       LABELS "lesson;terminal")
 endfunction()
 
 h2o_check_step_mode(NAME lesson_04_step_terminal TARGET 04_online_tokens ENTERS 4

@@ -596,7 +596,7 @@ TEST_CASE("decoder records attention rows that sum to one", "[decoder]") {
 }
 
 TEST_CASE("a decoder on 2 threads gives 1 thread's logits, whichever threads each token ran on",
-          "[decoder]") {
+          "[decoder][token_threads]") {
   // stories15M's widths, 1 layer: products big enough to be shared.
   ModelConfig config = stories260k_shape();
   config.dim = 288;

@@ -98,7 +98,7 @@ std::string stress(std::size_t threads, std::size_t* threads_seen) {
 }  // namespace
 
 TEST_CASE("102,000 products of mixed sizes on 2, 3 and 4 threads: every row once, all finish",
-          "[row_threads]") {
+          "[row_threads][stress]") {
   for (std::size_t threads : {2, 3, 4}) {
     INFO(threads << " threads");
     std::size_t threads_seen = 0;
