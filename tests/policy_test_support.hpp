@@ -34,6 +34,20 @@ inline std::shared_ptr<const h2o::DecoderWeights> random_model(std::size_t seq_l
   return std::make_shared<const h2o::DecoderWeights>(h2o::random_weights(config, seed));
 }
 
+// A random decoder of stories15M's widths (dim 288, hidden 768) with one layer: weight products
+// big enough to be shared between threads (row_threads.hpp), seq_len tokens.
+inline std::shared_ptr<const h2o::DecoderWeights> random_shared_products_model(
+    std::size_t seq_len, std::uint64_t seed) {
+  h2o::ModelConfig config = h2o::stories260k_shape();
+  config.dim = 288;
+  config.hidden_dim = 768;
+  config.n_layers = 1;
+  config.n_heads = 6;
+  config.n_kv_heads = 6;
+  config.seq_len = seq_len;
+  return std::make_shared<const h2o::DecoderWeights>(h2o::random_weights(config, seed));
+}
+
 // n seeded random token ids below vocab.
 inline std::vector<int> random_tokens(std::size_t n, std::size_t vocab, std::uint64_t seed) {
   h2o::Rng rng(seed);

@@ -597,15 +597,8 @@ TEST_CASE("decoder records attention rows that sum to one", "[decoder]") {
 
 TEST_CASE("a decoder on 2 threads gives 1 thread's logits, whichever threads each token ran on",
           "[decoder][token_threads]") {
-  // stories15M's widths, 1 layer: products big enough to be shared.
-  ModelConfig config = stories260k_shape();
-  config.dim = 288;
-  config.hidden_dim = 768;
-  config.n_layers = 1;
-  config.n_heads = 6;
-  config.n_kv_heads = 6;
-  config.seq_len = 96;
-  const auto weights = std::make_shared<const DecoderWeights>(random_weights(config, 45));
+  const auto weights = h2o_test::random_shared_products_model(96, 45);
+  const ModelConfig& config = weights->config;
   std::vector<std::vector<float>> logits[2];
   for (std::size_t threads : {1, 2}) {
     set_row_threads(threads);

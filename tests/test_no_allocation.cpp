@@ -210,15 +210,8 @@ TEST_CASE("a full cache decode step allocates nothing", "[no_allocation]") {
 }
 
 TEST_CASE("a decode step shared by 2 threads allocates nothing", "[no_allocation]") {
-  // stories15M's widths (dim 288, hidden 768), 1 layer: products big enough to be shared.
-  ModelConfig config = stories260k_shape();
-  config.dim = 288;
-  config.hidden_dim = 768;
-  config.n_layers = 1;
-  config.n_heads = 6;
-  config.n_kv_heads = 6;
-  config.seq_len = 128;
-  const auto weights = std::make_shared<const DecoderWeights>(random_weights(config, 44));
+  const auto weights = h2o_test::random_shared_products_model(128, 44);
+  const ModelConfig& config = weights->config;
   const std::vector<int> tokens = random_tokens(128, config.vocab_size);
   set_matmul_threads(2);  // OpenMP starts its threads at the first shared product (allocates)
   Decoder decoder(weights, std::make_unique<FullCachePolicy>());
