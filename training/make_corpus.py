@@ -14,7 +14,7 @@ for a while, the name is written after a cue that fits only that character in th
 then only predict the name by looking far back, which is what separates a KV cache that
 keeps important old tokens (H2O) from a plain sliding window.
 
-Output: plain ASCII text in the project's story file format (include/h2o/text/stories.hpp,
+Output: UTF-8 text (plain ASCII without --world-names) in the project's story file format (include/h2o/text/stories.hpp,
 common.format_stories): the paragraphs of a story are separated by a blank line, two stories by
 a line holding only "<|story|>". The model reads each story with one newline between paragraphs.
 
@@ -33,6 +33,7 @@ import sys
 
 from common import (Parser, UsageError, check_writable, format_stories, run_main, read_input,
                     write_output)
+from common import read_names as common_read_names
 
 # Above this many text units (words and punctuation marks, close to tokens) since a
 # character's last name mention, the next mention carries the character's cue. Below it the
@@ -175,13 +176,22 @@ def story_words():
     return _STORY_WORDS
 
 
-def make_cast(rng, names):
+def make_cast(rng, names, world=None):
     """Draws the hero and 1-3 other characters with distinct roles and distinct names."""
     picked = rng.sample(names, 4)
     # Half of them, on average, get an invented name instead (see the module's comment).
     for i in range(len(picked)):
         if rng.random() < INVENTED_SHARE:
             picked[i] = invented_name(rng, set(picked) | set(names))
+    # With a world list (--world-names), a share of them get a name from it instead: names of
+    # many languages and scripts, with marks and apostrophes, which the tokenizer spells in
+    # pieces and bytes unlike the invented names' syllables. (Without one, no draw is made, so a
+    # seed gives the same stories as before.)
+    if world is not None:
+        names_list, share = world
+        for i in range(len(picked)):
+            if rng.random() < share:
+                picked[i] = rng.choice([n for n in names_list if n not in picked])
     listed = set(names)
     hero = Character(picked[0], "hero", rng.choice("fm"), invented=picked[0] not in listed)
     # At least two others, so that scenes can leave one of them out for a while.
@@ -743,13 +753,13 @@ def remember(s):
     s.say(t, H=h, C=c, things=pick(rng, THINGS))
 
 
-def write_story(rng, names, names_seen=None):
+def write_story(rng, names, names_seen=None, world=None):
     """One whole story as text: introduction, scenes, ending.
 
     Scenes are added until the text is long enough and enough names came back after a long
     gap, but never past MAX_UNITS (so a story stays within a 1024-token context).
     """
-    s = Story(rng, make_cast(rng, names))
+    s = Story(rng, make_cast(rng, names, world))
     if names_seen is not None:
         names_seen.update(c.name for c in s.cast)
     introduce(s)
@@ -804,6 +814,12 @@ def parse_args(argv):
     ap.add_argument("--stories", type=int, default=1000, help="number of stories (default: 1000)")
     ap.add_argument("--names", default=default_names_path(),
                     help="names list, one per line (default: data/names.txt)")
+    ap.add_argument("--world-names", default=None,
+                    help="a second names list, of many languages and scripts (any letters, marks, "
+                         "' and - between letters: training/world_names.txt); a share of the "
+                         "characters is named from it")
+    ap.add_argument("--world-share", type=float, default=0.4,
+                    help="share of the characters named from --world-names (default: 0.4)")
     ap.add_argument("--out", required=True, help="output text file ('-' for stdout)")
     ap.add_argument("--names-out", default=None,
                     help="also write the characters' names of these stories, list and invented "
@@ -813,21 +829,31 @@ def parse_args(argv):
         raise UsageError(f"--stories must be 1..10000000, got {args.stories}")
     if args.seed < 0:
         raise UsageError(f"--seed must be >= 0, got {args.seed}")
+    if not 0 <= args.world_share <= 1:
+        raise UsageError(f"--world-share must be 0..1, got {args.world_share}")
     return args
 
 
-def generate(seed, count, names, names_seen=None):
-    """Yields `count` stories; the whole sequence depends only on seed and names. names_seen, a
-    set, gathers the characters' names on the way."""
+def generate(seed, count, names, names_seen=None, world=None):
+    """Yields `count` stories; the whole sequence depends only on seed and names (and world:
+    (names, share) or None). names_seen, a set, gathers the characters' names on the way."""
     rng = random.Random(seed)
     for _ in range(count):
-        yield write_story(rng, names, names_seen)
+        yield write_story(rng, names, names_seen, world)
 
 
 def main(argv):
     args = parse_args(argv)
     names = read_names(args.names)
     check_no_name_collisions(names)
+    world = None
+    if args.world_names is not None:
+        world_names = [n for n in common_read_names(args.world_names) if n not in names]
+        if len(world_names) < 100:
+            raise UsageError(f"names file '{args.world_names}' has {len(world_names)} names not "
+                             "in --names, at least 100 needed")
+        check_no_name_collisions(world_names)
+        world = (world_names, args.world_share)
     if args.out != "-":
         check_writable(args.out)
     if args.names_out is not None:
@@ -835,15 +861,15 @@ def main(argv):
     names_seen = set()
     # Story by story (a large corpus is never whole in memory), into a file that replaces --out
     # only when complete.
-    pieces = format_stories(generate(args.seed, args.stories, names, names_seen))
+    pieces = format_stories(generate(args.seed, args.stories, names, names_seen, world))
     if args.out == "-":
         for piece in pieces:
             sys.stdout.write(piece)
         sys.stdout.flush()
     else:
-        write_output(args.out, (piece.encode("ascii") for piece in pieces))
+        write_output(args.out, (piece.encode("utf-8") for piece in pieces))
     if args.names_out is not None:
-        write_output(args.names_out, "".join(n + "\n" for n in sorted(names_seen)).encode("ascii"))
+        write_output(args.names_out, "".join(n + "\n" for n in sorted(names_seen)).encode("utf-8"))
     return 0
 
 

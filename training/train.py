@@ -29,8 +29,8 @@ import os
 import sys
 import time
 
-from common import (Parser, UsageError, check_writable, read_input, read_names, repo_path,
-                    require_finite, run_main, write_output)
+from common import (Parser, UsageError, check_writable, count_non_finite_floats, read_input,
+                    read_names, read_stories, repo_path, require_finite, run_main, write_output)
 
 # The shipped run's settings (data/README.md); scripts/train-model.sh uses them unless told otherwise.
 DEFAULT_SCHEDULE = "128x16:6000,512x8:4500,1024x4:300"
@@ -83,6 +83,15 @@ def parse_args(argv):
                          "full-length one (default, the shipped run), 'all' every phase (so each "
                          "window's first token is BOS, the setting under which attention sinks "
                          "form in large models)")
+    ap.add_argument("--init", default=None,
+                    help="start from this llama2.c checkpoint instead of random weights "
+                         "(fine-tuning); its shape replaces --dim, --layers, ... and --seq-len")
+    ap.add_argument("--probe", action="append", default=[], metavar="STORIES:NAMES",
+                    help="at every evaluation also measure long-gap name recall (gap > 64) on "
+                         "these stories with this names list, split into first and later pieces "
+                         "(name_diagnosis.py); may be given several times")
+    ap.add_argument("--probe-csv", default=None,
+                    help="write the --probe measurements, one row per evaluation and set")
     ap.add_argument("--check-options", action="store_true",
                     help="check the options and output paths, then exit (train-model.sh does "
                          "this before it starts; the input files need not exist yet)")
@@ -109,6 +118,11 @@ def parse_args(argv):
     longest = max(p[0] for p in args.phases)
     if longest > args.seq_len:
         raise UsageError(f"a phase of {longest} tokens is longer than --seq-len {args.seq_len}")
+    for probe in args.probe:
+        if probe.count(":") != 1 or not all(probe.split(":")):
+            raise UsageError(f"--probe must be STORIES:NAMES, got '{probe}'")
+    if args.probe and args.probe_csv is None:
+        raise UsageError("--probe needs --probe-csv for its measurements")
     outputs = [os.path.abspath(p) for p in (args.out, args.csv, args.svg)]
     if len(set(outputs)) != 3:
         raise UsageError("--out, --csv and --svg must be three different files")
@@ -167,6 +181,10 @@ def check_inputs(args):
     except (OSError, ValueError, UnicodeDecodeError) as e:
         raise UsageError(f"cannot load tokenizer '{args.tokenizer}': {e}")
     names = read_names(args.names)
+    if args.init is not None:
+        bad = count_non_finite_floats(read_input(args.init, "model", binary=True), 28)
+        if bad:
+            raise UsageError(f"model file '{args.init}': {bad} of its weights are NaN or infinite")
     train_blob, train_starts = load_tokens(args.train, tok.vocab_size)
     held_blob, held_starts = load_tokens(args.heldout, tok.vocab_size)
     n_train = len(train_blob) // 2
@@ -183,7 +201,37 @@ def check_inputs(args):
     if held_longest > args.seq_len:
         raise UsageError(f"'{args.heldout}' has a story of {held_longest} tokens, more than "
                          f"--seq-len {args.seq_len}")
-    return tok, names, train_blob, held_blob
+    probes = []
+    for probe in args.probe:
+        stories_path, names_path = probe.split(":")
+        texts = read_stories(stories_path)
+        stories = [tok.encode(t)[:args.seq_len] for t in texts]
+        pieces = {n: tok.encode(n, bos=False) for n in read_names(names_path)}
+        probes.append((os.path.basename(stories_path), stories, pieces,
+                       sum(len(t.encode("utf-8")) for t in texts)))
+    return tok, names, train_blob, held_blob, probes
+
+
+def probe_rows(model, step, probes):
+    """One row per probe set: step, set, events, recalled, first piece, later pieces (of names of
+    more than one token), bits per byte, with the full context."""
+    import name_diagnosis
+    import torch
+    import torch.nn.functional as F
+    rows = []
+    model.eval()
+    with torch.no_grad():
+        for label, stories, pieces, n_bytes in probes:
+            c, _ = name_diagnosis.diagnose(model, stories, pieces, 64)
+            nats = 0.0
+            for s in stories:
+                x = torch.tensor([s])
+                nats += F.cross_entropy(model(x)[0].float()[:-1], x[0, 1:],
+                                        reduction="sum").item()
+            rows.append((step, label, c["events"], c["recalled"], c["first"], c["later"],
+                         c["multi"], nats / math.log(2) / n_bytes))
+    model.train()
+    return rows
 
 
 def split_stories(data):
@@ -262,7 +310,7 @@ def train(args, inputs):
     torch.set_num_threads(args.threads)
     torch.use_deterministic_algorithms(True, warn_only=True)
 
-    tok, names, train_blob, held_blob = inputs
+    tok, names, train_blob, held_blob, probes = inputs
     vocab = tok.vocab_size
     name_ids = evaluate.name_token_ids(tok, names)
     train_data = np.frombuffer(train_blob, dtype="<u2")
@@ -274,7 +322,19 @@ def train(args, inputs):
     cfg = Config(args.dim, args.hidden_dim, args.layers, args.heads, args.kv_heads, vocab,
                  args.seq_len)
     try:
-        model = Transformer(cfg)
+        if args.init is not None:
+            from model import load_legacy
+            model = load_legacy(args.init)
+            cfg = model.cfg
+            if cfg.vocab_size != vocab:
+                raise UsageError(f"--init '{args.init}' has a vocabulary of {cfg.vocab_size}, "
+                                 f"the tokenizer {vocab}")
+            longest = max(p[0] for p in args.phases)
+            if longest > cfg.seq_len:
+                raise UsageError(f"a phase of {longest} tokens is longer than --init's seq_len "
+                                 f"{cfg.seq_len}")
+        else:
+            model = Transformer(cfg)
     except ValueError as e:
         raise UsageError(f"model shape: {e}")
     decay = [p for p in model.parameters() if p.dim() >= 2]
@@ -290,6 +350,21 @@ def train(args, inputs):
           f"({n_held} tokens); plan: {total_steps} steps, {total_tokens} tokens")
 
     rows, step, tokens_seen, run_loss, run_n = [], 0, 0, 0.0, 0
+    probe_log = []
+
+    def log_probes():
+        for r in probe_rows(model, step, probes):
+            probe_log.append(r)
+            print(f"probe step {r[0]} {r[1]}: recalled {r[3]}/{r[2]}, first piece {r[4]}, later "
+                  f"pieces {r[5]}/{r[6]}, {r[7]:.3f} bits per byte", flush=True)
+        if args.probe_csv is not None:
+            write_output(args.probe_csv, ("step,set,events,recalled,first_piece,later_pieces,"
+                                          "multi_piece,bits_per_byte\n" + "".join(
+                f"{a},{b},{c},{d},{e},{f},{g},{h:.4f}\n" for a, b, c, d, e, f, g, h
+                in probe_log)).encode("utf-8"))
+
+    if probes:
+        log_probes()
     start = time.time()
     tick, tick_tokens = start, 0
     autocast = not args.no_bf16
@@ -336,6 +411,8 @@ def train(args, inputs):
                       f"  held-out {held_loss:.4f} (perplexity {math.exp(held_loss):.3f}), "
                       f"name recall at gap > 64: {recall[64][0]}/{recall[64][1]}", flush=True)
                 run_loss, run_n = 0.0, 0
+                if probes:
+                    log_probes()
                 tick = time.time()  # evaluation time does not count as training speed
 
     elapsed = time.time() - start
