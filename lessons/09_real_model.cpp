@@ -36,8 +36,10 @@
 #include "h2o/measure/cache_trace.hpp"
 #include "h2o/measure/policy_sweep.hpp"
 #include "h2o/model/checkpoint.hpp"
+#include "h2o/report/sweep_report.hpp"
 #include "h2o/report/table.hpp"
 #include "h2o/report/verdict_reason.hpp"
+#include "h2o/report/verdict_text.hpp"
 #include "h2o/text/token_text.hpp"
 
 using h2o::fixed;
