@@ -36,8 +36,10 @@
 #include "h2o/measure/cache_trace.hpp"
 #include "h2o/measure/policy_sweep.hpp"
 #include "h2o/model/checkpoint.hpp"
+#include "h2o/report/sweep_report.hpp"
 #include "h2o/report/table.hpp"
 #include "h2o/report/verdict_reason.hpp"
+#include "h2o/report/verdict_text.hpp"
 #include "h2o/text/token_text.hpp"
 
 using h2o::fixed;
@@ -156,14 +158,11 @@ int run_lesson(int argc, char** argv) {
                    names_of(with_heavy[b]), names_of(window[b]),
                    evicted ? h2o::verdict_word(h2o::verdict_of(d)) : "same: nothing was evicted");
       if (!evicted) continue;
-      const std::string names = !names_count ? ""
-                                             : h2o::names_against(with_heavy[b].names_correct,
-                                                                  window[b].names_correct, counted);
-      sentences += h2o::wrap_words("  " + std::to_string(percents[b]) + "%: H2O's " +
-                                       h2o::verdict_sentence("the window's", d,
-                                                             h2o::difference_units(full, d)) +
-                                       (names.empty() ? "" : "; " + names),
-                                   100, "       ") +
+      // The sentence gives the interval behind the table's verdict (its names are in the table).
+      sentences += h2o::wrap_words(
+                       "  " + std::to_string(percents[b]) + "%: H2O's " +
+                           h2o::verdict_sentence("the window's", d, h2o::difference_units(full, d)),
+                       100, "       ") +
                    "\n";
     }
     verdicts.print(std::cout);

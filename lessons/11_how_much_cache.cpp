@@ -35,6 +35,7 @@
 #include "h2o/model/checkpoint.hpp"
 #include "h2o/report/sweep_report.hpp"
 #include "h2o/report/table.hpp"
+#include "h2o/report/verdict_text.hpp"
 
 using h2o::fixed;
 

@@ -36,6 +36,7 @@
 #include "h2o/model/checkpoint.hpp"
 #include "h2o/report/equal_bytes.hpp"
 #include "h2o/report/table.hpp"
+#include "h2o/report/verdict_text.hpp"
 #include "h2o/text/stories.hpp"
 #include "h2o/text/tokenizer.hpp"
 

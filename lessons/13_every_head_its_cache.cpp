@@ -52,6 +52,7 @@
 #include "h2o/policy/pyramid_policy.hpp"
 #include "h2o/report/course_answer.hpp"
 #include "h2o/report/table.hpp"
+#include "h2o/report/verdict_text.hpp"
 #include "h2o/text/stories.hpp"
 #include "h2o/text/tokenizer.hpp"
 

@@ -157,6 +157,13 @@ TEST_CASE("the course's answer where H2O is no different: neither a win nor a lo
   CHECK_THAT(text, !Contains("Where H2O wins"));
   CHECK_THAT(text, !Contains("Where it loses"));
   CHECK_THAT(text, Contains("no different within noise: H2O, Ada-KV and FastGen at T = 90%."));
+  // More names alone: a win on names, and the perplexity's "no difference" not said twice.
+  f.h2o.names_correct = 3;
+  const std::string more = f.text();
+  CHECK_THAT(more, Contains("Where H2O wins: long-gap names only (of 10 long-gap names H2O "
+                            "predicted 3, the window 2, the full cache"));
+  CHECK_THAT(more, Contains("old names the window has dropped. "));
+  CHECK_THAT(more, !Contains("its perplexity is no different"));
   // Fewer names alone: a loss on names, not on perplexity.
   f.h2o.names_correct = 1;
   CHECK_THAT(f.text(),

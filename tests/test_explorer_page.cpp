@@ -12,6 +12,7 @@
 #include "h2o/policy/policy_factory.hpp"
 #include "h2o/report/explorer_page.hpp"
 #include "h2o/report/verdict_reason.hpp"
+#include "h2o/report/verdict_text.hpp"
 #include "h2o_catch.hpp"
 #include "policy_test_support.hpp"
 #include "test_support.hpp"

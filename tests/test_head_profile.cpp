@@ -224,20 +224,19 @@ TEST_CASE("the reason a head profile gives is chosen from its shares", "[head_pr
                            {head(HeadKind::Local, 0.4, 0.2), head(HeadKind::Sink, 0.2, 0.2)}},
                           sizes);
   CHECK(local ==
-        "most KV heads are local (of 4: 3 local, 0 heavy, 1 sink): on average a head gives its "
-        "last 16 tokens 50.0% of its attention and its 16 heavy hitters outside them 15.0%, so "
-        "the newest tokens count most, and a window of the same budget keeps more of them than "
-        "H2O does");
+        "most KV heads are local: on average a head gives its last 16 tokens 50.0% of its "
+        "attention and its 16 heavy hitters outside them 15.0%, so the newest tokens count most, "
+        "and a window of the same budget keeps more of them than H2O does");
   const std::string heavy =
       head_profile_reason({{head(HeadKind::Heavy, 0.2, 0.5), head(HeadKind::Heavy, 0.3, 0.4),
                             head(HeadKind::Local, 0.4, 0.3)}},
                           sizes);
-  CHECK(heavy.rfind("most KV heads are heavy (of 3: 1 local, 2 heavy, 0 sinks)", 0) == 0);
+  CHECK(heavy.rfind("most KV heads are heavy: on average", 0) == 0);
   CHECK(heavy.find("so old tokens kept by their score count as much as the newest") !=
         std::string::npos);
   const std::string mixed = head_profile_reason(
       {{head(HeadKind::Mixed, 0.5, 0.3), head(HeadKind::Local, 0.5, 0.3)}}, sizes);
-  CHECK(mixed.rfind("the KV heads are of mixed kinds (of 2: 1 local", 0) == 0);
+  CHECK(mixed.rfind("the KV heads are of mixed kinds: on average", 0) == 0);
   CHECK(mixed.find("so the newest tokens count more, but the old ones") != std::string::npos);
   CHECK_THROWS_AS(head_profile_reason({}, sizes), std::invalid_argument);
 }

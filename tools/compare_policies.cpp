@@ -63,7 +63,9 @@
 #include "h2o/policy/policy_factory.hpp"
 #include "h2o/report/policy_comparison.hpp"
 #include "h2o/report/svg.hpp"
+#include "h2o/report/sweep_report.hpp"
 #include "h2o/report/verdict_reason.hpp"
+#include "h2o/report/verdict_text.hpp"
 #include "h2o/text/stories.hpp"
 #include "h2o/text/tokenizer.hpp"
 

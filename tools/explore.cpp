@@ -57,6 +57,7 @@
 #include "h2o/policy/policy_factory.hpp"
 #include "h2o/report/explorer_page.hpp"
 #include "h2o/report/verdict_reason.hpp"
+#include "h2o/report/verdict_text.hpp"
 #include "h2o/text/token_text.hpp"
 #include "h2o/text/tokenizer.hpp"
 

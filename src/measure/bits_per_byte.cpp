@@ -3,8 +3,6 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "h2o/base/format.hpp"
-
 namespace h2o {
 
 std::size_t predicted_bytes(const Tokenizer& tokenizer, const std::vector<int>& tokens) {
@@ -29,16 +27,6 @@ double bits_per_byte(const TeacherForcedRun& run, std::size_t bytes) {
 
 bool beyond_model(double full_bits_per_byte) {
   return !(full_bits_per_byte <= kBeyondModelBitsPerByte);  // NaN is beyond too
-}
-
-std::string beyond_model_warning(double full_bits_per_byte) {
-  const std::string text =
-      "Warning: the model does not know text like this: even the full cache reads it at " +
-      fixed(full_bits_per_byte, 2) + " bits per byte (the limit is " +
-      fixed(kBeyondModelBitsPerByte, 1) +
-      "; gzip needs 3.5 or more on a short story). Comparing caches on numbers like these means "
-      "nothing, so no verdict is drawn. Try a text like the ones the model learned from.";
-  return wrap_words(text, 100, "  ") + "\n";
 }
 
 }  // namespace h2o

@@ -398,16 +398,6 @@ std::vector<std::string> read_names(const std::string& path) {
   return names;
 }
 
-std::vector<std::string> NameTokens::split_names() const {
-  std::vector<std::string> out;
-  for (std::size_t k = 0; k < names.size(); ++k) {
-    if (tokens_per_name[k] > 1) {
-      out.push_back(names[k] + " (" + std::to_string(tokens_per_name[k]) + " tokens)");
-    }
-  }
-  return out;
-}
-
 NameTokens names_as_tokens(const Tokenizer& tokenizer, const std::vector<std::string>& names) {
   NameTokens out;
   out.names = names;

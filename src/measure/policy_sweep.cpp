@@ -4,7 +4,6 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "h2o/base/format.hpp"
 #include "h2o/cache/budget.hpp"
 #include "h2o/cache/window_bytes.hpp"
 #include "h2o/measure/bits_per_byte.hpp"
@@ -246,15 +245,6 @@ PerplexityDifference difference(const SweepRun& a, const SweepRun& b) {
   return perplexity_difference(paired_units(a.token_nll(), b.token_nll()));
 }
 
-std::string difference_units(const SweepRun& a, const PerplexityDifference& difference) {
-  return units_name(a.token_nll(), difference.units);
-}
-
-std::string verdict_against(const SweepRun& a, const SweepRun& b, const std::string& b_name) {
-  const PerplexityDifference d = difference(a, b);
-  return verdict_sentence(b_name, d, difference_units(a, d));
-}
-
 std::size_t first_good_budget(const std::vector<SweepRun>& by_budget, double limit) {
   std::size_t needs = by_budget.size();
   for (std::size_t b = by_budget.size(); b-- > 0 && by_budget[b].perplexity() <= limit;) needs = b;
@@ -294,13 +284,6 @@ double context_gain(std::shared_ptr<const DecoderWeights> weights, const SweepTe
   const SweepRun windowed =
       read_stories(std::move(weights), text, {"window", "window", {}}, {0, window}, &full);
   return windowed.perplexity() / full.perplexity();
-}
-
-std::string context_gain_sentence(double gain, std::size_t window) {
-  return "How much the model uses its cache: context gain " + fixed(gain, 3) +
-         ", the perplexity with only the last " + std::to_string(window) +
-         " tokens over the full cache's (1.000: it uses nothing further back; the higher, the more "
-         "a cache that forgets can lose).";
 }
 
 }  // namespace h2o

@@ -94,11 +94,10 @@ std::string head_profile_reason(const std::vector<std::vector<HeadProfile>>& pro
                            "keeps them and a window loses them"
                          : "the newest tokens count more, but the old ones H2O keeps by score "
                            "count too";
-  return most + " (of " + std::to_string(kinds.all) + ": " + std::to_string(kinds.local) +
-         " local, " + std::to_string(kinds.heavy) + " heavy, " + std::to_string(kinds.sink) +
-         (kinds.sink == 1 ? " sink" : " sinks") + "): on average a head gives its last " +
-         std::to_string(sizes.recent) + " tokens " + percent_text(local) +
-         " of its attention and its " + std::to_string(sizes.heavy) +
+  // (The kinds' counts are not repeated here: lesson 10 prints them on the line above,
+  // HeadKindCounts::describe.)
+  return most + ": on average a head gives its last " + std::to_string(sizes.recent) + " tokens " +
+         percent_text(local) + " of its attention and its " + std::to_string(sizes.heavy) +
          " heavy hitters outside them " + percent_text(heavy) + ", so " + lean;
 }
 

@@ -7,6 +7,7 @@
 
 #include "h2o/base/format.hpp"
 #include "h2o/report/svg.hpp"
+#include "h2o/report/verdict_text.hpp"
 
 namespace h2o {
 
@@ -105,12 +106,14 @@ std::string course_answer_text(const CourseAnswer& a, std::size_t width,
     sentences.push_back("H2O wins on perplexity (" + perplexity_words(verdict) +
                         ") but not on names: " + names_counted + ".");
   } else if (more_names) {
+    // Within noise, the sentence before has said so: only a perplexity that disagrees with the
+    // names is said again.
     sentences.push_back("Where H2O wins: long-gap names only (" + names_counted +
-                        "), old names the window has dropped; " +
+                        "), old names the window has dropped" +
                         (verdict == Verdict::Worse
-                             ? "yet its perplexity is " + perplexity_words(verdict) +
+                             ? "; yet its perplexity is " + perplexity_words(verdict) +
                                    ": the names and the perplexity disagree."
-                             : "its perplexity is " + perplexity_words(verdict) + "."));
+                             : "."));
   } else {
     sentences.push_back(
         "H2O wins nowhere here: its perplexity is " + perplexity_words(verdict) +

@@ -5,6 +5,7 @@
 #include "h2o/base/format.hpp"
 #include "h2o/measure/verdict.hpp"
 #include "h2o/report/svg.hpp"
+#include "h2o/report/verdict_text.hpp"
 
 namespace h2o {
 

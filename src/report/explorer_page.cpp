@@ -9,6 +9,7 @@
 
 #include "h2o/base/format.hpp"
 #include "h2o/base/utf8.hpp"
+#include "h2o/report/verdict_text.hpp"
 
 // The page's frame, style sheet and script (src/report/explorer/page.html, page.css, page.js),
 // which cmake/embed_file.cmake made into C++ sources (src/CMakeLists.txt).

@@ -6,6 +6,7 @@
 #include "h2o/base/format.hpp"
 #include "h2o/policy/policy_factory.hpp"
 #include "h2o/report/table.hpp"
+#include "h2o/report/verdict_text.hpp"
 
 namespace h2o {
 

@@ -135,4 +135,11 @@ std::string prompt_time_report(const PromptTimeComparison& comparison, std::size
   return text + table.text() + notes;
 }
 
+std::string context_gain_sentence(double gain, std::size_t window) {
+  return "How much the model uses its cache: context gain " + fixed(gain, 3) +
+         ", the perplexity with only the last " + std::to_string(window) +
+         " tokens over the full cache's (1.000: it uses nothing further back; the higher, the more "
+         "a cache that forgets can lose).";
+}
+
 }  // namespace h2o

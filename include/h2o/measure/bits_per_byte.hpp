@@ -31,7 +31,6 @@
 #pragma once
 
 #include <cstddef>
-#include <string>
 #include <vector>
 
 #include "h2o/measure/teacher_forcing.hpp"
@@ -54,9 +53,6 @@ double bits_per_byte(const TeacherForcedRun& run, std::size_t bytes);
 
 // True when a full-cache reading at `full_bits_per_byte` is beyond the model (the rule above).
 bool beyond_model(double full_bits_per_byte);
-
-// The one plain warning the programs print when beyond_model(): what was measured and why no
-// verdict follows. Lines of at most 100 columns, each ending in "\n".
-std::string beyond_model_warning(double full_bits_per_byte);
+// (The warning the programs print then: report/verdict_text.hpp's beyond_model_warning.)
 
 }  // namespace h2o

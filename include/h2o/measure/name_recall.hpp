@@ -89,8 +89,6 @@ struct NameTokens {
   std::vector<std::size_t> tokens_per_name;  // (K,) tokens of " Name" (1 = a single token)
   std::vector<std::string> token_text;       // (V,) each token's text when it follows a word
                                              //      ("" for BOS and EOS)
-  // The names the tokenizer splits into several tokens, as "Lily (3 tokens)", for a report.
-  std::vector<std::string> split_names() const;
 };
 
 // Which names, spelled how, for this tokenizer.

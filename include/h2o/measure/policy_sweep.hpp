@@ -177,12 +177,8 @@ PolicySweep sweep_policies(std::shared_ptr<const DecoderWeights> weights, const 
                            const std::vector<int>& percents, const SweepOptions& options = {});
 
 // A against B (same stories): their perplexity difference and its 95% interval (verdict.hpp's
-// units: the stories, or blocks of one story), and the units' name for a sentence.
+// units: the stories, or blocks of one story). In words: report/verdict_text.hpp.
 PerplexityDifference difference(const SweepRun& a, const SweepRun& b);
-std::string difference_units(const SweepRun& a, const PerplexityDifference& difference);
-// verdict_sentence of A against B, e.g. "perplexity -2.6% against the window (95% interval ...):
-// better".
-std::string verdict_against(const SweepRun& a, const SweepRun& b, const std::string& b_name);
 
 // The index of the smallest budget from which on every run's perplexity stays within `limit` (a
 // lucky dip below it at a small budget does not count); by_budget.size() when there is none.
@@ -214,8 +210,5 @@ constexpr std::size_t kContextGainWindow = 64;
 // reference run of the same text): how much the model uses its cache beyond that window.
 double context_gain(std::shared_ptr<const DecoderWeights> weights, const SweepText& text,
                     const SweepRun& full, std::size_t window = kContextGainWindow);
-// The sentence the programs print about it, one line to wrap: "How much the model uses its cache:
-// context gain 1.110, the perplexity with only the last 64 tokens over the full cache's (...)."
-std::string context_gain_sentence(double gain, std::size_t window = kContextGainWindow);
 
 }  // namespace h2o

@@ -16,13 +16,14 @@
 // The verdict reads the interval: "better" when it lies wholly below 0 (A's perplexity lower),
 // "worse" wholly above, "no difference within noise" when it holds 0 - or when there are too few
 // units (fewer than kMinUnits) to draw an interval at all.
+// Only numbers here: the words for them, the sentence every program prints, are
+// report/verdict_text.hpp's.
 //
 // Dimension legend: S = predictions of a story, U = units (stories or blocks).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
-#include <string>
 #include <vector>
 
 namespace h2o {
@@ -43,8 +44,6 @@ struct PairedUnit {
 // Throws std::invalid_argument when the two do not have the same stories and lengths.
 std::vector<PairedUnit> paired_units(const std::vector<std::vector<double>>& nll_a,
                                      const std::vector<std::vector<double>>& nll_b);
-// What the units are, for a sentence: "12 stories", "28 blocks of 32 predictions".
-std::string units_name(const std::vector<std::vector<double>>& nll_a, std::size_t units);
 
 struct PerplexityDifference {
   double change = 0.0;  // perplexity_A / perplexity_B - 1 over all units (0 without any)
@@ -64,29 +63,6 @@ PerplexityDifference perplexity_difference(const std::vector<PairedUnit>& units,
 
 enum class Verdict { Better, Worse, WithinNoise };
 Verdict verdict_of(const PerplexityDifference& difference);
-// "better", "worse", "no difference within noise".
-std::string verdict_word(Verdict verdict);
-
-// A change as a signed percentage, "+4.1%", "-0.0%" (the sign is the value's own even where it
-// rounds to 0.0, so an interval's ends show on which side of 0 they lie).
-std::string signed_percent(double change);
-
-// The sentence every program prints for A against B:
-//   "perplexity -2.6% against the window (95% interval -4.1% to -1.0%, 28 blocks of 32
-//    predictions): better"
-// and, without an interval: "... (too few units for an interval: 2 stories): no difference
-// within noise"; with no prediction at all: "nothing to compare". `against` names B, `units` the
-// units (units_name).
-std::string verdict_sentence(const std::string& against, const PerplexityDifference& difference,
-                             const std::string& units);
-
-// "6 against 3 of 9 long-gap names"; "" when there is no name event to count (events == 0),
-// so that no sentence compares zero counts.
-std::string names_against(std::size_t correct_a, std::size_t correct_b, std::size_t events);
-
-// The verdicts of several budgets in one phrase, zero counts left out:
-//   "better at 2, no difference within noise at 4 of 6 budgets"; "" for no verdicts.
-std::string verdict_tally(const std::vector<Verdict>& verdicts);
 
 // One policy against another budget by budget: the verdict at each, and at how many budgets
 // the first recalled more (fewer) long-gap names.
@@ -95,17 +71,5 @@ struct BudgetComparison {
   std::size_t more_names = 0, fewer_names = 0;
   std::size_t count(Verdict verdict) const;
 };
-// "perplexity better at 1, no difference within noise at 5 of 6 budgets; name recall higher at
-// 2, lower at 1" (a count of 0 left out) - "name recall the same at every budget" when both are 0,
-// nothing
-// on names when `names_counted` is false (no name events); "(no budget below 100% to compare)"
-// without verdicts.
-std::string budget_comparison_sentence(const BudgetComparison& comparison, bool names_counted);
-
-// "better at 5%, 10%; no difference within noise at 2%": the budgets of each verdict (better,
-// worse, within noise; a verdict with none left out), `budget_names` (the comparison's budgets,
-// in its order) naming them. "" without verdicts; std::invalid_argument on a different count.
-std::string budgets_by_verdict(const BudgetComparison& comparison,
-                               const std::vector<std::string>& budget_names);
 
 }  // namespace h2o

@@ -44,14 +44,15 @@ Table head_profile_table(const std::vector<std::vector<HeadProfile>>& profiles,
                          const HeadProfileOptions& sizes, HeadKindCounts* counts);
 
 // What the heads' profiles (L,) x (G,) say of a recent window against H2O, in one sentence, the
-// words chosen from the numbers: the kinds' counts, and the mean share of a head's attention on
-// its last r tokens against the mean on its k heavy hitters outside them (sizes: r and k). A
+// words chosen from the numbers: which kind most heads are (not how many of each: lesson 10
+// prints HeadKindCounts::describe on the line before), and the mean share of a head's attention
+// on its last r tokens against the mean on its k heavy hitters outside them (sizes: r and k). A
 // local share at least twice the heavy share: the newest tokens count most, which a window of
 // the same budget holds more of than H2O; a heavy share at least the local share: old tokens
 // kept by score count as much, which H2O holds and a window loses; between: both count. E.g.
-//   "most KV heads are local (of 16: 10 local, 1 heavy, 0 sinks): on average a head gives its
-//    last 16 tokens 54.8% of its attention and its 16 heavy hitters outside them 12.1%, so the
-//    newest tokens count most, and a window of the same budget keeps more of them than H2O does"
+//   "most KV heads are local: on average a head gives its last 16 tokens 54.8% of its attention
+//    and its 16 heavy hitters outside them 12.1%, so the newest tokens count most, and a window
+//    of the same budget keeps more of them than H2O does"
 // Lesson 10 prints it. It describes the heads, not a run: a verdict between two policies is
 // explained from its own run instead (report/verdict_reason.hpp).
 // Throws std::invalid_argument without any head.

@@ -1,7 +1,8 @@
 // course_answer.hpp: the course's answer in one paragraph (lesson 13's last step): on one model
 // and one set of stories, where H2O wins against a sliding window of the same bytes, where it
 // loses and why, and what budgets and rules per head change - each fact a number the caller
-// measured, each comparison with measure/verdict.hpp's change, 95% interval and word.
+// measured, each comparison with measure/verdict.hpp's change and 95% interval, in
+// verdict_text.hpp's words.
 //
 // Dimension legend: L = layers, G = KV heads of a layer, T = FastGen targets.
 #pragma once

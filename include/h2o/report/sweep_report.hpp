@@ -44,4 +44,9 @@ constexpr std::size_t kMinContinuation = 16;
 std::string prompt_time_report(const PromptTimeComparison& comparison, std::size_t n,
                                bool with_verdict);
 
+// The sentence the programs print about the context gain (policy_sweep.hpp's context_gain), one
+// line to wrap: "How much the model uses its cache: context gain 1.110, the perplexity with only
+// the last 64 tokens over the full cache's (...)."
+std::string context_gain_sentence(double gain, std::size_t window = kContextGainWindow);
+
 }  // namespace h2o
