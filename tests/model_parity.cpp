@@ -89,7 +89,7 @@ int compare(const std::string& model, const std::string& ids_path, const std::st
                              " logits for " + std::to_string(ids.size()) + " tokens x " +
                              std::to_string(V));
   }
-  h2o::Decoder decoder(weights, std::make_unique<h2o::FullCachePolicy>(), ids.size());
+  h2o::Decoder decoder(weights, h2o::policy_of<h2o::FullCachePolicy>(), ids.size());
   double worst = 0.0, scale = 1.0;
   for (std::size_t t = 0; t < ids.size(); ++t) {
     const h2o::Vector& ours = decoder.forward(ids[t]);
@@ -121,7 +121,7 @@ int kv_dump(const std::string& model, const std::string& ids_path, const std::st
   out.write(reinterpret_cast<const char*>(header), sizeof(header));
   std::vector<float> buffer(D);
   for (unsigned bits : {32u, 8u, 4u, 2u}) {
-    h2o::Decoder decoder(weights, std::make_unique<h2o::FullCachePolicy>(), T,
+    h2o::Decoder decoder(weights, h2o::policy_of<h2o::FullCachePolicy>(), T,
                          h2o::KvFormat{bits, group});
     decoder.forward_batch(ids);
     const h2o::LayerKVCache& cache = decoder.cache(0);  // slot t = position t (nothing evicted)

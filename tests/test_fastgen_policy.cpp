@@ -54,7 +54,7 @@ std::vector<float> step_weights(const LayerKVCache& cache, std::size_t n_heads, 
 
 // Reads tokens 0..n-1 through `policy`, one step at a time (after_attention), or only observed
 // and then compressed once (a prompt read to be compressed).
-void read_tokens(CachePolicy& policy, LayerKVCache& cache, std::size_t n_heads, std::size_t n,
+void read_tokens(LayerPolicy& policy, LayerKVCache& cache, std::size_t n_heads, std::size_t n,
                  const WeightOf& weight_of, bool compress_once = false) {
   for (std::size_t t = 0; t < n; ++t) {
     append_token(cache, static_cast<Position>(t));
@@ -95,8 +95,8 @@ TEST_CASE("FastGen gives a local, a heavy, a sink and a spread head each its own
   read_tokens(policy, cache, 4, 8, four_kinds);
   const std::vector<HeadRule> expected = {HeadRule::Window, HeadRule::HeavyWindow,
                                           HeadRule::SinkWindow, HeadRule::Full};
-  REQUIRE(policy.rules(0) == expected);
-  const std::vector<HeadProfile>& profiles = policy.profiles(0);
+  REQUIRE(policy.rules() == expected);
+  const std::vector<HeadProfile>& profiles = policy.profiles();
   REQUIRE(profiles.size() == 4);
   // Rows 3..7 count (t >= r + s = 3): five rows.
   CHECK(profiles[0].rows == 5);
@@ -142,7 +142,7 @@ TEST_CASE("FastGen's target decides how much a head must recover", "[fastgen]") 
     FastGenPolicy policy(CacheBudget{1, 2}, 1, target, 8);
     LayerKVCache cache(4, 2, 16);
     read_tokens(policy, cache, 4, 8, four_kinds);
-    return policy.rules(0);
+    return policy.rules();
   };
   CHECK(rules_at(0.3)[3] == HeadRule::Window);
   CHECK(rules_at(0.5)[3] == HeadRule::SinkWindow);
@@ -176,7 +176,7 @@ TEST_CASE("FastGen's profile, built slot by slot, is profile_heads' on the same 
     read_tokens(policy, cache, H, T, weight);
     const std::vector<HeadProfile> expected =
         profile_heads({dense.data(), H, T}, G, HeadProfileOptions{r, k, 1});
-    const std::vector<HeadProfile>& got = policy.profiles(0);
+    const std::vector<HeadProfile>& got = policy.profiles();
     REQUIRE(got.size() == G);
     for (std::size_t g = 0; g < G; ++g) {
       INFO("seed " << seed << " head " << g);
@@ -185,7 +185,7 @@ TEST_CASE("FastGen's profile, built slot by slot, is profile_heads' on the same 
       CHECK(got[g].local_share == Approx(expected[g].local_share).margin(1e-6));
       CHECK(got[g].heavy_share == Approx(expected[g].heavy_share).margin(1e-6));
       CHECK(got[g].uniform_share == Approx(expected[g].uniform_share));
-      CHECK(policy.rules(0)[g] == cheapest_rule(got[g], 0.8));
+      CHECK(policy.rules()[g] == cheapest_rule(got[g], 0.8));
     }
   }
 }
@@ -208,7 +208,7 @@ TEST_CASE("FastGen cuts a prompt read to be compressed as it cuts the same promp
     read_tokens(step_by_step, a, 4, T, weight);
     read_tokens(once, b, 4, T, weight, /*compress_once=*/true);
     INFO("seed " << seed);
-    CHECK(once.rules(0) == step_by_step.rules(0));
+    CHECK(once.rules() == step_by_step.rules());
     for (std::size_t g = 0; g < 4; ++g) CHECK(a.sorted_positions(g) == b.sorted_positions(g));
   }
 }
@@ -217,22 +217,22 @@ TEST_CASE("FastGen profiles a second sequence afresh", "[fastgen]") {
   FastGenPolicy policy(CacheBudget{1, 2}, 1, 0.9, 8);
   LayerKVCache cache(4, 2, 16);
   read_tokens(policy, cache, 4, 8, four_kinds);
-  REQUIRE(policy.rules(0)[0] == HeadRule::Window);
+  REQUIRE(policy.rules()[0] == HeadRule::Window);
   // The same cache, cleared, reads a sequence where head 0 is the sink and head 2 local.
   cache.clear();
   const WeightOf swapped = [](std::size_t h, Position j, std::size_t t) {
     return four_kinds(h == 0 ? 2 : h == 2 ? 0 : h, j, t);
   };
   read_tokens(policy, cache, 4, 4, swapped);
-  CHECK(policy.rules(0).empty());  // still reading the new prompt: nothing evicted
+  CHECK(policy.rules().empty());  // still reading the new prompt: nothing evicted
   CHECK(cache.size(0) == 4);
   for (std::size_t t = 4; t < 8; ++t) {
     append_token(cache, static_cast<Position>(t));
     const std::vector<float> data = step_weights(cache, 4, t, swapped);
     policy.after_attention(cache, StepAttention{data.data(), 4, cache.capacity()});
   }
-  CHECK(policy.rules(0)[0] == HeadRule::SinkWindow);
-  CHECK(policy.rules(0)[2] == HeadRule::Window);
+  CHECK(policy.rules()[0] == HeadRule::SinkWindow);
+  CHECK(policy.rules()[2] == HeadRule::Window);
 }
 
 TEST_CASE("FastGen at a target of 1 keeps every token and reads as the full cache", "[fastgen]") {
@@ -259,11 +259,8 @@ TEST_CASE("FastGen in a decoder: every head within its rule, the window always k
   for (double target : {0.3, 0.6, 0.9}) {
     PolicySettings settings = settings_for_budget("fastgen", 12);
     settings.fastgen_target = target;
-    auto owned = make_policy("fastgen", settings);
-    const auto* policy = dynamic_cast<const FastGenPolicy*>(owned.get());
-    REQUIRE(policy != nullptr);
-    CHECK(policy->profile_tokens() == 24);  // twice the budget
-    Decoder decoder(weights, std::move(owned), tokens.size());
+    Decoder decoder(weights, make_policy("fastgen", settings), tokens.size());
+    CHECK(decoder.policy().prompt_tokens() == 24);  // twice the budget
     for (std::size_t i = 0; i < tokens.size(); ++i) {
       decoder.forward(tokens[i]);
       for (std::size_t l = 0; l < decoder.config().n_layers; ++l) {
@@ -274,8 +271,9 @@ TEST_CASE("FastGen in a decoder: every head within its rule, the window always k
             REQUIRE(kept.size() == i + 1);  // the prompt: nothing evicted
             continue;
           }
-          const HeadRule rule = policy->rules(l).at(g);
-          REQUIRE(kept.size() == std::min(i + 1, policy->rule_tokens(rule)));
+          const auto& policy = dynamic_cast<const FastGenPolicy&>(decoder.layer_policy(l));
+          const HeadRule rule = policy.rules().at(g);
+          REQUIRE(kept.size() == std::min(i + 1, policy.rule_tokens(rule)));
           REQUIRE(kept.back() == static_cast<Position>(i));
           const std::size_t window = std::min<std::size_t>(settings.recent, kept.size());
           REQUIRE(kept[kept.size() - window] == static_cast<Position>(i + 1 - window));

@@ -66,13 +66,6 @@ struct PolicySettings {
 // more contender. The full cache is the reference (evicts = false), whatever its role.
 enum class PolicyRole { Contender, Subject, Baseline };
 
-// How a policy spreads its budget: every layer and KV head the same number of tokens, each layer
-// its own (PyramidKV; the heads of a layer alike), or each KV head what its scores earn within its
-// layer's share (Ada-KV); all three hold together what the uniform budget holds. Or each KV head
-// what its own rule keeps, the rule chosen from a profile (FastGen): then the total is an outcome
-// of the profile, not the budget, and comparisons give the window what it held (equal bytes).
-enum class BudgetSplit { Uniform, ByLayer, ByHead, ByRule };
-
 // One policy as the factory knows it: what --help says, and what tests, lessons and tools may rely
 // on without naming it.
 struct PolicyKind {
@@ -95,7 +88,14 @@ struct PolicyKind {
   // the window is never more than the policy keeps (max_tokens). Every token of the full cache
   // and of a sliding window is recent; a policy that protects nothing has a window of 0.
   std::size_t (*recent_window)(const PolicySettings& settings, std::size_t n_tokens) = nullptr;
-  BudgetSplit split = BudgetSplit::Uniform;
+  // True when what the policy holds follows from its budget: every layer and KV head the same
+  // number of tokens, each layer its own (PyramidKV) or each KV head what its scores earn within
+  // its layer's share (Ada-KV), all holding together what the uniform budget holds (each layer's
+  // LayerPolicy says how: keep() and head_capacity()). False when each KV head keeps what its own
+  // rule keeps, the rule chosen from a profile (FastGen, DuoAttention): then the total is an
+  // outcome of the profile, not the budget, and comparisons give the window what it held (equal
+  // bytes).
+  bool sized_by_budget = true;
   bool uses_attention() const { return paper_scoring.has_value(); }
 };
 
