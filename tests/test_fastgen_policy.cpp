@@ -18,73 +18,19 @@
 #include "h2o/policy/head_profile.hpp"
 #include "h2o/policy/policy_factory.hpp"
 #include "h2o_catch.hpp"
+#include "head_rule_support.hpp"
 #include "policy_test_support.hpp"
 
 using namespace h2o;
+using h2o_test::append_token;
+using h2o_test::four_kinds;
+using h2o_test::read_tokens;
+using h2o_test::step_weights;
+using h2o_test::WeightOf;
 
 namespace {
 
 using Positions = std::vector<Position>;
-// The weight query head h gives position j at step t (j <= t); rows need not sum to 1 here
-// unless a test says so.
-using WeightOf = std::function<float(std::size_t h, Position j, std::size_t t)>;
-
-// G KV heads of one query head each, head size 2, room for `capacity` tokens; token t's rows are
-// (t, t) in every head.
-void append_token(LayerKVCache& cache, Position t) {
-  const std::vector<float> rows(cache.n_kv_heads() * cache.head_dim(), static_cast<float>(t));
-  cache.append(rows.data(), rows.data(), t);
-}
-
-// Step t's attention over the cache as it stands, slot by slot (slots are not in position order
-// once a token has been evicted): (H, stride).
-std::vector<float> step_weights(const LayerKVCache& cache, std::size_t n_heads, std::size_t t,
-                                const WeightOf& weight_of) {
-  const std::size_t stride = cache.capacity();
-  const std::size_t group = n_heads / cache.n_kv_heads();
-  std::vector<float> data(n_heads * stride, 0.0f);
-  for (std::size_t h = 0; h < n_heads; ++h) {
-    const std::size_t g = h / group;
-    for (std::size_t s = 0; s < cache.size(g); ++s) {
-      data[h * stride + s] = weight_of(h, cache.positions(g)[s], t);
-    }
-  }
-  return data;
-}
-
-// Reads tokens 0..n-1 through `policy`, one step at a time (after_attention), or only observed
-// and then compressed once (a prompt read to be compressed).
-void read_tokens(LayerPolicy& policy, LayerKVCache& cache, std::size_t n_heads, std::size_t n,
-                 const WeightOf& weight_of, bool compress_once = false) {
-  for (std::size_t t = 0; t < n; ++t) {
-    append_token(cache, static_cast<Position>(t));
-    const std::vector<float> data = step_weights(cache, n_heads, t, weight_of);
-    const StepAttention attention{data.data(), n_heads, cache.capacity()};
-    if (compress_once) {
-      policy.observe(cache, attention);
-    } else {
-      policy.after_attention(cache, attention);
-    }
-  }
-  if (compress_once) policy.compress(cache, 0);
-}
-
-// Four hand-made heads: 0 local (everything on the token itself), 1 heavy (everything on position
-// 2 once it exists), 2 a sink (everything on position 0), 3 spread evenly.
-float four_kinds(std::size_t h, Position j, std::size_t t) {
-  const auto now = static_cast<Position>(t);
-  switch (h) {
-    case 0:
-      return j == now ? 1.0f : 0.0f;
-    case 1:
-      return t < 2 ? (j == now ? 1.0f : 0.0f) : (j == 2 ? 1.0f : 0.0f);
-    case 2:
-      return j == 0 ? 1.0f : 0.0f;
-    default:
-      return 1.0f / static_cast<float>(t + 1);
-  }
-}
-
 }  // namespace
 
 TEST_CASE("FastGen gives a local, a heavy, a sink and a spread head each its own rule",

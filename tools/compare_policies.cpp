@@ -198,11 +198,23 @@ std::unique_ptr<Runs> run_policies(std::shared_ptr<const h2o::DecoderWeights> we
   return runs;
 }
 
-// True when a policy whose bytes are an outcome of its rules (FastGen) was asked for.
-bool own_bytes_asked(const std::vector<std::string>& policies) {
-  return std::any_of(policies.begin(), policies.end(), [](const std::string& name) {
-    return !h2o::policy_kind(name).sized_by_budget;
-  });
+// " (but FastGen's: its rules decide, ...)" when policies whose bytes are an outcome of their
+// rules (FastGen, DuoAttention) were asked for, in the factory's order; "" when none was.
+std::string own_bytes_note(const std::vector<std::string>& policies) {
+  std::vector<std::string> names;
+  for (const h2o::PolicyKind& kind : h2o::policy_kinds()) {
+    const bool asked = std::find(policies.begin(), policies.end(), kind.name) != policies.end();
+    if (asked && !kind.sized_by_budget) names.push_back(kind.prose_name + "'s");
+  }
+  if (names.empty()) return "";
+  std::string list;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    list += (i == 0 ? "" : i + 1 == names.size() ? " and " : ", ") + names[i];
+  }
+  return " (but " + list +
+         (names.size() == 1 ? ": its rules decide, and it is weighed"
+                            : ": their rules decide, and each is weighed") +
+         " against the window at the bytes it held)";
 }
 
 // Step 4: what was run, and how each policy spends each budget, in its own words.
@@ -231,22 +243,17 @@ void print_setup(const h2o::ComparePoliciesOptions& options, const h2o::ModelFil
             << " tokens back (name recall counts those)\n\n";
   // How settings_for_budget splits each budget (policy_factory.hpp), in one sentence.
   const int heavy_percent = options.scoring.heavy_percent;
-  const std::string split =
-      heavy_percent == h2o::kDefaultHeavyPercent
-          ? "heavy = recent = half of the budget"
-          : "heavy = " + std::to_string(heavy_percent) +
-                "% of the budget (rounded down) and recent = the rest";
-  std::cout << h2o::wrap_words("Budgets, in tokens per layer and KV head. Each policy gets " +
-                                   split + " (sinks takes its " +
-                                   std::to_string(h2o::PolicySettings{}.sinks) +
-                                   " sinks out of the heavy part) and the factory's defaults "
-                                   "otherwise, so every cache holds the same number of tokens" +
-                                   (own_bytes_asked(options.policies)
-                                        ? " (but FastGen's: its rules decide, and it is weighed "
-                                          "against the window at the bytes it held)"
-                                        : "") +
-                                   ". In each policy's own words:",
-                               100, "")
+  const std::string split = heavy_percent == h2o::kDefaultHeavyPercent
+                                ? "heavy = recent = half of the budget"
+                                : "heavy = " + std::to_string(heavy_percent) +
+                                      "% of the budget (rounded down) and recent = the rest";
+  std::cout << h2o::wrap_words(
+                   "Budgets, in tokens per layer and KV head. Each policy gets " + split +
+                       " (sinks takes its " + std::to_string(h2o::PolicySettings{}.sinks) +
+                       " sinks out of the heavy part) and the factory's defaults "
+                       "otherwise, so every cache holds the same number of tokens" +
+                       own_bytes_note(options.policies) + ". In each policy's own words:",
+                   100, "")
             << "\n";
   const h2o::KvFormat& format = options.kv_format;
   if (format.quantised()) {

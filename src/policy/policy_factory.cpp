@@ -6,6 +6,7 @@
 
 #include "h2o/cache/budget.hpp"
 #include "h2o/policy/adakv_policy.hpp"
+#include "h2o/policy/duo_attention_policy.hpp"
 #include "h2o/policy/fastgen_policy.hpp"
 #include "h2o/policy/h2o_policy.hpp"
 #include "h2o/policy/knorm_policy.hpp"
@@ -159,6 +160,20 @@ const std::vector<PolicyEntry>& policy_table() {
                                          s.fastgen_target, profile, *s.scoring);
        },
        heavy_and_recent},
+      // DuoAttention: retrieval heads keep every token, streaming heads the sinks and window;
+      // which heads retrieve comes from a profile of the first tokens (its budget is what the
+      // split keeps: duo_attention_policy.hpp).
+      {{"duo", "DuoAttention: the KV heads that look far back keep all, the rest sinks + recent",
+        "DuoAttention", PolicyRole::Contender, kPerHead, /*evicts=*/true,
+        /*protects_newest=*/true, "kept token", last_recent, /*sized_by_budget=*/false},
+       [](const Settings& s) {
+         // Twice what a streaming head keeps, so that the profile has rows past it.
+         const std::size_t streaming = s.sinks + s.recent;
+         return policy_of<DuoAttentionPolicy>(s.sinks, s.recent,
+                                              DuoAttentionPolicy::kDefaultSparsity,
+                                              std::max(2 * streaming, streaming + 1), *s.scoring);
+       },
+       sinks_and_recent},
   };
   return table;
 }

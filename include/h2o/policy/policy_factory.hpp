@@ -37,6 +37,9 @@ namespace h2o {
 //   fastgen: per KV head, by its rule: window `recent`, sink+window 1 + `recent`, heavy+window
 //            `heavy` + `recent` (H2O's), or full; the rules from a profile of the first
 //            `fastgen_profile` tokens (fastgen_policy.hpp)
+//   duo:     streaming KV heads keep `sinks` + the last `recent` (as sinks), retrieval heads every
+//            token; half of each layer's heads retrieve, those that looked furthest back over a
+//            profile of twice sinks + recent tokens (duo_attention_policy.hpp)
 // A budget of heavy + recent = 0 is refused by CacheBudget (budget.hpp), the one place that
 // checks it; the full cache ignores both numbers.
 inline constexpr int kDefaultHeavyPercent = 50;
@@ -135,7 +138,7 @@ std::unique_ptr<CachePolicy> make_policy(const std::string& name,
 // tokens * base.heavy_percent / 100 rounded down (by default half), recent = the rest, so the odd
 // token goes to the recent window; sinks take their sinks (at most the heavy part) out of the
 // heavy part and give the rest to the recent window; H2O's start area is cut to the heavy part
-// when that is smaller; SnapKV's observation window is its paper's 32 tokens, or the recent part
+// when that is smaller (DuoAttention's streaming heads as the sinks); SnapKV's observation window is its paper's 32 tokens, or the recent part
 // when that is less. Other fields come from `base`. A heavy_percent outside 0..99 throws
 // std::invalid_argument.
 PolicySettings settings_for_budget(const std::string& name, std::size_t tokens,
