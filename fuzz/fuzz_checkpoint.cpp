@@ -59,7 +59,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const int first_token = weights && weights->config.vocab_size == 1 ? 0 : 1;
   const std::string mapped_refusal = refusal([&] {
     const auto mapped = h2o::MappedCheckpoint::open(path, h2o::FiniteCheck::by_first_token);
-    h2o::Decoder decoder(mapped->view(), mapped, std::make_unique<h2o::FullCachePolicy>(), 1);
+    h2o::Decoder decoder(mapped->view(), mapped, h2o::policy_of<h2o::FullCachePolicy>(), 1);
     decoder.forward(first_token);
   });
   if (mapped_refusal != load_refusal) {
@@ -70,7 +70,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   refusal([&] {
     // Run it: at most 4 positions through an H2O cache of 2 tokens, so eviction happens.
     const h2o::ModelConfig& c = weights->config;
-    h2o::Decoder decoder(weights, std::make_unique<h2o::H2OPolicy>(h2o::CacheBudget{1, 1}),
+    h2o::Decoder decoder(weights, h2o::policy_of<h2o::H2OPolicy>(h2o::CacheBudget{1, 1}),
                          std::min<std::size_t>(c.seq_len, 4));
     h2o::Sampler sampler(c.vocab_size, 0.8f, 0.9f, size);
     int token = first_token;

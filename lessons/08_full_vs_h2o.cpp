@@ -55,13 +55,14 @@ std::string words_at(const std::vector<std::string>& words,
   return h2o::format_list(kept);
 }
 
-// Step 3: lesson 04's H2O as a cache policy. The decoder calls observe() once per layer and token
-// with every query head's attention, then, when the cache holds more than max_tokens() (the
-// budget handed to CachePolicy), choose_victims() for the one slot per KV head to evict. Per-head
-// scoring: a KV head's score grows by the mean attention of the query heads that read it.
-class LessonH2O final : public h2o::CachePolicy {
+// Step 3: lesson 04's H2O as a cache policy, one object per layer. The decoder calls observe()
+// once per token with every query head's attention, then, when the cache holds more than keep()
+// (the budget handed to LayerPolicy), choose_victims() for the one slot per KV head to evict.
+// Per-head scoring: a KV head's score grows by the mean attention of the query heads that read it.
+class LessonH2O final : public h2o::LayerPolicy {
  public:
-  explicit LessonH2O(h2o::CacheBudget budget) : CachePolicy(budget.total()), budget_(budget) {}
+  LessonH2O(h2o::CacheBudget budget, const h2o::LayerShape& shape)
+      : LayerPolicy(shape, budget.total()), budget_(budget) {}
   std::string name() const override { return "lesson-h2o"; }
   std::string describe() const override { return "lesson 08's H2O, " + budget_.describe(); }
 
@@ -142,9 +143,9 @@ int run_lesson(int argc, char** argv) {
   const h2o::ModelConfig config = h2o::stories260k_shape();
   auto weights =
       std::make_shared<const h2o::DecoderWeights>(h2o::random_weights(config, options.seed));
-  h2o::Decoder full(weights, std::make_unique<h2o::FullCachePolicy>());
-  h2o::Decoder lesson(weights, std::make_unique<LessonH2O>(budget));
-  h2o::Decoder library(weights, std::make_unique<h2o::H2OPolicy>(budget));
+  h2o::Decoder full(weights, h2o::policy_of<h2o::FullCachePolicy>());
+  h2o::Decoder lesson(weights, h2o::policy_of<LessonH2O>(budget));
+  h2o::Decoder library(weights, h2o::policy_of<h2o::H2OPolicy>(budget));
   std::cout << "\nStep 3: a cache policy sees each step's attention (observe: add it to the "
             << "scores)\n        and names the token to evict (choose_victims: lesson 01's rule);"
             << "\n        LessonH2O above main writes that out in under 30 lines.\n"

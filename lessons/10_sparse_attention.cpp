@@ -81,7 +81,7 @@ int run_lesson(int argc, char** argv) {
   h2o::AttentionStatistics stats(
       L, H, n,
       {early[0], early[1], early[2], 2 * early[0] + 1, 2 * early[1] + 1, 2 * early[2] + 1});
-  h2o::Decoder decoder(weights, std::make_unique<h2o::FullCachePolicy>(), n);
+  h2o::Decoder decoder(weights, h2o::policy_of<h2o::FullCachePolicy>(), n);
   decoder.set_record_attention(true);
   const std::size_t shown = std::min<std::size_t>(n, 192);  // the heatmap: the first steps
   std::vector<h2o::Matrix> first_rows(L, xt::zeros<float>({shown, shown}));  // (L, steps, keys)

@@ -16,7 +16,7 @@
 //           local when its last 16 tokens hold at least half its attention and twice what its 16
 //           heavy hitters get, over the story's first 256 tokens, as lesson 10 and the explorer);
 //   Step 3  PyramidKV's budget per layer written out (a line, rounded to whole tokens) and
-//           checked against PyramidKVPolicy::layer_tokens;
+//           checked against each layer's PyramidKVPolicy (its keep());
 //   Step 4  Ada-KV's budget per KV head written out (floor, most, the layer's total) and checked
 //           against AdaKVPolicy and against the heads of a cache that read story 1;
 //   Step 5  every policy against the window at the same KV bytes: FastGen's bytes are an outcome
@@ -172,10 +172,13 @@ int run_lesson(int argc, char** argv) {
   const std::size_t budget = h2o::tokens_for_percent(n, percent);
   h2o::PolicySettings settings = h2o::settings_for_budget("fastgen", budget);
   settings.fastgen_target = targets.back() / 100.0;
-  std::unique_ptr<h2o::CachePolicy> owned = h2o::make_policy("fastgen", settings);
-  const auto& fastgen = dynamic_cast<const h2o::FastGenPolicy&>(*owned);
-  h2o::Decoder decoder(weights, std::move(owned), n);
+  h2o::Decoder decoder(weights, h2o::make_policy("fastgen", settings), n);
   for (int token : first) decoder.forward(token);
+  // Each layer's FastGen object holds that layer's profiles and rules.
+  const auto fastgen_layer = [&](std::size_t l) -> const h2o::FastGenPolicy& {
+    return dynamic_cast<const h2o::FastGenPolicy&>(decoder.layer_policy(l));
+  };
+  const h2o::FastGenPolicy& fastgen = fastgen_layer(0);
   const h2o::HeadProfileOptions& sizes = fastgen.sizes();
   const std::vector<std::vector<h2o::HeadProfile>> kinds =  // (L,) x (G,) as lesson 10's
       h2o::profile_text_heads(weights, first, h2o::kKindSizes);
@@ -193,7 +196,7 @@ int run_lesson(int argc, char** argv) {
   h2o::Table table(titles);
   bool same = true;
   for (std::size_t l = 0; l < L; ++l) {
-    for (const h2o::HeadProfile& p : fastgen.profiles(l)) {
+    for (const h2o::HeadProfile& p : fastgen_layer(l).profiles()) {
       std::vector<std::string> row = {std::to_string(l), std::to_string(p.kv_head)};
       for (HeadRule rule : {HeadRule::Window, HeadRule::SinkWindow, HeadRule::HeavyWindow})
         row.push_back(fixed(100 * p.recovered_by(rule), 1) + "%");
@@ -201,7 +204,7 @@ int run_lesson(int argc, char** argv) {
       for (int t : targets) row.push_back(h2o::to_string(cheapest_rule_by_hand(p, t / 100.0)));
       table.add(row);
       same = same && cheapest_rule_by_hand(p, settings.fastgen_target) ==
-                         fastgen.rules(l).at(p.kv_head);
+                         fastgen_layer(l).rules().at(p.kv_head);
     }
   }
   table.print(steps);
@@ -215,7 +218,6 @@ int run_lesson(int argc, char** argv) {
   const std::size_t m = even.heavy, r = even.recent;
   const double beta = h2o::PyramidKVPolicy::kPaperBeta;
   const PyramidLine line = pyramid_by_hand(m, L, beta, n > r ? n - r : 0);
-  const h2o::PyramidKVPolicy pyramid(h2o::CacheBudget{m, r});
   steps << "\nStep 3: budgets per layer (PyramidKV) for story 1: every layer keeps the last " << r
         << " tokens and\n        heavy hitters on a line from 2m - m/" << fixed(beta, 0)
         << " in layer 0 down to m/" << fixed(beta, 0) << " in layer " << L - 1 << " (m = " << m
@@ -226,7 +228,10 @@ int run_lesson(int argc, char** argv) {
   std::size_t pyramid_total = 0;
   for (std::size_t l = 0; l < L; ++l) {
     const std::size_t tokens = std::min(r + line.heavy[l], n);
-    const std::size_t library = pyramid.layer_tokens(n, l, L);
+    const std::size_t library =
+        h2o::PyramidKVPolicy(h2o::CacheBudget{m, r}, h2o::ScoringMode::PerHead, h2o::H2OScore::Sum,
+                             h2o::kDefaultH2ODecay, beta, {l, L, G, n})
+            .keep();
     pyramid_same = pyramid_same && tokens == library;
     pyramid_total += tokens;
     layers.row(l, fixed(line.line[l], 2), line.heavy[l], tokens, library);
@@ -245,11 +250,10 @@ int run_lesson(int argc, char** argv) {
   const std::size_t fewest = shared.recent + f;
   const std::size_t most = shared.recent + G * shared.heavy - (G - 1) * f;
   const std::size_t layer_total = G * (shared.recent + shared.heavy);
-  std::unique_ptr<h2o::CachePolicy> adakv_owned = h2o::make_policy("adakv", shared);
-  const auto& adakv = dynamic_cast<const h2o::AdaKVPolicy&>(*adakv_owned);
+  h2o::Decoder shared_reader(weights, h2o::make_policy("adakv", shared), n);
+  const auto& adakv = dynamic_cast<const h2o::AdaKVPolicy&>(shared_reader.layer_policy(0));
   const bool adakv_same =
-      adakv.floor_per_head() == f && adakv.head_capacity(n, 0, L, G) == std::min(most, n);
-  h2o::Decoder shared_reader(weights, std::move(adakv_owned), n);
+      adakv.floor_per_head() == f && adakv.head_capacity() == std::min(most, n);
   for (int token : first) shared_reader.forward(token);
   steps << "\nStep 4: budgets per KV head (Ada-KV) for story 1: each head keeps the last "
         << shared.recent << " and at least\n        f = floor(0.2 x " << shared.heavy << ") = " << f

@@ -8,6 +8,8 @@
 #   training/sink_positions.py's, keys at original positions: two programs, the same numbers.
 # MODE kvpress: PyramidKV's budgets and Ada-KV's cut on seeded cases against kvpress's code
 #   replayed in PyTorch (tests/kvpress_anchor.py, -DANCHOR=path).
+# MODE duo: DuoAttention's head split and streaming cut on seeded cases against its code
+#   replayed (tests/duo_anchor.py, -DANCHOR=path).
 # MODE kivi: layer 0's keys and values of MODEL reading TEXT, as the 8/4/2-bit caches read them
 #   back, against KIVI's quantiser replayed in PyTorch (tests/kivi_anchor.py, -DANCHOR=path).
 # Without python3-torch the Python side prints "SKIPPED: ..." and so does this script (CTest then
@@ -46,8 +48,8 @@ elseif(MODE STREQUAL "kivi")
   run_or_fail("${PARITY}" write-tokens "${MODEL}" "${TOKENIZER}" "${TEXT}" "${WORK}/ids.txt")
   run_or_fail("${PARITY}" kv-dump "${MODEL}" "${WORK}/ids.txt" 32 "${WORK}/kv.bin")
   run_or_fail("${PYTHON}" "${ANCHOR}" --dump "${WORK}/kv.bin")
-elseif(MODE STREQUAL "kvpress")
-  run_or_fail("${PARITY}" kvpress-dump "${WORK}/cases.txt")
+elseif(MODE STREQUAL "kvpress" OR MODE STREQUAL "duo")
+  run_or_fail("${PARITY}" ${MODE}-dump "${WORK}/cases.txt")
   run_or_fail("${PYTHON}" "${ANCHOR}" --dump "${WORK}/cases.txt")
 elseif(MODE STREQUAL "sinks")
   run_or_fail("${PYTHON}" "${SCRIPTS}/sink_positions.py" --model "${MODEL}" --tokenizer

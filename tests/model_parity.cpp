@@ -8,6 +8,8 @@
 //                                                             and as the 8/4/2-bit caches read them
 //   h2o_model_parity kvpress-dump OUT                         PyramidKV's budgets and Ada-KV's cut
 //                                                             on seeded cases
+//   h2o_model_parity duo-dump OUT                             DuoAttention's split and cut on
+//                                                             seeded attention
 //
 // compare passes when max |C++ - PyTorch| <= 1e-4 * max(1, largest |logit|) over every position
 // and vocabulary entry (float32 sums in another order differ at that scale, no more).
@@ -24,10 +26,17 @@
 // "scores s_0 .. s_(N-1)" (a cache of N tokens at positions 0..N-1, seeded random scores) and a
 // line "kept p ..." (the positions AdaKVPolicy::compress keeps in that head; in every other case
 // head 0 holds the lowest scores, so that only its floor keeps any of its old tokens).
+// duo-dump writes, for tests/duo_anchor.py (DuoAttention's sparsify_attention_heads and streaming
+// cache replayed), per case a line "duo G H SINKS RECENT P N SPARSITY", the profile's attention
+// rows "row h t w_0 .. w_t" (t < P, seeded, each summing to 1, every float's exact digits), then
+// "scores" (each KV head's, %.17g), "retrieval" (1 or 0 per KV head) and per head "kept p ..."
+// (the positions DuoAttentionPolicy holds after reading N tokens token by token).
 //
 // Dimension legend: T = tokens, V = vocabulary size, G = KV heads, D = head_dim, N = tokens.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <utility>
 #include <fstream>
@@ -43,6 +52,7 @@
 #include "h2o/base/random.hpp"
 #include "h2o/cache/kv_cache.hpp"
 #include "h2o/policy/adakv_policy.hpp"
+#include "h2o/policy/duo_attention_policy.hpp"
 #include "h2o/policy/pyramid_policy.hpp"
 #include "h2o/model/checkpoint.hpp"
 #include "h2o/model/decoder.hpp"
@@ -89,7 +99,7 @@ int compare(const std::string& model, const std::string& ids_path, const std::st
                              " logits for " + std::to_string(ids.size()) + " tokens x " +
                              std::to_string(V));
   }
-  h2o::Decoder decoder(weights, std::make_unique<h2o::FullCachePolicy>(), ids.size());
+  h2o::Decoder decoder(weights, h2o::policy_of<h2o::FullCachePolicy>(), ids.size());
   double worst = 0.0, scale = 1.0;
   for (std::size_t t = 0; t < ids.size(); ++t) {
     const h2o::Vector& ours = decoder.forward(ids[t]);
@@ -121,7 +131,7 @@ int kv_dump(const std::string& model, const std::string& ids_path, const std::st
   out.write(reinterpret_cast<const char*>(header), sizeof(header));
   std::vector<float> buffer(D);
   for (unsigned bits : {32u, 8u, 4u, 2u}) {
-    h2o::Decoder decoder(weights, std::make_unique<h2o::FullCachePolicy>(), T,
+    h2o::Decoder decoder(weights, h2o::policy_of<h2o::FullCachePolicy>(), T,
                          h2o::KvFormat{bits, group});
     decoder.forward_batch(ids);
     const h2o::LayerKVCache& cache = decoder.cache(0);  // slot t = position t (nothing evicted)
@@ -229,7 +239,69 @@ int kvpress_dump(const std::string& out_path) {
   return 0;
 }
 
-// One of the five jobs, by its first word.
+// DuoAttention's split and cut on seeded random attention (see the top).
+int duo_dump(const std::string& out_path) {
+  std::ofstream out(out_path);
+  h2o::Rng rng(20241004);
+  const auto below = [&](std::size_t k) { return static_cast<std::size_t>(rng.next_u32() % k); };
+  const int n_cases = 120;
+  char text[32];
+  for (int c = 0; c < n_cases; ++c) {
+    const std::size_t G = 1 + below(8), group = 1 + below(2), H = G * group;
+    const std::size_t sinks = below(5), recent = 1 + below(8);
+    const std::size_t P = sinks + recent + 1 + below(20), n = P + below(30);
+    const double sparsity = static_cast<double>(below(9)) / 8.0;  // np.quantile's index exact
+    h2o::DuoAttentionPolicy policy(sinks, recent, sparsity, P);
+    h2o::LayerKVCache cache(G, 2, n + 1);
+    out << "duo " << G << " " << H << " " << sinks << " " << recent << " " << P << " " << n << " "
+        << h2o::fixed(sparsity, 3) << "\n";
+    const std::vector<float> row(2 * G, 0.0f);
+    std::vector<float> weights(H * (n + 1));  // (H, S) this step's rows
+    for (std::size_t t = 0; t < n; ++t) {
+      cache.append(row.data(), row.data(), static_cast<h2o::Position>(t));
+      std::fill(weights.begin(), weights.end(), 0.0f);
+      for (std::size_t h = 0; h < H; ++h) {
+        // A row of t + 1 seeded weights summing to 1, over positions 0..t (the slots of head
+        // h / group, in position order until the split, and only the profile's rows are dumped).
+        const std::size_t g = h / group;
+        float sum = 0.0f;
+        std::vector<float> by_position(t + 1);
+        for (float& w : by_position) sum += w = 0.01f + static_cast<float>(below(1000)) / 1000.0f;
+        for (float& w : by_position) w /= sum;
+        for (std::size_t s = 0; s < cache.size(g); ++s) {
+          weights[h * (n + 1) + s] = by_position[static_cast<std::size_t>(cache.positions(g)[s])];
+        }
+        if (t < P) {
+          out << "row " << h << " " << t;
+          for (float w : by_position) {
+            std::snprintf(text, sizeof text, " %.9g", w);  // every float's exact digits
+            out << text;
+          }
+          out << "\n";
+        }
+      }
+      policy.after_attention(cache, h2o::StepAttention{weights.data(), H, n + 1});
+    }
+    out << "scores";
+    for (double s : policy.scores()) {
+      std::snprintf(text, sizeof text, " %.17g", s);
+      out << text;
+    }
+    out << "\nretrieval";
+    for (bool r : policy.retrieval()) out << " " << (r ? 1 : 0);
+    out << "\n";
+    for (std::size_t g = 0; g < G; ++g) {
+      out << "kept";
+      for (h2o::Position p : cache.sorted_positions(g)) out << " " << p;
+      out << "\n";
+    }
+  }
+  if (!out) throw std::runtime_error("cannot write '" + out_path + "'");
+  std::cout << n_cases << " cases written to " << out_path << "\n";
+  return 0;
+}
+
+// One of the six jobs, by its first word.
 int run(int argc, char** argv) {
   const std::vector<std::string> a(argv + 1, argv + argc);
   if (a.size() == 5 && a[0] == "write-tokens") return write_tokens(a[1], a[2], a[3], a[4]);
@@ -237,9 +309,11 @@ int run(int argc, char** argv) {
   if (a.size() == 3 && a[0] == "check-export") return check_export(a[1], a[2]);
   if (a.size() == 5 && a[0] == "kv-dump") return kv_dump(a[1], a[2], a[3], a[4]);
   if (a.size() == 2 && a[0] == "kvpress-dump") return kvpress_dump(a[1]);
+  if (a.size() == 2 && a[0] == "duo-dump") return duo_dump(a[1]);
   throw h2o::UsageError(
       "usage: write-tokens MODEL TOKENIZER TEXT IDS | compare MODEL IDS "
-      "LOGITS | check-export TINY_BIN TINY_F32 | kv-dump MODEL IDS GROUP OUT | kvpress-dump OUT");
+      "LOGITS | check-export TINY_BIN TINY_F32 | kv-dump MODEL IDS GROUP OUT | kvpress-dump OUT | "
+      "duo-dump OUT");
 }
 
 }  // namespace

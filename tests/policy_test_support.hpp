@@ -66,14 +66,30 @@ inline std::vector<std::string> evicting_policy_names() {
   return names;
 }
 
-// The evicting policies that hold the budget they are given (all but FastGen, whose heads keep
-// what the rules chosen from their profiles keep: test_fastgen_policy.cpp tests it).
+// The evicting policies that hold the budget they are given (all but those whose heads keep what
+// the rules chosen from their profiles keep, FastGen and DuoAttention: their own tests test them).
 inline std::vector<std::string> budgeted_policy_names() {
   std::vector<std::string> names;
   for (const std::string& name : evicting_policy_names()) {
-    if (h2o::policy_kind(name).split != h2o::BudgetSplit::ByRule) names.push_back(name);
+    if (h2o::policy_kind(name).sized_by_budget) names.push_back(name);
   }
   return names;
+}
+
+// Layer 0 of `policy` as the class it is (nullptr when it is another), for a test that reads the
+// settings a factory row gave it.
+template <class Layer>
+std::unique_ptr<const Layer> layer_as(const h2o::CachePolicy& policy) {
+  std::unique_ptr<h2o::LayerPolicy> layer = policy.for_layer({});
+  if (dynamic_cast<const Layer*>(layer.get()) == nullptr) return nullptr;
+  return std::unique_ptr<const Layer>(static_cast<const Layer*>(layer.release()));
+}
+
+// One layer of `policy` on its own (layer 0 of 1, G KV heads, no limit on positions): what a
+// test that drives a single cache by hand steps through.
+inline std::unique_ptr<h2o::LayerPolicy> single_layer(const h2o::CachePolicy& policy,
+                                                      std::size_t n_kv_heads = 1) {
+  return policy.for_layer({0, 1, n_kv_heads, h2o::kNoPositionLimit});
 }
 
 // One step's attention rows, written by hand: H rows of `stride` numbers.
@@ -99,47 +115,48 @@ inline float score_of(const LayerKVCache& cache, std::size_t g, Position positio
 
 // After the decoder's step `step` (0-based) under a policy that keeps `total` tokens per layer
 // and KV head on average: every layer holds exactly n_kv_heads * min(step + 1, its budget)
-// tokens, its budget the policy's layer_tokens (`total` for a uniform budget); every KV head
-// min(step + 1, that budget) of them unless the policy shares the layer's budget unevenly (then
-// each at most its head_capacity); all distinct positions from 0..step; the eviction count adds
-// up, and the live bytes match. A policy whose heads keep what their rules keep (FastGen) is held
-// to the bounds only.
+// tokens, its budget its LayerPolicy's keep() (`total` for a uniform budget; the layers' budgets
+// add up to L x `total` when they differ); every KV head min(step + 1, that budget) of them unless
+// the layer lets a head hold more (head_capacity() above keep(): the heads share the layer's
+// budget unevenly, each at most its head_capacity); all distinct positions from 0..step; the
+// eviction count adds up, and the live bytes match. A policy whose heads keep what their rules
+// keep (FastGen, DuoAttention: not sized by the budget) is held to the bounds only.
 inline void require_bounded_caches(const h2o::Decoder& decoder, std::size_t step,
                                    std::size_t total) {
   const h2o::ModelConfig& c = decoder.config();
   const h2o::CachePolicy& policy = decoder.policy();
-  // The tests' own policies (not in the factory's table) keep a uniform budget.
-  const h2o::BudgetSplit split = h2o::is_policy_name(policy.name())
-                                     ? h2o::policy_kind(policy.name()).split
-                                     : h2o::BudgetSplit::Uniform;
+  // The tests' own policies (not in the factory's table) hold their budgets.
+  const bool sized_by_budget =
+      !h2o::is_policy_name(policy.name()) || h2o::policy_kind(policy.name()).sized_by_budget;
   const auto newest = static_cast<Position>(step);
-  std::size_t held = 0;
+  std::size_t held = 0, layer_budgets = 0;
   for (std::size_t l = 0; l < c.n_layers; ++l) {
-    const std::size_t budget =
-        split == h2o::BudgetSplit::Uniform
-            ? total
-            : policy.layer_tokens(decoder.max_positions(), l, c.n_layers);
+    const h2o::LayerPolicy& layer = decoder.layer_policy(l);
+    const std::size_t budget = layer.keep();
+    layer_budgets += budget;
     const std::size_t expected_size = std::min(step + 1, budget);
     const LayerKVCache& cache = decoder.cache(l);
     // A policy whose heads keep what their rules keep (FastGen) has no budget to hold: only the
     // bounds below apply to it (test_fastgen_policy.cpp checks each head against its rule).
-    if (split != h2o::BudgetSplit::ByRule) {
+    if (sized_by_budget) {
       REQUIRE(cache.total_size() == c.n_kv_heads * expected_size);
     }
-    if (split == h2o::BudgetSplit::Uniform || split == h2o::BudgetSplit::ByLayer) {
+    if (sized_by_budget && layer.head_capacity() == layer.keep()) {
       REQUIRE(cache.uniform_size() == expected_size);
       REQUIRE(decoder.evicted_tokens(l) == step + 1 - expected_size);
     }
     held += cache.total_size();
     for (std::size_t g = 0; g < c.n_kv_heads; ++g) {
       const std::vector<Position> kept = cache.sorted_positions(g);
-      REQUIRE(kept.size() <= policy.head_capacity(decoder.max_positions(), l, c.n_layers,
-                                                  c.n_kv_heads));
+      REQUIRE(kept.size() <= layer.head_capacity());
       REQUIRE(decoder.evicted_tokens(l, g) == step + 1 - kept.size());
       REQUIRE(std::adjacent_find(kept.begin(), kept.end()) == kept.end());  // distinct
       REQUIRE(kept.front() >= 0);
       REQUIRE(kept.back() <= newest);
     }
+  }
+  if (sized_by_budget && total <= decoder.max_positions()) {
+    REQUIRE(layer_budgets == c.n_layers * total);
   }
   REQUIRE(decoder.live_kv_bytes() == 2 * held * c.head_dim() * sizeof(float));
 }
@@ -182,10 +199,11 @@ inline void add_recorded_attention(std::vector<float>& scores, const h2o::Attent
 // KV head, and LayerKVCache::keep_per_head re-packs them in position order. It allocates every
 // step, which is why it lives in the tests: it exists to show that the decoder's in-place policy
 // makes exactly the same decisions.
-class FilterRowsH2OPolicy final : public h2o::CachePolicy {
+class FilterRowsH2OPolicy final : public h2o::LayerPolicy {
  public:
-  FilterRowsH2OPolicy(h2o::CacheBudget budget, h2o::ScoringMode mode)
-      : CachePolicy(budget.total()), budget_(budget), mode_(mode) {}
+  FilterRowsH2OPolicy(h2o::CacheBudget budget, h2o::ScoringMode mode,
+                      const h2o::LayerShape& shape = {})
+      : LayerPolicy(shape, budget.total()), budget_(budget), mode_(mode) {}
   std::string name() const override { return "h2o-filter-rows"; }
   std::string describe() const override { return "H2O (filter rows), " + budget_.describe(); }
   void observe(LayerKVCache& cache, const StepAttention& attention) override {
@@ -219,9 +237,9 @@ inline std::unique_ptr<h2o::CachePolicy> h2o_policy_in_style(h2o::CacheBudget bu
                                                              h2o::ScoringMode mode,
                                                              EvictionStyle style) {
   if (style == EvictionStyle::FilterRows) {
-    return std::make_unique<FilterRowsH2OPolicy>(budget, mode);
+    return h2o::policy_of<FilterRowsH2OPolicy>(budget, mode);
   }
-  return std::make_unique<h2o::H2OPolicy>(budget, mode);
+  return h2o::policy_of<h2o::H2OPolicy>(budget, mode);
 }
 
 }  // namespace h2o_test

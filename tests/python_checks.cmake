@@ -39,6 +39,12 @@ add_test(NAME pyramid_and_adakv_match_kvpress
           -DANCHOR=${CMAKE_CURRENT_SOURCE_DIR}/kvpress_anchor.py
           -DPARITY=$<TARGET_FILE:h2o_model_parity> -DWORK=${h2o_py_work}/kvpress -DMODE=kvpress
           -P ${CMAKE_CURRENT_SOURCE_DIR}/check_python.cmake)
+# DuoAttention's retrieval heads and streaming cut against its code (replayed in PyTorch).
+add_test(NAME duo_attention_matches_its_code
+  COMMAND ${CMAKE_COMMAND} -DPYTHON=${H2O_PYTHON}
+          -DANCHOR=${CMAKE_CURRENT_SOURCE_DIR}/duo_anchor.py
+          -DPARITY=$<TARGET_FILE:h2o_model_parity> -DWORK=${h2o_py_work}/duo -DMODE=duo
+          -P ${CMAKE_CURRENT_SOURCE_DIR}/check_python.cmake)
 # StreamingLLM's cache in C++ (compare_policies) against its PyTorch replay (sink_positions.py,
 # which also measures pos_shift): the same perplexities.
 add_test(NAME sinks_positions_match_compare_policies
@@ -47,7 +53,8 @@ add_test(NAME sinks_positions_match_compare_policies
           -DMODEL=${h2o_data}/model.bin -DTOKENIZER=${h2o_data}/tokenizer.bin
           -DTEXT=${h2o_data}/heldout_story.txt -P ${CMAKE_CURRENT_SOURCE_DIR}/check_python.cmake)
 set_tests_properties(shipped_model_matches_pytorch_logits exporter_writes_what_the_loader_reads
-  kv_quant_matches_kivi pyramid_and_adakv_match_kvpress sinks_positions_match_compare_policies
+  kv_quant_matches_kivi pyramid_and_adakv_match_kvpress duo_attention_matches_its_code
+  sinks_positions_match_compare_policies
   PROPERTIES SKIP_REGULAR_EXPRESSION "SKIPPED: " TIMEOUT 900 LABELS python)
 
 # The scripts' own checks (self-test, corpus generator, bad input to every script) are in

@@ -173,18 +173,18 @@ TEST_CASE("the full cache's attention split against a window, on a random model"
   const std::uint64_t seed = GENERATE(1, 2);
   const auto weights = h2o_test::random_model(64, seed);
   const std::vector<int> tokens = h2o_test::random_tokens(40, weights->config.vocab_size, seed);
-  Decoder full_traced(weights, std::make_unique<FullCachePolicy>(), 64);
+  Decoder full_traced(weights, policy_of<FullCachePolicy>(), 64);
   const CacheTrace full = trace_cache(full_traced, tokens);
   Decoder windowed(weights, make_policy("window", settings_for_budget("window", 8)), 64);
   const CacheTrace window = trace_cache(windowed, tokens);
-  Decoder reader(weights, std::make_unique<FullCachePolicy>(), 64);
+  Decoder reader(weights, policy_of<FullCachePolicy>(), 64);
   const AttentionSplit split = split_full_attention(reader, tokens, full, window);
   // The window holds nothing the full cache lacks; what it lost drew attention after step 8.
   CHECK(split.second_only == 0.0);
   CHECK(split.first_only > 0.0);
   CHECK(split.first_only < 1.0);
   for (std::size_t p = 32; p < tokens.size(); ++p) CHECK(split.first_only_at[p] == 0.0);
-  Decoder again(weights, std::make_unique<FullCachePolicy>(), 64);
+  Decoder again(weights, policy_of<FullCachePolicy>(), 64);
   const AttentionSplit swapped = split_full_attention(again, tokens, window, full);
   CHECK(swapped.second_only == Approx(split.first_only));
   CHECK(swapped.first_only == 0.0);

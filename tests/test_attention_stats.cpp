@@ -109,7 +109,7 @@ TEST_CASE("the collector adds up a full cache's attention like shared h2o scores
   const auto weights = h2o_test::random_model(48, 3);
   const ModelConfig& c = weights->config;
   const std::vector<int> tokens = h2o_test::random_tokens(40, c.vocab_size, 4);
-  Decoder decoder(weights, std::make_unique<FullCachePolicy>(), 48);
+  Decoder decoder(weights, policy_of<FullCachePolicy>(), 48);
   decoder.set_record_attention(true);
   AttentionStatistics stats(c.n_layers, c.n_heads, tokens.size(), {19, 9, 39});
   std::vector<std::vector<std::vector<double>>> mean_attention(c.n_layers);  // (L, steps, T)
@@ -177,7 +177,7 @@ TEST_CASE("the collector adds up a full cache's attention like shared h2o scores
   }
 
   // Without recording (or with an evicting cache) the collector refuses the step.
-  Decoder silent(weights, std::make_unique<FullCachePolicy>(), 48);
+  Decoder silent(weights, policy_of<FullCachePolicy>(), 48);
   silent.forward(1);
   AttentionStatistics other(c.n_layers, c.n_heads, 10, {});
   CHECK_THROWS_AS(other.add_step(silent), std::exception);

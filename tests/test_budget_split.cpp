@@ -43,7 +43,7 @@ StepAttention step_rows(CraftedAttention& attention, std::size_t t) {
 }
 
 // The four steps through `policy`: append, then after_attention (or only observe).
-void run_four_steps(CachePolicy& policy, LayerKVCache& cache, bool observe_only) {
+void run_four_steps(LayerPolicy& policy, LayerKVCache& cache, bool observe_only) {
   CraftedAttention attention(2, 8);
   for (std::size_t t = 0; t < 4; ++t) {
     append_token(cache, static_cast<Position>(t));
@@ -74,11 +74,16 @@ TEST_CASE("PyramidKV's heavy budgets, worked by hand", "[budget_split]") {
   for (std::size_t l = 0; l < 4; ++l) CHECK(pyramid_heavy_budget(8, l, 4, 20.0, 10) == capped[l]);
   for (std::size_t l = 0; l < 4; ++l) CHECK(pyramid_heavy_budget(12, l, 4, 20.0, 10) == 10);
   // The policy: recent 8 in every layer, plus the layer's heavy hitters.
-  PyramidKVPolicy policy(CacheBudget{8, 8});
-  CHECK(policy.layer_tokens(1000, 0, 4) == 24);
-  CHECK(policy.layer_tokens(1000, 3, 4) == 8);
-  CHECK(policy.layer_tokens(20, 0, 4) == 20);  // never more than the sequence
-  CHECK(policy.max_tokens(1000) == 16);        // the average
+  const auto layer = [](std::size_t l, std::size_t max_positions) {
+    return PyramidKVPolicy(CacheBudget{8, 8}, ScoringMode::PerHead, H2OScore::Sum, kDefaultH2ODecay,
+                           PyramidKVPolicy::kPaperBeta, {l, 4, 1, max_positions})
+        .keep();
+  };
+  CHECK(layer(0, 1000) == 24);
+  CHECK(layer(3, 1000) == 8);
+  CHECK(layer(0, 20) == 20);  // never more than the sequence
+  CHECK(make_policy("pyramid", settings_for_budget("pyramid", 16))->max_tokens(1000) ==
+        16);  // the average
 }
 
 TEST_CASE("PyramidKV's budgets sum to the uniform total and follow the line", "[budget_split]") {
@@ -136,9 +141,14 @@ TEST_CASE("Ada-KV's floor keeps a head's own best", "[budget_split]") {
   CHECK(cache.sorted_positions(0) == Positions{0, 1, 3});
   CHECK(cache.sorted_positions(1) == Positions{0, 1, 3});
   // The most one head can hold: recent + G heavy - (G - 1) floor, 1 + 4 - 2 = 3 here, 5 at floor 0.
-  CHECK(ada.head_capacity(1000, 0, 1, 2) == 3);
-  CHECK(AdaKVPolicy(CacheBudget{2, 1}).head_capacity(1000, 0, 1, 2) == 5);
-  CHECK(AdaKVPolicy(CacheBudget{2, 1}).head_capacity(4, 0, 1, 2) == 4);
+  const auto capacity = [](double safeguard, std::size_t max_positions) {
+    return AdaKVPolicy(CacheBudget{2, 1}, ScoringMode::PerHead, H2OScore::Sum, kDefaultH2ODecay,
+                       safeguard, {0, 1, 2, max_positions})
+        .head_capacity();
+  };
+  CHECK(capacity(1.0, 1000) == 3);
+  CHECK(capacity(AdaKVPolicy::kPaperSafeguard, 1000) == 5);
+  CHECK(capacity(AdaKVPolicy::kPaperSafeguard, 4) == 4);
 }
 
 TEST_CASE("Ada-KV's one cut keeps what its steps keep", "[budget_split]") {
@@ -161,7 +171,6 @@ TEST_CASE("Budgets by layer and by head hold in a decoder what H2O holds in all"
   for (const char* name : {"pyramid", "adakv"}) {
     INFO(name);
     const PolicySettings settings = settings_for_budget(name, 20);  // heavy 10 + recent 10
-    const std::unique_ptr<CachePolicy> probe = make_policy(name, settings);
     Decoder decoder(weights, make_policy(name, settings), tokens.size());
     for (std::size_t t = 0; t < tokens.size(); ++t) {
       decoder.forward(tokens[t]);
@@ -176,13 +185,13 @@ TEST_CASE("Budgets by layer and by head hold in a decoder what H2O holds in all"
           const std::size_t window = std::min<std::size_t>(t + 1, 10);
           REQUIRE(kept.size() >= window);
           REQUIRE(kept[kept.size() - window] == static_cast<Position>(t + 1 - window));
-          REQUIRE(kept.size() <= probe->head_capacity(tokens.size(), l, c.n_layers, c.n_kv_heads));
+          REQUIRE(kept.size() <= decoder.layer_policy(l).head_capacity());
         }
         if (std::string(name) == "adakv") {
           REQUIRE(cache.total_size() == c.n_kv_heads * per_head);  // the layer's share, exactly
         } else {
           REQUIRE(cache.uniform_size() ==
-                  std::min<std::size_t>(t + 1, probe->layer_tokens(96, l, c.n_layers)));
+                  std::min<std::size_t>(t + 1, decoder.layer_policy(l).keep()));
         }
       }
       if (t + 1 >= 40) REQUIRE(all == c.n_layers * c.n_kv_heads * per_head);  // as H2O's

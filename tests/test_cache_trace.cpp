@@ -43,7 +43,7 @@ TEST_CASE("a cache trace replays the decoder's kept positions at every step", "[
   const std::vector<int> tokens = h2o_test::random_tokens(40, weights->config.vocab_size, seed);
   // Every policy of the factory that evicts (the full cache has a test of its own below).
   const std::string name = GENERATE(from_range(h2o_test::evicting_policy_names()));
-  Decoder full(weights, std::make_unique<FullCachePolicy>(), 64);
+  Decoder full(weights, policy_of<FullCachePolicy>(), 64);
   const TeacherForcedRun reference = read_with_teacher_forcing(full, tokens);
 
   Decoder decoder(weights, make_policy(name, settings_for_budget(name, 8)), 64);
@@ -62,18 +62,21 @@ TEST_CASE("a cache trace replays the decoder's kept positions at every step", "[
   REQUIRE(trace.steps == steps);
   REQUIRE(seen.size() == steps);
   REQUIRE(trace.heads.size() == c.n_layers);
-  const BudgetSplit split = policy_kind(name).split;
+  const bool sized_by_budget = policy_kind(name).sized_by_budget;
   for (std::size_t l = 0; l < c.n_layers; ++l) {
     REQUIRE(trace.heads[l].size() == c.n_kv_heads);
-    // The layer's budget per KV head: 8, or its own share of 8 on average (PyramidKV).
-    const std::size_t budget = decoder.policy().layer_tokens(64, l, c.n_layers);
+    // The layer's budget per KV head: 8, or its own share of 8 on average (PyramidKV); its heads
+    // alike unless a head may hold more than that (Ada-KV).
+    const LayerPolicy& layer = decoder.layer_policy(l);
+    const std::size_t budget = layer.keep();
+    const bool heads_alike = sized_by_budget && layer.head_capacity() == budget;
     for (std::size_t t = 0; t < steps; ++t) {
       std::size_t layer_evicted = 0;  // a step evicts one token a head, from whichever heads
       for (const HeadTrace& head : trace.heads[l]) {
         layer_evicted += static_cast<std::size_t>(std::count(
             head.evicted_at.begin(), head.evicted_at.end(), static_cast<std::int32_t>(t)));
       }
-      if (split != BudgetSplit::ByRule) {  // FastGen: each head by its own rule
+      if (sized_by_budget) {  // FastGen: each head by its own rule
         CHECK(layer_evicted == (t + 1 > budget ? c.n_kv_heads : 0u));
       }
     }
@@ -87,7 +90,7 @@ TEST_CASE("a cache trace replays the decoder's kept positions at every step", "[
         const auto evicted_now = static_cast<std::size_t>(std::count(
             head.evicted_at.begin(), head.evicted_at.end(), static_cast<std::int32_t>(t)));
         // One a step once over the budget, unless the layer's heads share it (Ada-KV).
-        if (split != BudgetSplit::ByHead && split != BudgetSplit::ByRule) {
+        if (heads_alike) {
           CHECK(evicted_now == (t + 1 > budget ? 1u : 0u));
         }
         CHECK(head.attention[t].size() == kept.size() + evicted_now);
@@ -113,9 +116,9 @@ TEST_CASE("a cache trace replays the decoder's kept positions at every step", "[
 TEST_CASE("a full cache's trace keeps everything and agrees with itself", "[cache_trace]") {
   const auto weights = h2o_test::random_model(32, 7);
   const std::vector<int> tokens = h2o_test::random_tokens(20, weights->config.vocab_size, 7);
-  Decoder reference_decoder(weights, std::make_unique<FullCachePolicy>(), 32);
+  Decoder reference_decoder(weights, policy_of<FullCachePolicy>(), 32);
   const TeacherForcedRun reference = read_with_teacher_forcing(reference_decoder, tokens);
-  Decoder decoder(weights, std::make_unique<FullCachePolicy>(), 32);
+  Decoder decoder(weights, policy_of<FullCachePolicy>(), 32);
   const CacheTrace trace = trace_cache(decoder, tokens, &reference);
   for (const auto& layer : trace.heads) {
     for (const HeadTrace& head : layer) {
@@ -142,7 +145,7 @@ TEST_CASE("a trace notes the KV bytes a quantised cache holds after every step",
   KvFormat format;
   format.bits = 4;
   format.group = 4;
-  Decoder decoder(weights, std::make_unique<H2OPolicy>(CacheBudget{6, 6}), 48, format);
+  Decoder decoder(weights, policy_of<H2OPolicy>(CacheBudget{6, 6}), 48, format);
   std::vector<std::size_t> seen;  // (S,) the decoder's own count after each step
   const CacheTrace trace = trace_cache(
       decoder, tokens, nullptr, [&](std::size_t) { seen.push_back(decoder.live_kv_bytes()); });
@@ -156,7 +159,7 @@ TEST_CASE("a trace notes the KV bytes a quantised cache holds after every step",
 TEST_CASE("H2O's traced scores are the cache's accumulated attention", "[cache_trace]") {
   const auto weights = h2o_test::random_model(32, 11);
   const std::vector<int> tokens = h2o_test::random_tokens(24, weights->config.vocab_size, 11);
-  Decoder decoder(weights, std::make_unique<H2OPolicy>(CacheBudget{3, 3}), 32);
+  Decoder decoder(weights, policy_of<H2OPolicy>(CacheBudget{3, 3}), 32);
   std::vector<float> largest;  // (S,) largest score of layer 0, KV head 0, from the cache
   const CacheTrace trace = trace_cache(decoder, tokens, nullptr, [&](std::size_t) {
     const LayerKVCache& cache = decoder.cache(0);

@@ -133,8 +133,8 @@ TEST_CASE("a loaded checkpoint gives the same logits as the weights it was saved
   auto original = std::make_shared<const DecoderWeights>(random_weights(tiny_config(false), 11));
   save_checkpoint(dir.file("tiny.bin"), *original);
   auto loaded = std::make_shared<const DecoderWeights>(load_checkpoint(dir.file("tiny.bin")));
-  Decoder a(original, std::make_unique<FullCachePolicy>());
-  Decoder b(loaded, std::make_unique<FullCachePolicy>());
+  Decoder a(original, policy_of<FullCachePolicy>());
+  Decoder b(loaded, policy_of<FullCachePolicy>());
   for (int token : {1, 5, 39, 0, 17}) {
     const Vector logits_a = a.forward(token);
     const Vector& logits_b = b.forward(token);
@@ -318,7 +318,7 @@ TEST_CASE("stories260K loads with its header shape and llama2.c logits at positi
   CHECK(c.head_dim() == 8);
   CHECK(c.kv_dim() == 32);
 
-  Decoder decoder(weights, std::make_unique<FullCachePolicy>());
+  Decoder decoder(weights, policy_of<FullCachePolicy>());
   const Vector& logits = decoder.forward(1);  // BOS
   const int best = sample_argmax(logits.data(), logits.size());
   CHECK(best == 403);  // " Once"
@@ -340,9 +340,9 @@ TEST_CASE("stories260K greedy decoding reproduces llama2.c token ids") {
   // Full cache, and H2O with a budget that covers every position (so it never evicts).
   const int which = GENERATE(0, 1, 2);
   std::unique_ptr<CachePolicy> policy;
-  if (which == 0) policy = std::make_unique<FullCachePolicy>();
-  if (which == 1) policy = std::make_unique<H2OPolicy>(CacheBudget{100, 100}, ScoringMode::PerHead);
-  if (which == 2) policy = std::make_unique<H2OPolicy>(CacheBudget{0, 200}, ScoringMode::Shared);
+  if (which == 0) policy = policy_of<FullCachePolicy>();
+  if (which == 1) policy = policy_of<H2OPolicy>(CacheBudget{100, 100}, ScoringMode::PerHead);
+  if (which == 2) policy = policy_of<H2OPolicy>(CacheBudget{0, 200}, ScoringMode::Shared);
   Decoder decoder(weights, std::move(policy), 200);
   std::vector<int> ids{1};
   while (ids.size() < expected.size()) {
@@ -377,8 +377,8 @@ TEST_CASE("a memory-mapped checkpoint gives the loaded one's logits bit for bit"
   const auto mapped = MappedCheckpoint::open(dir.file("tiny.bin"));
   CHECK(mapped->config().describe() == loaded->config.describe());
   CHECK(mapped->config().shared_classifier == shared);
-  Decoder a(loaded, std::make_unique<FullCachePolicy>());
-  Decoder b(mapped->view(), mapped, std::make_unique<FullCachePolicy>());
+  Decoder a(loaded, policy_of<FullCachePolicy>());
+  Decoder b(mapped->view(), mapped, policy_of<FullCachePolicy>());
   for (int token : {1, 5, 39, 0, 7}) {
     const Vector& la = a.forward(token);
     const Vector& lb = b.forward(token);

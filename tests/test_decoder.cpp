@@ -168,7 +168,7 @@ std::vector<int> random_tokens(std::size_t n, std::size_t vocab, std::uint64_t s
   return tokens;
 }
 
-std::unique_ptr<CachePolicy> full_cache() { return std::make_unique<FullCachePolicy>(); }
+std::unique_ptr<CachePolicy> full_cache() { return policy_of<FullCachePolicy>(); }
 
 std::vector<float> copy_of(const Vector& v) { return std::vector<float>(v.begin(), v.end()); }
 
@@ -218,9 +218,10 @@ namespace {
 // A policy whose KV heads keep windows of different lengths: between steps head g of every
 // layer keeps its last 2 + 3 g tokens, evicting the oldest from that head alone. It exercises
 // caches whose heads hold different numbers of tokens.
-class UnevenWindows final : public CachePolicy {
+class UnevenWindows final : public LayerPolicy {
  public:
-  explicit UnevenWindows(std::size_t n_kv_heads) : CachePolicy(window(n_kv_heads - 1)) {}
+  explicit UnevenWindows(const LayerShape& shape)
+      : LayerPolicy(shape, window(shape.n_kv_heads - 1)) {}
   static std::size_t window(std::size_t g) { return 2 + 3 * g; }
   std::string name() const override { return "uneven-windows"; }
   std::string describe() const override { return "windows of 2 + 3 g tokens"; }
@@ -255,7 +256,7 @@ TEST_CASE("heads that keep different numbers of tokens decode as attention over 
                                              std::size_t s) {
         return t - s <= UnevenWindows::window(g);  // the window, and the token just read
       });
-  Decoder decoder(weights, std::make_unique<UnevenWindows>(config.n_kv_heads));
+  Decoder decoder(weights, policy_of<UnevenWindows>());
   double worst = 0.0, scale = 1.0;
   for (std::size_t t = 0; t < T; ++t) {
     const Vector& logits = decoder.forward(tokens[t]);
@@ -445,7 +446,7 @@ TEST_CASE("decoder refuses bad tokens and sequences that are too long", "[decode
   CHECK(decoder.position() == 6);
 
   // A smaller limit than seq_len is honoured too; H2O does not lift the limit (RoPE positions).
-  Decoder short_decoder(weights, std::make_unique<H2OPolicy>(CacheBudget{1, 1}), 3);
+  Decoder short_decoder(weights, policy_of<H2OPolicy>(CacheBudget{1, 1}), 3);
   for (int i = 0; i < 3; ++i) short_decoder.forward(i);
   CHECK_THROWS_AS(short_decoder.forward(0), std::length_error);
 
@@ -460,7 +461,7 @@ TEST_CASE("decoder counts live and reserved kv bytes", "[decoder]") {
   const auto weights = std::make_shared<const DecoderWeights>(random_weights(config, 4));
   const std::size_t row_bytes = config.n_layers * 2 * config.kv_dim() * sizeof(float);  // a token
   Decoder full(weights, full_cache());
-  Decoder h2o(weights, std::make_unique<H2OPolicy>(CacheBudget{3, 2}));
+  Decoder h2o(weights, policy_of<H2OPolicy>(CacheBudget{3, 2}));
   CHECK(full.reserved_kv_bytes() == config.seq_len * row_bytes);
   CHECK(h2o.reserved_kv_bytes() == 6 * row_bytes);  // budget 5 + the incoming token
   for (int t = 0; t < 20; ++t) {
@@ -506,7 +507,7 @@ TEST_CASE("decoder refuses a cache whose keys and values fit but whose whole mem
                     h2o_catch::Contains("a KV cache for 1048576 positions would need 6276 MiB") &&
                         h2o_catch::Contains("(limit 4096 MiB)"));
   // The same model with a budget that fits: accepted.
-  Decoder small(weights, std::make_unique<H2OPolicy>(CacheBudget{8, 8}));
+  Decoder small(weights, policy_of<H2OPolicy>(CacheBudget{8, 8}));
   CHECK(small.cache(0).capacity() == 17);
 }
 
@@ -549,8 +550,7 @@ TEST_CASE("decoder reset starts the same sequence over", "[decoder]") {
   config.seq_len = 80;
   const auto weights = std::make_shared<const DecoderWeights>(random_weights(config, 13));
   std::unique_ptr<CachePolicy> policy =
-      use_h2o ? std::unique_ptr<CachePolicy>(std::make_unique<H2OPolicy>(CacheBudget{4, 4}))
-              : full_cache();
+      use_h2o ? policy_of<H2OPolicy>(CacheBudget{4, 4}) : full_cache();
   Decoder decoder(weights, std::move(policy));
   const std::vector<int> tokens = random_tokens(80, config.vocab_size, 14);
   std::vector<std::vector<float>> first;
@@ -571,7 +571,7 @@ TEST_CASE("decoder records attention rows that sum to one", "[decoder]") {
   ModelConfig config = stories260k_shape();
   config.seq_len = 30;
   const auto weights = std::make_shared<const DecoderWeights>(random_weights(config, 15));
-  Decoder decoder(weights, std::make_unique<H2OPolicy>(CacheBudget{5, 5}));
+  Decoder decoder(weights, policy_of<H2OPolicy>(CacheBudget{5, 5}));
   decoder.set_record_attention(true);
   const std::vector<int> tokens = random_tokens(30, config.vocab_size, 16);
   for (std::size_t t = 0; t < tokens.size(); ++t) {
@@ -602,7 +602,7 @@ TEST_CASE("a decoder on 2 threads gives 1 thread's logits, whichever threads eac
   std::vector<std::vector<float>> logits[2];
   for (std::size_t threads : {1, 2}) {
     set_row_threads(threads);
-    Decoder decoder(weights, std::make_unique<FullCachePolicy>());
+    Decoder decoder(weights, policy_of<FullCachePolicy>());
     for (std::size_t t = 0; t < config.seq_len; ++t) {
       const Vector& out = decoder.forward(static_cast<int>((7 * t + 3) % config.vocab_size));
       logits[threads - 1].emplace_back(out.begin(), out.end());

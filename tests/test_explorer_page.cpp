@@ -54,7 +54,7 @@ struct TestPage {
 TestPage test_page(std::size_t n, std::size_t budget) {
   const auto weights = h2o_test::random_model(std::max<std::size_t>(n, 32), 3);
   const std::vector<int> tokens = h2o_test::random_tokens(n, weights->config.vocab_size, 3);
-  Decoder full(weights, std::make_unique<FullCachePolicy>(), n);
+  Decoder full(weights, policy_of<FullCachePolicy>(), n);
   const TeacherForcedRun reference = read_with_teacher_forcing(full, tokens);
   TestPage out;
   for (const std::string name : {"h2o", "window"}) {

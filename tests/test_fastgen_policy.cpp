@@ -18,73 +18,19 @@
 #include "h2o/policy/head_profile.hpp"
 #include "h2o/policy/policy_factory.hpp"
 #include "h2o_catch.hpp"
+#include "head_rule_support.hpp"
 #include "policy_test_support.hpp"
 
 using namespace h2o;
+using h2o_test::append_token;
+using h2o_test::four_kinds;
+using h2o_test::read_tokens;
+using h2o_test::step_weights;
+using h2o_test::WeightOf;
 
 namespace {
 
 using Positions = std::vector<Position>;
-// The weight query head h gives position j at step t (j <= t); rows need not sum to 1 here
-// unless a test says so.
-using WeightOf = std::function<float(std::size_t h, Position j, std::size_t t)>;
-
-// G KV heads of one query head each, head size 2, room for `capacity` tokens; token t's rows are
-// (t, t) in every head.
-void append_token(LayerKVCache& cache, Position t) {
-  const std::vector<float> rows(cache.n_kv_heads() * cache.head_dim(), static_cast<float>(t));
-  cache.append(rows.data(), rows.data(), t);
-}
-
-// Step t's attention over the cache as it stands, slot by slot (slots are not in position order
-// once a token has been evicted): (H, stride).
-std::vector<float> step_weights(const LayerKVCache& cache, std::size_t n_heads, std::size_t t,
-                                const WeightOf& weight_of) {
-  const std::size_t stride = cache.capacity();
-  const std::size_t group = n_heads / cache.n_kv_heads();
-  std::vector<float> data(n_heads * stride, 0.0f);
-  for (std::size_t h = 0; h < n_heads; ++h) {
-    const std::size_t g = h / group;
-    for (std::size_t s = 0; s < cache.size(g); ++s) {
-      data[h * stride + s] = weight_of(h, cache.positions(g)[s], t);
-    }
-  }
-  return data;
-}
-
-// Reads tokens 0..n-1 through `policy`, one step at a time (after_attention), or only observed
-// and then compressed once (a prompt read to be compressed).
-void read_tokens(CachePolicy& policy, LayerKVCache& cache, std::size_t n_heads, std::size_t n,
-                 const WeightOf& weight_of, bool compress_once = false) {
-  for (std::size_t t = 0; t < n; ++t) {
-    append_token(cache, static_cast<Position>(t));
-    const std::vector<float> data = step_weights(cache, n_heads, t, weight_of);
-    const StepAttention attention{data.data(), n_heads, cache.capacity()};
-    if (compress_once) {
-      policy.observe(cache, attention);
-    } else {
-      policy.after_attention(cache, attention);
-    }
-  }
-  if (compress_once) policy.compress(cache, 0);
-}
-
-// Four hand-made heads: 0 local (everything on the token itself), 1 heavy (everything on position
-// 2 once it exists), 2 a sink (everything on position 0), 3 spread evenly.
-float four_kinds(std::size_t h, Position j, std::size_t t) {
-  const auto now = static_cast<Position>(t);
-  switch (h) {
-    case 0:
-      return j == now ? 1.0f : 0.0f;
-    case 1:
-      return t < 2 ? (j == now ? 1.0f : 0.0f) : (j == 2 ? 1.0f : 0.0f);
-    case 2:
-      return j == 0 ? 1.0f : 0.0f;
-    default:
-      return 1.0f / static_cast<float>(t + 1);
-  }
-}
-
 }  // namespace
 
 TEST_CASE("FastGen gives a local, a heavy, a sink and a spread head each its own rule",
@@ -95,8 +41,8 @@ TEST_CASE("FastGen gives a local, a heavy, a sink and a spread head each its own
   read_tokens(policy, cache, 4, 8, four_kinds);
   const std::vector<HeadRule> expected = {HeadRule::Window, HeadRule::HeavyWindow,
                                           HeadRule::SinkWindow, HeadRule::Full};
-  REQUIRE(policy.rules(0) == expected);
-  const std::vector<HeadProfile>& profiles = policy.profiles(0);
+  REQUIRE(policy.rules() == expected);
+  const std::vector<HeadProfile>& profiles = policy.profiles();
   REQUIRE(profiles.size() == 4);
   // Rows 3..7 count (t >= r + s = 3): five rows.
   CHECK(profiles[0].rows == 5);
@@ -142,7 +88,7 @@ TEST_CASE("FastGen's target decides how much a head must recover", "[fastgen]") 
     FastGenPolicy policy(CacheBudget{1, 2}, 1, target, 8);
     LayerKVCache cache(4, 2, 16);
     read_tokens(policy, cache, 4, 8, four_kinds);
-    return policy.rules(0);
+    return policy.rules();
   };
   CHECK(rules_at(0.3)[3] == HeadRule::Window);
   CHECK(rules_at(0.5)[3] == HeadRule::SinkWindow);
@@ -176,7 +122,7 @@ TEST_CASE("FastGen's profile, built slot by slot, is profile_heads' on the same 
     read_tokens(policy, cache, H, T, weight);
     const std::vector<HeadProfile> expected =
         profile_heads({dense.data(), H, T}, G, HeadProfileOptions{r, k, 1});
-    const std::vector<HeadProfile>& got = policy.profiles(0);
+    const std::vector<HeadProfile>& got = policy.profiles();
     REQUIRE(got.size() == G);
     for (std::size_t g = 0; g < G; ++g) {
       INFO("seed " << seed << " head " << g);
@@ -185,7 +131,7 @@ TEST_CASE("FastGen's profile, built slot by slot, is profile_heads' on the same 
       CHECK(got[g].local_share == Approx(expected[g].local_share).margin(1e-6));
       CHECK(got[g].heavy_share == Approx(expected[g].heavy_share).margin(1e-6));
       CHECK(got[g].uniform_share == Approx(expected[g].uniform_share));
-      CHECK(policy.rules(0)[g] == cheapest_rule(got[g], 0.8));
+      CHECK(policy.rules()[g] == cheapest_rule(got[g], 0.8));
     }
   }
 }
@@ -208,7 +154,7 @@ TEST_CASE("FastGen cuts a prompt read to be compressed as it cuts the same promp
     read_tokens(step_by_step, a, 4, T, weight);
     read_tokens(once, b, 4, T, weight, /*compress_once=*/true);
     INFO("seed " << seed);
-    CHECK(once.rules(0) == step_by_step.rules(0));
+    CHECK(once.rules() == step_by_step.rules());
     for (std::size_t g = 0; g < 4; ++g) CHECK(a.sorted_positions(g) == b.sorted_positions(g));
   }
 }
@@ -217,22 +163,22 @@ TEST_CASE("FastGen profiles a second sequence afresh", "[fastgen]") {
   FastGenPolicy policy(CacheBudget{1, 2}, 1, 0.9, 8);
   LayerKVCache cache(4, 2, 16);
   read_tokens(policy, cache, 4, 8, four_kinds);
-  REQUIRE(policy.rules(0)[0] == HeadRule::Window);
+  REQUIRE(policy.rules()[0] == HeadRule::Window);
   // The same cache, cleared, reads a sequence where head 0 is the sink and head 2 local.
   cache.clear();
   const WeightOf swapped = [](std::size_t h, Position j, std::size_t t) {
     return four_kinds(h == 0 ? 2 : h == 2 ? 0 : h, j, t);
   };
   read_tokens(policy, cache, 4, 4, swapped);
-  CHECK(policy.rules(0).empty());  // still reading the new prompt: nothing evicted
+  CHECK(policy.rules().empty());  // still reading the new prompt: nothing evicted
   CHECK(cache.size(0) == 4);
   for (std::size_t t = 4; t < 8; ++t) {
     append_token(cache, static_cast<Position>(t));
     const std::vector<float> data = step_weights(cache, 4, t, swapped);
     policy.after_attention(cache, StepAttention{data.data(), 4, cache.capacity()});
   }
-  CHECK(policy.rules(0)[0] == HeadRule::SinkWindow);
-  CHECK(policy.rules(0)[2] == HeadRule::Window);
+  CHECK(policy.rules()[0] == HeadRule::SinkWindow);
+  CHECK(policy.rules()[2] == HeadRule::Window);
 }
 
 TEST_CASE("FastGen at a target of 1 keeps every token and reads as the full cache", "[fastgen]") {
@@ -259,11 +205,8 @@ TEST_CASE("FastGen in a decoder: every head within its rule, the window always k
   for (double target : {0.3, 0.6, 0.9}) {
     PolicySettings settings = settings_for_budget("fastgen", 12);
     settings.fastgen_target = target;
-    auto owned = make_policy("fastgen", settings);
-    const auto* policy = dynamic_cast<const FastGenPolicy*>(owned.get());
-    REQUIRE(policy != nullptr);
-    CHECK(policy->profile_tokens() == 24);  // twice the budget
-    Decoder decoder(weights, std::move(owned), tokens.size());
+    Decoder decoder(weights, make_policy("fastgen", settings), tokens.size());
+    CHECK(decoder.policy().prompt_tokens() == 24);  // twice the budget
     for (std::size_t i = 0; i < tokens.size(); ++i) {
       decoder.forward(tokens[i]);
       for (std::size_t l = 0; l < decoder.config().n_layers; ++l) {
@@ -274,8 +217,9 @@ TEST_CASE("FastGen in a decoder: every head within its rule, the window always k
             REQUIRE(kept.size() == i + 1);  // the prompt: nothing evicted
             continue;
           }
-          const HeadRule rule = policy->rules(l).at(g);
-          REQUIRE(kept.size() == std::min(i + 1, policy->rule_tokens(rule)));
+          const auto& policy = dynamic_cast<const FastGenPolicy&>(decoder.layer_policy(l));
+          const HeadRule rule = policy.rules().at(g);
+          REQUIRE(kept.size() == std::min(i + 1, policy.rule_tokens(rule)));
           REQUIRE(kept.back() == static_cast<Position>(i));
           const std::size_t window = std::min<std::size_t>(settings.recent, kept.size());
           REQUIRE(kept[kept.size() - window] == static_cast<Position>(i + 1 - window));

@@ -1,5 +1,5 @@
 // test_h2o_options.cpp: H2O's two options (normalised sums, a protected start area) and
-// CachePolicy's two halves (observe, choose_victims) with compress().
+// LayerPolicy's two halves (observe, choose_victims) with compress().
 //
 // Checks: with the options off, the general rule is exactly today's rule (over many seeded random
 // caches, with and without gaps in the positions) and H2O's fused step makes the same decisions as
@@ -154,7 +154,7 @@ TEST_CASE("H2O's fused step decides as observe then choose_victims", "[h2o-optio
     general.append(zeros.data(), zeros.data(), Position(step));
     const CraftedAttention attention = random_attention(H, fused.uniform_size(), budget + 1, rng);
     policy.after_attention(fused, attention.view());
-    policy.CachePolicy::after_attention(general, attention.view());  // observe, then choose
+    policy.LayerPolicy::after_attention(general, attention.view());  // observe, then choose
     INFO("step " << step << ", mode " << to_string(mode) << ", " << to_string(score));
     REQUIRE(fused.uniform_size() == general.uniform_size());
     for (std::size_t g = 0; g < G; ++g) {
@@ -212,10 +212,10 @@ TEST_CASE("every policy's compress cuts to the asked size and keeps its promises
   const std::size_t H = 4, G = 2, n = 30, keep = 10;
   for (const PolicyKind& kind : policy_kinds()) {
     // FastGen's cut keeps what each head's rule keeps, not a size (test_fastgen_policy.cpp).
-    if (kind.split == BudgetSplit::ByRule) continue;
+    if (!kind.sized_by_budget) continue;
     const std::string& name = kind.name;
     INFO("policy " << name);
-    auto policy = make_policy(name, settings_for_budget(name, keep));
+    auto policy = h2o_test::single_layer(*make_policy(name, settings_for_budget(name, keep)), G);
     // A prompt read as the decoder reads one: a token arrives (with a key of its own), the policy
     // observes its attention; nothing is evicted until the one cut.
     LayerKVCache cache(G, 2, n);

@@ -82,7 +82,7 @@ TEST_CASE("h2o per head mode keeps different tokens in different heads", "[h2o_p
   const EvictionStyle style = GENERATE(EvictionStyle::OverwriteSlot, EvictionStyle::FilterRows);
   const std::size_t G = 2, group = H / G, S = 3;
   LayerKVCache cache(G, 2, S);
-  auto policy = h2o_policy_in_style(CacheBudget{1, 1}, ScoringMode::PerHead, style);
+  auto policy = single_layer(*h2o_policy_in_style(CacheBudget{1, 1}, ScoringMode::PerHead, style));
   auto step = [&](Position p, const std::vector<float>& head0, const std::vector<float>& head1) {
     append_position(cache, p);
     CraftedAttention att(H, S);
@@ -112,7 +112,7 @@ TEST_CASE("h2o shared mode keeps the same tokens in every head", "[h2o_policy]")
   const EvictionStyle style = GENERATE(EvictionStyle::OverwriteSlot, EvictionStyle::FilterRows);
   const std::size_t G = 2, H = 2, S = 3;
   LayerKVCache cache(G, 2, S);
-  auto policy = h2o_policy_in_style(CacheBudget{1, 1}, ScoringMode::Shared, style);
+  auto policy = single_layer(*h2o_policy_in_style(CacheBudget{1, 1}, ScoringMode::Shared, style));
   auto step = [&](Position p, const std::vector<float>& head0, const std::vector<float>& head1) {
     append_position(cache, p);
     CraftedAttention att(H, S);
@@ -198,7 +198,7 @@ TEST_CASE("h2o policy reproduces the worked eviction examples", "[h2o_policy]") 
   };
   for (const Example& example : examples) {
     LayerKVCache cache(2, 2, 5);
-    auto policy = h2o_policy_in_style(CacheBudget{2, 2}, mode, style);
+    auto policy = single_layer(*h2o_policy_in_style(CacheBudget{2, 2}, mode, style));
     for (Position p = 0; p < 5; ++p) append_position(cache, p);
     for (std::size_t g = 0; g < 2; ++g) {
       std::copy(example.scores.begin(), example.scores.end(), cache.scores(g));
@@ -247,14 +247,14 @@ TEST_CASE("h2o policy describes itself and sizes its cache", "[h2o_policy]") {
   const H2OPolicy policy(CacheBudget{2, 3});
   CHECK(policy.name() == "h2o");
   CHECK(policy.describe() == "H2O, heavy 2 + recent 3 = 5 tokens, per-head scores");
-  CHECK(policy.max_tokens(100) == 5);
-  CHECK(policy.max_tokens(4) == 4);
+  CHECK(policy.keep() == 5);
+  CHECK(H2OPolicy(CacheBudget{2, 3}, LayerShape{0, 1, 1, 4}).keep() == 4);
   const H2OPolicy shared(CacheBudget{1, 0}, ScoringMode::Shared);
   CHECK(shared.describe() == "H2O, heavy 1 + recent 0 = 1 tokens, shared scores");
 
   // The decoder reserves heavy + recent + 1 slots a layer, whatever the sequence length.
   const auto weights = random_model(1000, 3);
-  Decoder decoder(weights, std::make_unique<H2OPolicy>(CacheBudget{2, 3}), 1000);
+  Decoder decoder(weights, policy_of<H2OPolicy>(CacheBudget{2, 3}), 1000);
   const ModelConfig& c = weights->config;
   CHECK(decoder.reserved_kv_bytes() ==
         c.n_layers * 2 * c.n_kv_heads * (5 + 1) * c.head_dim() * sizeof(float));

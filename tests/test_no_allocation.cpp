@@ -204,7 +204,7 @@ TEST_CASE("the allocation counter sees operator new", "[no_allocation]") {
 TEST_CASE("a full cache decode step allocates nothing", "[no_allocation]") {
   const auto weights = stories_shaped_model(256);
   const std::vector<int> tokens = random_tokens(256, weights->config.vocab_size);
-  Decoder decoder(weights, std::make_unique<FullCachePolicy>());
+  Decoder decoder(weights, policy_of<FullCachePolicy>());
   CHECK(new_calls_while_decoding(decoder, tokens, 8, 200) == 0);
   CHECK(decoder.position() == 208);
 }
@@ -214,7 +214,7 @@ TEST_CASE("a decode step shared by 2 threads allocates nothing", "[no_allocation
   const ModelConfig& config = weights->config;
   const std::vector<int> tokens = random_tokens(128, config.vocab_size);
   set_matmul_threads(2);  // OpenMP starts its threads at the first shared product (allocates)
-  Decoder decoder(weights, std::make_unique<FullCachePolicy>());
+  Decoder decoder(weights, policy_of<FullCachePolicy>());
 #ifdef H2O_MALLOC_COUNTED
   malloc_calls.store(0);
 #endif
@@ -233,20 +233,18 @@ TEST_CASE("an h2o decode step with evictions allocates nothing", "[no_allocation
   const ScoringMode mode = GENERATE(ScoringMode::PerHead, ScoringMode::Shared);
   const auto weights = stories_shaped_model(256);
   const std::vector<int> tokens = random_tokens(256, weights->config.vocab_size);
-  Decoder decoder(weights, std::make_unique<H2OPolicy>(CacheBudget{8, 8}, mode));
+  Decoder decoder(weights, policy_of<H2OPolicy>(CacheBudget{8, 8}, mode));
   // The warm-up already fills the budget, so every measured step evicts one token per head.
   CHECK(new_calls_while_decoding(decoder, tokens, 20, 200) == 0);
   CHECK(decoder.evicted_tokens(0) == 220 - 16);
 }
 
 namespace {
-// Steps to read before counting: `steps`, or for FastGen past its profile, whose last token sets
-// the rules and cuts each head once (that cut allocates, as a prompt's one cut does).
+// Steps to read before counting: `steps`, or for a policy that profiles its first tokens
+// (FastGen, DuoAttention) past its profile, whose last token sets the rules and cuts each head
+// once (that cut allocates, as a prompt's one cut does).
 std::size_t warm_up_steps(const Decoder& decoder, std::size_t steps) {
-  if (const auto* fastgen = dynamic_cast<const FastGenPolicy*>(&decoder.policy())) {
-    return std::max(steps, fastgen->profile_tokens() + 1);
-  }
-  return steps;
+  return std::max(steps, decoder.policy().prompt_tokens() + 1);
 }
 }  // namespace
 
@@ -264,7 +262,7 @@ TEST_CASE("every policy's decode steps with evictions allocate nothing", "[no_al
     // (the full cache excepted: it only grows, within what it reserved).
     CHECK(new_calls_while_decoding(decoder, tokens, warm_up_steps(decoder, 20), 200) == 0);
     // FastGen's heads keep what their rules keep (test_fastgen_policy.cpp counts them).
-    if (kind.split == BudgetSplit::ByRule) continue;
+    if (!kind.sized_by_budget) continue;
     // As many evictions in all as a uniform budget makes (budgets may differ by layer or head).
     const ModelConfig& c = decoder.config();
     std::size_t held = 0;
@@ -292,7 +290,7 @@ TEST_CASE("attention recording and filter rows eviction do allocate", "[no_alloc
   // The two documented exceptions, measured so the counter is known to see decoder allocations.
   const auto weights = stories_shaped_model(64);
   const std::vector<int> tokens = random_tokens(64, weights->config.vocab_size);
-  Decoder recording(weights, std::make_unique<FullCachePolicy>());
+  Decoder recording(weights, policy_of<FullCachePolicy>());
   recording.set_record_attention(true);
   CHECK(new_calls_while_decoding(recording, tokens, 4, 10) > 0);
 
@@ -325,7 +323,7 @@ TEST_CASE("the memory guard counts every byte a decoder allocates per cache slot
   const auto weights = stories_shaped_model(512);
   const auto bytes_of_decoder = [&](std::size_t positions) {
     std::unique_ptr<Decoder> decoder;
-    std::unique_ptr<CachePolicy> policy = std::make_unique<FullCachePolicy>();
+    std::unique_ptr<CachePolicy> policy = policy_of<FullCachePolicy>();
     const std::size_t bytes = count_new_bytes(
         [&] { decoder = std::make_unique<Decoder>(weights, std::move(policy), positions); });
     return bytes;
@@ -340,7 +338,7 @@ TEST_CASE("the memory guard counts every byte a decoder allocates per cache slot
   const KvFormat four_bits{4, 32};
   const auto bytes_of_quantised = [&](std::size_t positions) {
     std::unique_ptr<Decoder> decoder;
-    std::unique_ptr<CachePolicy> policy = std::make_unique<FullCachePolicy>();
+    std::unique_ptr<CachePolicy> policy = policy_of<FullCachePolicy>();
     return count_new_bytes([&] {
       decoder = std::make_unique<Decoder>(weights, std::move(policy), positions, four_bits);
     });

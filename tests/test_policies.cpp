@@ -125,7 +125,7 @@ TEST_CASE("the sliding window keeps exactly the last tokens", "[policies]") {
   const std::size_t steps = 200;
   const auto weights = random_model(steps, 51);
   const ModelConfig& c = weights->config;
-  Decoder decoder(weights, std::make_unique<SlidingWindowPolicy>(CacheBudget{0, recent}));
+  Decoder decoder(weights, policy_of<SlidingWindowPolicy>(CacheBudget{0, recent}));
   const std::vector<int> tokens = random_tokens(steps, c.vocab_size, 52);
   for (std::size_t i = 0; i < steps; ++i) {
     decoder.forward(tokens[i]);
@@ -149,7 +149,7 @@ TEST_CASE("attention sinks keep the first positions and the last recent ones", "
   const std::size_t steps = 200, budget = sinks + recent;
   const auto weights = random_model(steps, 61);
   const ModelConfig& c = weights->config;
-  Decoder decoder(weights, std::make_unique<SinkWindowPolicy>(sinks, recent));
+  Decoder decoder(weights, policy_of<SinkWindowPolicy>(sinks, recent));
   const std::vector<int> tokens = random_tokens(steps, c.vocab_size, 62);
   for (std::size_t i = 0; i < steps; ++i) {
     decoder.forward(tokens[i]);
@@ -176,12 +176,10 @@ TEST_CASE("random eviction protects the recent window and repeats per seed", "[p
   const auto weights = random_model(steps, 71);
   const ModelConfig& c = weights->config;
   const std::vector<int> tokens = random_tokens(steps, c.vocab_size, 72);
-  Decoder first(weights,
-                std::make_unique<RandomEvictionPolicy>(CacheBudget{budget - recent, recent}, 9));
-  Decoder again(weights,
-                std::make_unique<RandomEvictionPolicy>(CacheBudget{budget - recent, recent}, 9));
-  Decoder other_seed(
-      weights, std::make_unique<RandomEvictionPolicy>(CacheBudget{budget - recent, recent}, 10));
+  Decoder first(weights, policy_of<RandomEvictionPolicy>(CacheBudget{budget - recent, recent}, 9));
+  Decoder again(weights, policy_of<RandomEvictionPolicy>(CacheBudget{budget - recent, recent}, 9));
+  Decoder other_seed(weights,
+                     policy_of<RandomEvictionPolicy>(CacheBudget{budget - recent, recent}, 10));
   INFO(first.policy().describe());
 
   bool seeds_ever_differ = false, heads_ever_differ = false;
@@ -330,7 +328,7 @@ TEST_CASE("tova decisions in a decoder follow the recorded attention step by ste
   const std::size_t budget = 10, steps = 250;
   const auto weights = random_model(steps, 81);
   const ModelConfig& c = weights->config;
-  Decoder decoder(weights, std::make_unique<TovaPolicy>(CacheBudget{0, budget}, mode));
+  Decoder decoder(weights, policy_of<TovaPolicy>(CacheBudget{0, budget}, mode));
   const std::vector<int> tokens = random_tokens(steps, c.vocab_size, 82);
   bool newest_ever_evicted = false, heads_ever_differ = false;
 
@@ -375,7 +373,7 @@ TEST_CASE("a policy whose budget covers the sequence matches the full cache", "[
   const auto weights = random_model(steps, 91);
   const ModelConfig& c = weights->config;
   // Budgets of 64 tokens (sinks: 4 + 64): never more tokens than that to hold.
-  Decoder full(weights, std::make_unique<FullCachePolicy>());
+  Decoder full(weights, policy_of<FullCachePolicy>());
   Decoder policy(weights, make_policy(name, settings_of(0, steps)));
   const std::vector<int> tokens = random_tokens(steps, c.vocab_size, 92);
   for (std::size_t i = 0; i < steps; ++i) {
@@ -396,16 +394,15 @@ TEST_CASE("every policy that reduces to a sliding window gives its logits bit fo
   const auto weights = random_model(steps, 101);
   const ModelConfig& c = weights->config;
   const std::vector<int> tokens = random_tokens(steps, c.vocab_size, 102);
-  Decoder window(weights, std::make_unique<SlidingWindowPolicy>(CacheBudget{0, recent}));
+  Decoder window(weights, policy_of<SlidingWindowPolicy>(CacheBudget{0, recent}));
   std::vector<std::unique_ptr<Decoder>> others;
   for (ScoringMode mode : {ScoringMode::PerHead, ScoringMode::Shared}) {
-    others.push_back(std::make_unique<Decoder>(
-        weights, std::make_unique<H2OPolicy>(CacheBudget{0, recent}, mode)));
+    others.push_back(
+        std::make_unique<Decoder>(weights, policy_of<H2OPolicy>(CacheBudget{0, recent}, mode)));
   }
-  others.push_back(
-      std::make_unique<Decoder>(weights, std::make_unique<SinkWindowPolicy>(0, recent)));
+  others.push_back(std::make_unique<Decoder>(weights, policy_of<SinkWindowPolicy>(0, recent)));
   others.push_back(std::make_unique<Decoder>(
-      weights, std::make_unique<RandomEvictionPolicy>(CacheBudget{0, recent}, 3)));
+      weights, policy_of<RandomEvictionPolicy>(CacheBudget{0, recent}, 3)));
   for (std::size_t i = 0; i < steps; ++i) {
     const Vector& expected = window.forward(tokens[i]);
     for (auto& other : others) {
@@ -427,33 +424,33 @@ TEST_CASE("the new policies describe themselves and size their caches", "[polici
   const SlidingWindowPolicy window(CacheBudget{32, 32});
   CHECK(window.name() == "window");
   CHECK(window.describe() == "sliding window, last 64 tokens");
-  CHECK(window.max_tokens(1000) == 64);
-  CHECK(window.max_tokens(10) == 10);
+  CHECK(window.keep() == 64);
+  CHECK(SlidingWindowPolicy(CacheBudget{32, 32}, LayerShape{0, 1, 1, 10}).keep() == 10);
 
   const SinkWindowPolicy sinks(4, 60);
   CHECK(sinks.name() == "sinks");
   CHECK(sinks.describe() == "attention sinks 4 + recent 60 = 64 tokens (StreamingLLM)");
   CHECK(sinks.budget() == 64);
-  CHECK(sinks.max_tokens(1000) == 64);
-  CHECK(sinks.max_tokens(10) == 10);
+  CHECK(sinks.keep() == 64);
+  CHECK(SinkWindowPolicy(4, 60, LayerShape{0, 1, 1, 10}).keep() == 10);
 
   const RandomEvictionPolicy random(CacheBudget{32, 32}, 7);
   CHECK(random.name() == "random");
   CHECK(random.describe() == "random eviction, 64 tokens, the last 32 protected, seed 7");
-  CHECK(random.max_tokens(1000) == 64);
-  CHECK(random.max_tokens(10) == 10);
+  CHECK(random.keep() == 64);
+  CHECK(RandomEvictionPolicy(CacheBudget{32, 32}, 7, LayerShape{0, 1, 1, 10}).keep() == 10);
 
   const TovaPolicy tova(CacheBudget{32, 32}, ScoringMode::Shared);
   CHECK(tova.name() == "tova");
   CHECK(tova.describe() == "TOVA, 64 tokens, lowest current attention evicted, shared scores");
-  CHECK(tova.max_tokens(1000) == 64);
-  CHECK(tova.max_tokens(10) == 10);
+  CHECK(tova.keep() == 64);
+  CHECK(TovaPolicy(CacheBudget{32, 32}, ScoringMode::Shared, LayerShape{0, 1, 1, 10}).keep() == 10);
   CHECK(TovaPolicy(CacheBudget{0, 5}).mode() == ScoringMode::Shared);  // the paper's
 
   // The decoder reserves budget + 1 slots a layer, whatever the sequence length.
   const auto weights = random_model(1000, 3);
   const ModelConfig& c = weights->config;
-  Decoder decoder(weights, std::make_unique<SinkWindowPolicy>(4, 6), 1000);
+  Decoder decoder(weights, policy_of<SinkWindowPolicy>(4, 6), 1000);
   CHECK(decoder.reserved_kv_bytes() ==
         c.n_layers * 2 * c.n_kv_heads * (10 + 1) * c.head_dim() * sizeof(float));
 }
@@ -499,7 +496,7 @@ TEST_CASE("every policy evicts one token a step and refuses a cache two over bud
           "[policies]") {
   const std::string name = GENERATE(from_range(budgeted_policy_names()));
   // Budget 2 for each (sinks: 1 sink + 1 recent).
-  const auto policy = make_policy(name, settings_of(1, 1, 1));
+  const auto policy = make_policy(name, settings_of(1, 1, 1))->for_layer({});
   LayerKVCache crowded(2, 2, 4);
   for (Position p = 0; p < 4; ++p) append_position(crowded, p);
   CraftedAttention att(2, 4);

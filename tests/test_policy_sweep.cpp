@@ -37,7 +37,7 @@ TEST_CASE("the sweep's measures add up teacher forcing over every story", "[poli
       sweep_policies(weights, text, {{"H2O", "h2o", {}}, {"window", "window", {}}}, {10, 100});
   double nll = 0.0;
   for (std::size_t i = 0; i < text.stories.size(); ++i) {
-    Decoder decoder(weights, std::make_unique<FullCachePolicy>(), text.stories[i].size());
+    Decoder decoder(weights, policy_of<FullCachePolicy>(), text.stories[i].size());
     const TeacherForcedRun run = read_with_teacher_forcing(decoder, text.stories[i]);
     nll += run.mean_nll() * static_cast<double>(run.steps());
     CHECK(sweep.full.readings[i].token_nll.size() == run.steps());
@@ -71,19 +71,23 @@ TEST_CASE("the sweep's measures add up teacher forcing over every story", "[poli
   CHECK(verdict_of(same) == Verdict::WithinNoise);
 }
 
-TEST_CASE("the first story's policy can be wrapped, once per run", "[policy_sweep]") {
+TEST_CASE("the first story's steps can be observed, once per run", "[policy_sweep]") {
   const auto weights = h2o_test::random_model(64, 5);
   const SweepText text = two_stories(*weights);
   int calls = 0;
+  std::size_t steps = 0;
   SweepOptions options;
-  options.first_story_policy = [&](std::unique_ptr<CachePolicy> policy, const SweepRun& run) {
+  options.first_story_observer = [&](const SweepRun& run) {
     ++calls;
     CHECK(run.label == "window");
-    return policy;
+    return Decoder::StepObserver([&](std::size_t layer, const LayerKVCache&) {
+      if (layer == 0) ++steps;
+    });
   };
   const SweepRun full = read_full_cache(weights, text);
   read_stories(weights, text, {"window", "window", {}}, {50, 0}, &full, options);
   CHECK(calls == 1);
+  CHECK(steps + 1 == text.stories.front().size());  // every step of the first story, read once
 }
 
 TEST_CASE("context gain: 1 when the window holds every token, above 0 always", "[policy_sweep]") {
@@ -127,7 +131,7 @@ TEST_CASE("a sweep policy's KV format: its own runs quantised, the reference in 
   // Each story read alone in that format: the bytes it holds at its end, summed.
   std::size_t full_bytes = 0, quantised_bytes = 0;
   for (const std::vector<int>& story : text.stories) {
-    Decoder full(weights, std::make_unique<FullCachePolicy>(), story.size());
+    Decoder full(weights, policy_of<FullCachePolicy>(), story.size());
     read_with_teacher_forcing(full, story);
     full_bytes += full.live_kv_bytes();
     Decoder window(

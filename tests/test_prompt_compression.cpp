@@ -73,14 +73,17 @@ TEST_CASE("prompt compression cuts once to plan_keep's tokens and keeps the budg
   INFO("score " << to_string(score));
 
   // A decoder that never evicts gathers the scores the whole prompt leaves (sums, or decayed sums).
-  Decoder watcher(
-      weights, std::make_unique<H2OPolicy>(CacheBudget(150, 0), ScoringMode::PerHead, score), 150);
+  Decoder watcher(weights,
+                  policy_of<H2OPolicy>(CacheBudget(150, 0), ScoringMode::PerHead, score,
+                                       std::size_t{0}, kDefaultH2ODecay),
+                  150);
   Matrix expected_logits;  // (P, V)
   watcher.forward_batch(prompt, &expected_logits);
 
-  Decoder decoder(
-      weights, std::make_unique<H2OPolicy>(CacheBudget(heavy, recent), ScoringMode::PerHead, score),
-      150);
+  Decoder decoder(weights,
+                  policy_of<H2OPolicy>(CacheBudget(heavy, recent), ScoringMode::PerHead, score,
+                                       std::size_t{0}, kDefaultH2ODecay),
+                  150);
   Matrix prompt_logits;
   decoder.read_prompt_compressed(prompt, &prompt_logits);
   CHECK(same_numbers(prompt_logits, expected_logits));  // the prompt was read with the full cache
@@ -223,12 +226,12 @@ TEST_CASE("knorm keeps the recent window and the shortest keys", "[prompt-compre
   // Keys (D = 2) of lengths 5, 1, 3, 2, 4 at positions 0..4; heavy 2 + recent 1: position 4 stays
   // for recency, then the two shortest older keys, positions 1 and 3.
   const std::vector<std::vector<float>> keys = {{3, 4}, {0, 1}, {3, 0}, {0, 2}, {0, 4}};
-  const auto policy = make_policy("knorm", [] {
+  const auto policy = h2o_test::single_layer(*make_policy("knorm", [] {
     PolicySettings s;
     s.heavy = 2;
     s.recent = 1;
     return s;
-  }());
+  }()));
   LayerKVCache cache(1, 2, 5);
   const StepAttention none{nullptr, 1, 5};
   for (std::size_t p = 0; p < keys.size(); ++p) {

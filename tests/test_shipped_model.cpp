@@ -98,7 +98,7 @@ TEST_CASE("the shipped model predicts held-out stories and recalls names from fa
     const std::vector<int> tokens = tokenizer.encode(stories[i], true, false);
     bytes += h2o::predicted_bytes(tokenizer, tokens);
     CHECK(h2o::predicted_bytes(tokenizer, tokens) == stories[i].size());  // the whole text
-    h2o::Decoder decoder(weights, std::make_unique<h2o::FullCachePolicy>(), tokens.size());
+    h2o::Decoder decoder(weights, h2o::policy_of<h2o::FullCachePolicy>(), tokens.size());
     const h2o::TeacherForcedRun run = h2o::read_with_teacher_forcing(decoder, tokens);
     nll += run.mean_nll() * static_cast<double>(run.steps());
     steps += run.steps();
@@ -149,7 +149,7 @@ TEST_CASE("the shipped model reads the hand-written stories it never saw (plain 
   std::size_t bytes = 0;
   for (const std::string& story : stories) {  // every part, each read whole on its own
     const std::vector<int> tokens = tokenizer.encode(story, true, false);
-    h2o::Decoder decoder(weights, std::make_unique<h2o::FullCachePolicy>(), tokens.size());
+    h2o::Decoder decoder(weights, h2o::policy_of<h2o::FullCachePolicy>(), tokens.size());
     const h2o::TeacherForcedRun run = h2o::read_with_teacher_forcing(decoder, tokens);
     nll += run.mean_nll() * static_cast<double>(run.steps());
     bytes += h2o::predicted_bytes(tokenizer, tokens);

@@ -150,8 +150,8 @@ void kv_bits_section(const std::shared_ptr<const DecoderWeights>& weights,
     for (std::size_t r = 0; r < repeats; ++r) {
       for (std::size_t turn = 0; turn < all_bits.size(); ++turn) {
         const std::size_t f = (turn + r) % all_bits.size();  // who goes first rotates
-        const RunTiming t = time_decode(weights, std::make_unique<FullCachePolicy>(), tokens,
-                                        length, KvFormat{all_bits[f], group, residual});
+        const RunTiming t = time_decode(weights, policy_of<FullCachePolicy>(), tokens, length,
+                                        KvFormat{all_bits[f], group, residual});
         seconds[f].push_back(t.total_seconds);
         bytes[f] = t.kv_bytes_read_per_token;
       }
@@ -284,7 +284,7 @@ void prompt_section(const std::shared_ptr<const DecoderWeights>& weights,
     for (std::size_t r = 0; r < repeats + 1; ++r) {  // the first round warms up, not counted
       for (int turn = 0; turn < 2; ++turn) {
         const bool batch_turn = (turn == 0) == (r % 2 == 0);
-        Decoder decoder(weights, std::make_unique<FullCachePolicy>(), length);
+        Decoder decoder(weights, policy_of<FullCachePolicy>(), length);
         const Clock::time_point start = Clock::now();
         if (batch_turn) {
           decoder.forward_batch(tokens);
@@ -410,8 +410,8 @@ int run(int argc, char** argv) {
     kv_bits_section(weights, tokens, lengths, options.kv_group, options.kv_residual, repeats);
   }
   if (!wants("lengths")) return 0;
-  auto full_policy = [] { return std::make_unique<FullCachePolicy>(); };
-  auto h2o_policy = [&] { return std::make_unique<H2OPolicy>(budget); };
+  auto full_policy = [] { return policy_of<FullCachePolicy>(); };
+  auto h2o_policy = [&] { return policy_of<H2OPolicy>(budget); };
 
   std::cout << "H2O:    " << budget.describe() << " per layer and KV head\n"
             << "        per-head scores, overwrite-slot eviction\n"

@@ -75,51 +75,15 @@ using h2o::Position;
 
 namespace {
 
-// A policy that lets another decide and, after each of its calls for layer 0 (the first cache it
-// meets), notes the positions KV head 0 holds: what that cache holds after every step, kept as
-// spans (report/svg.hpp), at most one per position, so memory grows with the text, not with its
-// square. Layer 0 finishes each token before later layers see it, so this records the same lists
-// whether the decoder reads the text token by token or in batches (and lets it use batches).
-class RecordingPolicy final : public h2o::CachePolicy {
- public:
-  RecordingPolicy(std::unique_ptr<h2o::CachePolicy> inner, h2o::KeptSpanRecorder* recorder)
-      : inner_(std::move(inner)), recorder_(recorder) {}
-  std::string name() const override { return inner_->name(); }
-  std::string describe() const override { return inner_->describe(); }
-  std::size_t max_tokens(std::size_t max_positions) const override {
-    return inner_->max_tokens(max_positions);
-  }
-  std::size_t layer_tokens(std::size_t max_positions, std::size_t layer,
-                           std::size_t n_layers) const override {
-    return inner_->layer_tokens(max_positions, layer, n_layers);
-  }
-  std::size_t head_capacity(std::size_t max_positions, std::size_t layer, std::size_t n_layers,
-                            std::size_t n_kv_heads) const override {
-    return inner_->head_capacity(max_positions, layer, n_layers, n_kv_heads);
-  }
-  void compress(h2o::LayerKVCache& cache, std::size_t keep) override {
-    inner_->compress(cache, keep);
-  }
-  void after_attention(h2o::LayerKVCache& cache, const h2o::StepAttention& attention) override {
-    inner_->after_attention(cache, attention);
-    if (layer0_ == nullptr) layer0_ = &cache;
-    if (&cache == layer0_) recorder_->after_step(cache.sorted_positions(0));
-  }
-  void observe(h2o::LayerKVCache& cache, const h2o::StepAttention& attention) override {
-    inner_->observe(cache, attention);
-  }
-  void choose_victims(h2o::LayerKVCache& cache, std::size_t* victims) override {
-    inner_->choose_victims(cache, victims);
-  }
-  bool decisions_independent_of_layer_order() const override {
-    return inner_->decisions_independent_of_layer_order();
-  }
-
- private:
-  std::unique_ptr<h2o::CachePolicy> inner_;
-  h2o::KeptSpanRecorder* recorder_;
-  const h2o::LayerKVCache* layer0_ = nullptr;
-};
+// What layer 0's KV head 0 holds after every step of a run, noted by the decoder's step observer:
+// kept as spans (report/svg.hpp), at most one per position, so memory grows with the text, not
+// with its square. Layer 0 finishes each token before later layers see it, so this records the
+// same lists whether the decoder reads the text token by token or in batches.
+h2o::Decoder::StepObserver record_layer0(h2o::KeptSpanRecorder* recorder) {
+  return [recorder](std::size_t layer, const h2o::LayerKVCache& cache) {
+    if (layer == 0) recorder->after_step(cache.sorted_positions(0));
+  };
+}
 
 // ------------------------------------------------------------------------------------------------
 // The steps of compare_policies(), in order.
@@ -185,11 +149,9 @@ std::unique_ptr<Runs> run_policies(std::shared_ptr<const h2o::DecoderWeights> we
   std::map<std::string, h2o::KeptSpanRecorder> recorders;
   h2o::SweepOptions recording;
   if (!options.svg_path.empty()) {
-    recording.first_story_policy = [&](std::unique_ptr<h2o::CachePolicy> policy,
-                                       const h2o::SweepRun& run) {
-      if (run.budget.percent != picture_percent) return policy;
-      return std::unique_ptr<h2o::CachePolicy>(
-          std::make_unique<RecordingPolicy>(std::move(policy), &recorders[run.policy]));
+    recording.first_story_observer = [&](const h2o::SweepRun& run) {
+      if (run.budget.percent != picture_percent) return h2o::Decoder::StepObserver();
+      return record_layer0(&recorders[run.policy]);
     };
   }
   runs->sweep = h2o::sweep_policies(weights, text, evicting, percents, recording);
@@ -211,7 +173,7 @@ std::unique_ptr<Runs> run_policies(std::shared_ptr<const h2o::DecoderWeights> we
       const h2o::SweepRun& run = by_budget[b];
       const std::string& window = h2o::baseline_policy().name;
       if (!run.refused.empty()) continue;
-      if (h2o::policy_kind(run.policy).split == h2o::BudgetSplit::ByRule) {
+      if (!h2o::policy_kind(run.policy).sized_by_budget) {
         runs->equal_bytes.push_back(h2o::read_at_equal_bytes(
             weights, text, {window, window, options.scoring, format}, run, &full));
         budget.equal_bytes.emplace_back(&run, &runs->equal_bytes.back());
@@ -238,11 +200,23 @@ std::unique_ptr<Runs> run_policies(std::shared_ptr<const h2o::DecoderWeights> we
   return runs;
 }
 
-// True when a policy whose bytes are an outcome of its rules (FastGen) was asked for.
-bool own_bytes_asked(const std::vector<std::string>& policies) {
-  return std::any_of(policies.begin(), policies.end(), [](const std::string& name) {
-    return h2o::policy_kind(name).split == h2o::BudgetSplit::ByRule;
-  });
+// " (but FastGen's: its rules decide, ...)" when policies whose bytes are an outcome of their
+// rules (FastGen, DuoAttention) were asked for, in the factory's order; "" when none was.
+std::string own_bytes_note(const std::vector<std::string>& policies) {
+  std::vector<std::string> names;
+  for (const h2o::PolicyKind& kind : h2o::policy_kinds()) {
+    const bool asked = std::find(policies.begin(), policies.end(), kind.name) != policies.end();
+    if (asked && !kind.sized_by_budget) names.push_back(kind.prose_name + "'s");
+  }
+  if (names.empty()) return "";
+  std::string list;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    list += (i == 0 ? "" : i + 1 == names.size() ? " and " : ", ") + names[i];
+  }
+  return " (but " + list +
+         (names.size() == 1 ? ": its rules decide, and it is weighed"
+                            : ": their rules decide, and each is weighed") +
+         " against the window at the bytes it held)";
 }
 
 // Step 4: what was run, and how each policy spends each budget, in its own words.
@@ -271,22 +245,17 @@ void print_setup(const h2o::ComparePoliciesOptions& options, const h2o::ModelFil
             << " tokens back (name recall counts those)\n\n";
   // How settings_for_budget splits each budget (policy_factory.hpp), in one sentence.
   const int heavy_percent = options.scoring.heavy_percent;
-  const std::string split =
-      heavy_percent == h2o::kDefaultHeavyPercent
-          ? "heavy = recent = half of the budget"
-          : "heavy = " + std::to_string(heavy_percent) +
-                "% of the budget (rounded down) and recent = the rest";
-  std::cout << h2o::wrap_words("Budgets, in tokens per layer and KV head. Each policy gets " +
-                                   split + " (sinks takes its " +
-                                   std::to_string(h2o::PolicySettings{}.sinks) +
-                                   " sinks out of the heavy part) and the factory's defaults "
-                                   "otherwise, so every cache holds the same number of tokens" +
-                                   (own_bytes_asked(options.policies)
-                                        ? " (but FastGen's: its rules decide, and it is weighed "
-                                          "against the window at the bytes it held)"
-                                        : "") +
-                                   ". In each policy's own words:",
-                               100, "")
+  const std::string split = heavy_percent == h2o::kDefaultHeavyPercent
+                                ? "heavy = recent = half of the budget"
+                                : "heavy = " + std::to_string(heavy_percent) +
+                                      "% of the budget (rounded down) and recent = the rest";
+  std::cout << h2o::wrap_words(
+                   "Budgets, in tokens per layer and KV head. Each policy gets " + split +
+                       " (sinks takes its " + std::to_string(h2o::PolicySettings{}.sinks) +
+                       " sinks out of the heavy part) and the factory's defaults "
+                       "otherwise, so every cache holds the same number of tokens" +
+                       own_bytes_note(options.policies) + ". In each policy's own words:",
+                   100, "")
             << "\n";
   const h2o::KvFormat& format = options.kv_format;
   if (format.quantised()) {

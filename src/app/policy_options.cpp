@@ -44,7 +44,7 @@ std::string policy_lines(const std::string& indent, bool evicting_only) {
   std::string lines;
   for (const PolicyKind& kind : policy_kinds()) {
     // A sweep's policies (evicting_policies): they evict and hold the budget they are given.
-    const bool swept = kind.evicts && kind.split != BudgetSplit::ByRule;
+    const bool swept = kind.evicts && kind.sized_by_budget;
     if (swept || !evicting_only) {
       lines += indent + pad_right(kind.name, width) + kind.summary + "\n";
     }

@@ -24,7 +24,7 @@ SweepText sweep_text(const Tokenizer& tokenizer, std::vector<std::vector<int>> s
 std::vector<SweepPolicy> evicting_policies(const PolicySettings& base, const KvFormat& format) {
   std::vector<SweepPolicy> policies;
   for (const PolicyKind& kind : policy_kinds()) {
-    if (kind.evicts && kind.split != BudgetSplit::ByRule) {
+    if (kind.evicts && kind.sized_by_budget) {
       policies.push_back({kind.name, kind.name, base, format});
     }
   }
@@ -125,16 +125,16 @@ SweepRun read_stories(std::shared_ptr<const DecoderWeights> weights, const Sweep
       // A policy holding more or fewer tokens than the budget is no equal comparison: flag it.
       const std::size_t holds = cache_policy->max_tokens(tokens.size());
       // (A policy whose budget is an outcome of its rules, FastGen, holds what they keep.)
-      const bool by_rule = policy_kind(policy.policy).split == BudgetSplit::ByRule;
-      if (tokens_kept > 0 && !by_rule && holds != std::min(tokens_kept, tokens.size())) {
+      const bool by_budget = policy_kind(policy.policy).sized_by_budget;
+      if (tokens_kept > 0 && by_budget && holds != std::min(tokens_kept, tokens.size())) {
         run.description += " [holds " + std::to_string(holds) + " tokens, not " +
                            std::to_string(tokens_kept) + "]";
       }
-      if (options.first_story_policy) {
-        cache_policy = options.first_story_policy(std::move(cache_policy), run);
-      }
     }
     Decoder decoder(weights, std::move(cache_policy), tokens.size(), policy.format);
+    if (i == 0 && options.first_story_observer) {
+      decoder.set_step_observer(options.first_story_observer(run));
+    }
     TeacherForcingOptions forcing;
     forcing.keep_log_probs = reference == nullptr && options.kl;
     if (reference != nullptr) forcing.reference = &reference->readings.at(i);

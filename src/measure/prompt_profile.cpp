@@ -36,7 +36,7 @@ std::vector<std::vector<HeadProfile>> profile_text_heads(
     const HeadProfileOptions& sizes) {
   const std::size_t p = std::min(tokens.size(), kProfiledTokens);
   PromptProfiler profiler(weights->config, p);
-  Decoder decoder(std::move(weights), std::make_unique<FullCachePolicy>(), p);
+  Decoder decoder(std::move(weights), policy_of<FullCachePolicy>(), p);
   decoder.set_record_attention(true);
   for (std::size_t t = 0; t < p; ++t) {
     decoder.forward(tokens[t]);

@@ -42,12 +42,14 @@ Decoder::Decoder(const WeightView& weights, std::shared_ptr<const void> owner,
                                 " is absurdly large");
   }
 
-  // One slot more than the policy keeps between steps: the incoming token lands there first.
-  // Every layer gets the slots of the layer and KV head that may hold the most (a policy whose
-  // budgets differ by layer or head leaves some unused; live_kv_bytes counts what is held).
+  // Each layer's own policy object, which owns the layer's budgets and whatever it remembers.
+  // One slot more than it keeps between steps: the incoming token lands there first. Every layer
+  // gets the slots of the layer and KV head that may hold the most (a policy whose budgets differ
+  // by layer or head leaves some unused; live_kv_bytes counts what is held).
   std::size_t kept = 0;
   for (std::size_t layer = 0; layer < c.n_layers; ++layer) {
-    kept = std::max(kept, policy_->head_capacity(max_positions_, layer, c.n_layers, c.n_kv_heads));
+    layers_.push_back(policy_->for_layer({layer, c.n_layers, c.n_kv_heads, max_positions_}));
+    kept = std::max(kept, layers_.back()->head_capacity());
   }
   kept = std::min(kept, max_positions_);
   allocate_caches(std::min(kept + 1, max_positions_));
@@ -119,7 +121,7 @@ const Vector& Decoder::read_prompt_compressed(const std::vector<int>& tokens, Ma
   // The one cut: every layer back to the policy's budget, by the policy's own rule.
   const std::size_t n_layers = caches_.size();
   for (std::size_t layer = 0; layer < n_layers; ++layer) {
-    policy_->compress(caches_[layer], policy_->layer_tokens(max_positions_, layer, n_layers));
+    layers_[layer]->compress(caches_[layer], layers_[layer]->keep());
   }
   return logits_;
 }
@@ -163,11 +165,12 @@ void Decoder::attend_through_cache(std::size_t layer, const float* q, const floa
     }
   }
   // The policy's turn: after_attention, or only observe while a prompt is read to be compressed.
-  const StepAttention attention{att_.data(), H, stride, layer, c.n_layers, max_positions_};
+  const StepAttention attention{att_.data(), H, stride};
   if (observe_only_) {
-    policy_->observe(cache, attention);  // reading a prompt to compress: scores only
+    layers_[layer]->observe(cache, attention);  // reading a prompt to compress: scores only
   } else {
-    policy_->after_attention(cache, attention);
+    layers_[layer]->after_attention(cache, attention);
+    if (step_observer_) step_observer_(layer, cache);
   }
 }
 
@@ -232,10 +235,6 @@ void Decoder::check_weights_with_first_logits() {
   weights_unchecked_ = false;  // only now: after a throw the next token is checked again
 }
 
-bool Decoder::batch_in_layer_order() const {
-  return policy_->decisions_independent_of_layer_order();
-}
-
 const Vector& Decoder::forward_batch(const std::vector<int>& tokens, Matrix* all_logits) {
   const ModelConfig& c = weights_.config;
   const std::size_t n = tokens.size();
@@ -255,10 +254,9 @@ const Vector& Decoder::forward_batch(const std::vector<int>& tokens, Matrix* all
       (all_logits->shape()[0] != n || all_logits->shape()[1] != c.vocab_size)) {
     *all_logits = xt::zeros<float>({n, c.vocab_size});
   }
-  // A policy that depends on the order of its calls across layers: token by token. So is a
-  // single token: a matrix-matrix product of one row costs more than the matrix-vector one (BLAS
-  // repacks the whole weight matrix for it).
-  if (!batch_in_layer_order() || n == 1) {
+  // A single token goes through forward(): a matrix-matrix product of one row costs more than the
+  // matrix-vector one (BLAS repacks the whole weight matrix for it).
+  if (n == 1) {
     for (std::size_t i = 0; i < n; ++i) {
       const Vector& logits = forward(tokens[i]);
       if (all_logits != nullptr) std::copy_n(logits.data(), c.vocab_size, &(*all_logits)(i, 0));

@@ -9,18 +9,35 @@
 
 namespace h2o {
 
-AdaKVPolicy::AdaKVPolicy(CacheBudget budget, ScoringMode mode, H2OScore score, float decay,
-                         double safeguard)
-    : CachePolicy(budget.total()),
-      budget_(budget),
-      floor_(0),
-      scoring_(budget, mode, score, /*start_area=*/0, decay) {
+namespace {
+
+// As kvpress: int(n_kept * alpha), rounded down.
+std::size_t adakv_floor(CacheBudget budget, double safeguard) {
   if (!(safeguard >= 0.0 && safeguard <= 1.0)) {
     throw std::invalid_argument("Ada-KV: the safeguard share must be between 0 and 1");
   }
-  // As kvpress: int(n_kept * alpha), rounded down.
-  floor_ = static_cast<std::size_t>(static_cast<double>(budget.heavy) * safeguard);
+  return static_cast<std::size_t>(static_cast<double>(budget.heavy) * safeguard);
 }
+
+// r + G m - (G - 1) f: what one head holds when every other is at its floor f.
+std::size_t adakv_head_capacity(CacheBudget budget, ScoringMode mode, std::size_t floor,
+                                std::size_t n_kv_heads) {
+  if (mode == ScoringMode::Shared) return budget.total();
+  const std::size_t others = n_kv_heads == 0 ? 0 : n_kv_heads - 1;
+  const std::size_t most = budget.recent + n_kv_heads * budget.heavy - others * floor;
+  return std::max(most, budget.total());
+}
+
+}  // namespace
+
+AdaKVPolicy::AdaKVPolicy(CacheBudget budget, ScoringMode mode, H2OScore score, float decay,
+                         double safeguard, const LayerShape& shape)
+    : LayerPolicy(
+          shape, budget.total(),
+          adakv_head_capacity(budget, mode, adakv_floor(budget, safeguard), shape.n_kv_heads)),
+      budget_(budget),
+      floor_(adakv_floor(budget, safeguard)),
+      scoring_(budget, mode, score, /*start_area=*/0, decay) {}
 
 std::string AdaKVPolicy::describe() const {
   std::string text = "Ada-KV, " + budget_.describe() +
@@ -33,14 +50,6 @@ std::string AdaKVPolicy::describe() const {
     text += ", decayed by " + fixed(scoring_.decay(), 3) + " per step";
   }
   return text;
-}
-
-std::size_t AdaKVPolicy::head_capacity(std::size_t max_positions, std::size_t, std::size_t,
-                                       std::size_t n_kv_heads) const {
-  if (scoring_.mode() == ScoringMode::Shared) return std::min(budget_.total(), max_positions);
-  const std::size_t others = n_kv_heads == 0 ? 0 : n_kv_heads - 1;
-  const std::size_t most = budget_.recent + n_kv_heads * budget_.heavy - others * floor_;
-  return std::min(std::max(most, budget_.total()), max_positions);
 }
 
 void AdaKVPolicy::observe(LayerKVCache& cache, const StepAttention& attention) {
@@ -80,11 +89,11 @@ bool AdaKVPolicy::evict_lowest(LayerKVCache& cache) {
 
 void AdaKVPolicy::after_attention(LayerKVCache& cache, const StepAttention& attention) {
   if (scoring_.mode() == ScoringMode::Shared) {  // every head alike: one decision for all
-    CachePolicy::after_attention(cache, attention);
+    LayerPolicy::after_attention(cache, attention);
     return;
   }
   const std::size_t G = cache.n_kv_heads();
-  const std::size_t layer_budget = G * max_tokens(attention.positions_or(cache.capacity()));
+  const std::size_t layer_budget = G * keep();
   // The decoder adds one token per head and step; more is a caller's bug (nothing moves).
   if (cache.total_size() > layer_budget + G) {
     throw std::logic_error("adakv policy: the cache is more than one token a head over budget");

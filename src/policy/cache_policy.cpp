@@ -7,15 +7,18 @@
 
 namespace h2o {
 
-void CachePolicy::after_attention(LayerKVCache& cache, const StepAttention& attention) {
+LayerPolicy::LayerPolicy(const LayerShape& shape, std::size_t keep, std::size_t head_capacity)
+    : shape_(shape),
+      keep_(std::min(keep, shape.max_positions)),
+      head_capacity_(std::min(head_capacity, shape.max_positions)) {}
+
+void LayerPolicy::after_attention(LayerKVCache& cache, const StepAttention& attention) {
   observe(cache, attention);
   // Every head has the same budget here, so every head holds as many tokens.
-  const std::size_t budget = layer_tokens(attention.positions_or(cache.capacity()), attention.layer,
-                                          attention.n_layers);
   const std::size_t size = cache.uniform_size();
-  if (size <= budget) return;
+  if (size <= keep_) return;
   // The decoder adds one token per step, so one token per head goes; more is a caller's bug.
-  if (size != budget + 1) {
+  if (size != keep_ + 1) {
     throw std::logic_error(name() + " policy: the cache is more than one token over budget");
   }
   std::size_t victims[kMaxStackHeads];
@@ -29,7 +32,7 @@ void CachePolicy::after_attention(LayerKVCache& cache, const StepAttention& atte
   cache.remove_one_per_head(out);
 }
 
-void CachePolicy::compress(LayerKVCache& cache, std::size_t keep) {
+void LayerPolicy::compress(LayerKVCache& cache, std::size_t keep) {
   std::vector<std::size_t> victims(cache.n_kv_heads());
   while (cache.uniform_size() > keep) {
     choose_victims(cache, victims.data());
@@ -37,7 +40,7 @@ void CachePolicy::compress(LayerKVCache& cache, std::size_t keep) {
   }
 }
 
-void CachePolicy::cut_by_rule(LayerKVCache& cache, std::size_t keep, const EvictionRule& rule) {
+void LayerPolicy::cut_by_rule(LayerKVCache& cache, std::size_t keep, const EvictionRule& rule) {
   std::vector<std::vector<std::size_t>> kept(cache.n_kv_heads());
   bool cut = false;
   for (std::size_t g = 0; g < cache.n_kv_heads(); ++g) {
@@ -52,6 +55,16 @@ void CachePolicy::cut_by_rule(LayerKVCache& cache, std::size_t keep, const Evict
     kept[g] = plan_cut(positions, scores, rule, keep).kept;
   }
   if (cut) cache.keep_per_head(kept);
+}
+
+CachePolicy::CachePolicy(MakeLayer make_layer) : make_(std::move(make_layer)) {
+  if (!make_) throw std::invalid_argument("CachePolicy: no way to make a layer's policy");
+  prototype_ = make_(LayerShape{});
+  if (!prototype_) throw std::invalid_argument("CachePolicy: the layer maker made nothing");
+}
+
+std::size_t CachePolicy::max_tokens(std::size_t max_positions) const {
+  return std::min(prototype_->keep(), max_positions);
 }
 
 void FullCachePolicy::choose_victims(LayerKVCache& cache, std::size_t* victims) {

@@ -7,6 +7,7 @@
 
 #include "h2o/base/format.hpp"
 #include "h2o/policy/head_scores.hpp"
+#include "h2o/policy/sink_window_policy.hpp"
 
 namespace h2o {
 
@@ -20,8 +21,8 @@ Position newest_position(const LayerKVCache& cache) {
 }  // namespace
 
 FastGenPolicy::FastGenPolicy(CacheBudget budget, std::size_t sinks, double target,
-                             std::size_t profile_tokens, ScoringMode mode)
-    : CachePolicy(),
+                             std::size_t profile_tokens, ScoringMode mode, const LayerShape& shape)
+    : LayerPolicy(shape, kNoPositionLimit),
       budget_(budget),
       sizes_{budget.recent, budget.heavy, sinks},
       target_(target),
@@ -47,40 +48,26 @@ std::string FastGenPolicy::describe() const {
          "% of its attention over the first " + std::to_string(profile_tokens_) +
          " tokens: window " + std::to_string(sizes_.recent) + ", sink+window " +
          std::to_string(sizes_.sinks) + " + " + std::to_string(sizes_.recent) + ", heavy+window " +
-         std::to_string(sizes_.heavy) + " + " + std::to_string(sizes_.recent) + ", or full; " + to_string(mode_) + " scores";
+         std::to_string(sizes_.heavy) + " + " + std::to_string(sizes_.recent) + ", or full; " +
+         to_string(mode_) + " scores";
 }
 
 std::size_t FastGenPolicy::rule_tokens(HeadRule rule) const {
   return ::h2o::rule_tokens(rule, sizes_, std::numeric_limits<std::size_t>::max());
 }
 
-FastGenPolicy::LayerState& FastGenPolicy::state_for(const LayerKVCache& cache,
-                                                    const StepAttention* attention) {
-  LayerState* state = nullptr;
-  for (LayerState& s : layers_) {
-    if (s.cache == &cache) state = &s;
-  }
-  if (state == nullptr) {
-    if (attention == nullptr) {
-      throw std::logic_error("FastGen: compress() on a cache whose prompt it never saw");
-    }
-    layers_.emplace_back();
-    state = &layers_.back();
-    state->cache = &cache;
-    state->ranked.reserve(cache.capacity());
-  }
-  if (attention != nullptr) state->layer = attention->layer;
+void FastGenPolicy::start_if_new(const LayerKVCache& cache) {
+  if (!seen_) ranked_.reserve(cache.capacity());
+  seen_ = true;
   const std::size_t G = cache.n_kv_heads();
-  if (state->sums.size() != G || (cache.size(0) > 0 && newest_position(cache) == 0)) {
-    state->sums.assign(G, HeadProfileSums{});
-    state->profiles.clear();
-    state->rules.clear();
+  if (sums_.size() != G || (cache.size(0) > 0 && newest_position(cache) == 0)) {
+    sums_.assign(G, HeadProfileSums{});
+    profiles_.clear();
+    rules_.clear();
   }
-  return *state;
 }
 
-void FastGenPolicy::profile_row(LayerState& state, const LayerKVCache& cache,
-                                const StepAttention& attention) {
+void FastGenPolicy::profile_row(const LayerKVCache& cache, const StepAttention& attention) {
   const std::size_t G = cache.n_kv_heads(), H = attention.n_heads;
   if (G == 0 || H % G != 0) {
     throw std::invalid_argument("FastGen: the query heads are not a multiple of the KV heads");
@@ -101,33 +88,33 @@ void FastGenPolicy::profile_row(LayerState& state, const LayerKVCache& cache,
       return w / static_cast<double>(group);
     };
     double sink = 0, local = 0, heavy = 0;
-    state.ranked.clear();
+    ranked_.clear();
     for (std::size_t j = 0; j < n; ++j) {
       if (positions[j] < sinks) sink += weight(j);
       if (positions[j] >= first_recent) {
         local += weight(j);
       } else {
-        state.ranked.push_back(j);
+        ranked_.push_back(j);
       }
     }
     // The heavy hitters: the k best scores outside the window (ties: the earlier position).
-    const std::size_t kept = std::min(sizes_.heavy, state.ranked.size());
-    std::nth_element(state.ranked.begin(), state.ranked.begin() + static_cast<std::ptrdiff_t>(kept),
-                     state.ranked.end(), [&](std::size_t a, std::size_t b) {
+    const std::size_t kept = std::min(sizes_.heavy, ranked_.size());
+    std::nth_element(ranked_.begin(), ranked_.begin() + static_cast<std::ptrdiff_t>(kept),
+                     ranked_.end(), [&](std::size_t a, std::size_t b) {
                        return scores[a] > scores[b] ||
                               (scores[a] == scores[b] && positions[a] < positions[b]);
                      });
-    for (std::size_t i = 0; i < kept; ++i) heavy += weight(state.ranked[i]);
-    state.sums[g].add(t, sizes_, sink, local, heavy);
+    for (std::size_t i = 0; i < kept; ++i) heavy += weight(ranked_[i]);
+    sums_[g].add(t, sizes_, sink, local, heavy);
   }
 }
 
-void FastGenPolicy::set_rules(LayerState& state, std::size_t n_kv_heads) {
-  state.profiles.clear();
-  state.rules.clear();
+void FastGenPolicy::set_rules(std::size_t n_kv_heads) {
+  profiles_.clear();
+  rules_.clear();
   for (std::size_t g = 0; g < n_kv_heads; ++g) {
-    state.profiles.push_back(state.sums[g].profile(g, sizes_));  // rules, no kind
-    state.rules.push_back(cheapest_rule(state.profiles.back(), target_));
+    profiles_.push_back(sums_[g].profile(g, sizes_));  // rules, no kind
+    rules_.push_back(cheapest_rule(profiles_.back(), target_));
   }
 }
 
@@ -136,23 +123,17 @@ std::size_t FastGenPolicy::victim(HeadRule rule, const LayerKVCache& cache, std:
   const Position* positions = cache.positions(g);  // (n,)
   if (rule == HeadRule::Window || rule == HeadRule::SinkWindow) {
     // The oldest token (sink+window: the oldest that is not a sink).
-    const Position first = rule == HeadRule::SinkWindow ? static_cast<Position>(sizes_.sinks) : 0;
-    std::size_t oldest = n;
-    for (std::size_t j = 0; j < n; ++j) {
-      if (positions[j] >= first && (oldest == n || positions[j] < positions[oldest])) oldest = j;
-    }
-    if (oldest == n) throw std::logic_error("FastGen: no token outside the sinks to evict");
-    return oldest;
+    return oldest_non_sink(positions, n, rule == HeadRule::SinkWindow ? sizes_.sinks : 0);
   }
   return slot_to_evict(positions, cache.scores(g), n, heavy_rule_);
 }
 
-void FastGenPolicy::cut_to_rules(const LayerState& state, LayerKVCache& cache) const {
+void FastGenPolicy::cut_to_rules(LayerKVCache& cache) const {
   const std::size_t G = cache.n_kv_heads();
   std::vector<std::vector<std::size_t>> kept(G);  // (G,) x (slots kept,)
   for (std::size_t g = 0; g < G; ++g) {
     const std::size_t n = cache.size(g);
-    const HeadRule rule = state.rules[g];
+    const HeadRule rule = rules_[g];
     if (n <= rule_tokens(rule)) {
       for (std::size_t j = 0; j < n; ++j) kept[g].push_back(j);
       continue;
@@ -174,61 +155,42 @@ void FastGenPolicy::cut_to_rules(const LayerState& state, LayerKVCache& cache) c
 }
 
 void FastGenPolicy::observe(LayerKVCache& cache, const StepAttention& attention) {
-  LayerState& state = state_for(cache, &attention);
-  if (state.rules.empty()) profile_row(state, cache, attention);
+  start_if_new(cache);
+  if (rules_.empty()) profile_row(cache, attention);
   add_step_attention(cache, attention, mode_);
 }
 
 void FastGenPolicy::after_attention(LayerKVCache& cache, const StepAttention& attention) {
-  LayerState& state = state_for(cache, &attention);
-  if (state.rules.empty()) {
-    profile_row(state, cache, attention);
+  start_if_new(cache);
+  if (rules_.empty()) {
+    profile_row(cache, attention);
     add_step_attention(cache, attention, mode_);
     if (static_cast<std::size_t>(newest_position(cache)) + 1 >= profile_tokens_) {
-      set_rules(state, cache.n_kv_heads());
-      cut_to_rules(state, cache);
+      set_rules(cache.n_kv_heads());
+      cut_to_rules(cache);
     }
     return;
   }
   add_step_attention(cache, attention, mode_);
   for (std::size_t g = 0; g < cache.n_kv_heads(); ++g) {
-    if (cache.size(g) > rule_tokens(state.rules[g])) {
-      cache.remove_slot(g, victim(state.rules[g], cache, g));
+    if (cache.size(g) > rule_tokens(rules_[g])) {
+      cache.remove_slot(g, victim(rules_[g], cache, g));
     }
   }
 }
 
 void FastGenPolicy::choose_victims(LayerKVCache& cache, std::size_t* victims) {
-  const LayerState* state = nullptr;
-  for (const LayerState& s : layers_) {
-    if (s.cache == &cache) state = &s;
-  }
   for (std::size_t g = 0; g < cache.n_kv_heads(); ++g) {
-    const bool ruled = state != nullptr && !state->rules.empty();
-    victims[g] = victim(ruled ? state->rules[g] : HeadRule::HeavyWindow, cache, g);
+    const bool ruled = g < rules_.size();
+    victims[g] = victim(ruled ? rules_[g] : HeadRule::HeavyWindow, cache, g);
   }
 }
 
 void FastGenPolicy::compress(LayerKVCache& cache, std::size_t) {
-  LayerState& state = state_for(cache, nullptr);
-  if (state.rules.empty()) set_rules(state, cache.n_kv_heads());
-  cut_to_rules(state, cache);
-}
-
-const std::vector<HeadRule>& FastGenPolicy::rules(std::size_t layer) const {
-  for (const LayerState& s : layers_) {
-    if (s.layer == layer) return s.rules;
-  }
-  static const std::vector<HeadRule> none;
-  return none;
-}
-
-const std::vector<HeadProfile>& FastGenPolicy::profiles(std::size_t layer) const {
-  for (const LayerState& s : layers_) {
-    if (s.layer == layer) return s.profiles;
-  }
-  static const std::vector<HeadProfile> none;
-  return none;
+  if (!seen_) throw std::logic_error("FastGen: compress() on a cache whose prompt it never saw");
+  start_if_new(cache);
+  if (rules_.empty()) set_rules(cache.n_kv_heads());
+  cut_to_rules(cache);
 }
 
 }  // namespace h2o

@@ -38,8 +38,8 @@ void check_h2o_decay(double gamma) {
 }
 
 H2OPolicy::H2OPolicy(CacheBudget budget, ScoringMode mode, H2OScore score, std::size_t start_area,
-                     float decay)
-    : CachePolicy(budget.total()),
+                     float decay, const LayerShape& shape)
+    : LayerPolicy(shape, budget.total()),
       budget_(budget),
       mode_(mode),
       score_(score),
@@ -82,9 +82,8 @@ void H2OPolicy::compress(LayerKVCache& cache, std::size_t keep) { cut_by_rule(ca
 void H2OPolicy::after_attention(LayerKVCache& cache, const StepAttention& attention) {
   // The options (the fused pass only adds: it is the plain sum's), and every step that evicts
   // nothing, take CachePolicy's way: observe, then choose_victims (selection.hpp's rule).
-  if (score_ != H2OScore::Sum || rule_.start_area > 0 ||
-      cache.uniform_size() != budget_.total() + 1) {
-    CachePolicy::after_attention(cache, attention);
+  if (score_ != H2OScore::Sum || rule_.start_area > 0 || cache.uniform_size() != keep() + 1) {
+    LayerPolicy::after_attention(cache, attention);
     return;
   }
   // One token over budget under the paper's rule: adding the attention and finding each head's

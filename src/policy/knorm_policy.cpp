@@ -4,8 +4,8 @@
 
 namespace h2o {
 
-KeyNormPolicy::KeyNormPolicy(CacheBudget budget)
-    : CachePolicy(budget.total()), budget_(budget), rule_{budget.recent, 0, false} {}
+KeyNormPolicy::KeyNormPolicy(CacheBudget budget, const LayerShape& shape)
+    : LayerPolicy(shape, budget.total()), budget_(budget), rule_{budget.recent, 0, false} {}
 
 std::string KeyNormPolicy::describe() const {
   return "key norm, " + budget_.describe() + ", the longest keys evicted";

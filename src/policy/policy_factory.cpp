@@ -6,6 +6,7 @@
 
 #include "h2o/cache/budget.hpp"
 #include "h2o/policy/adakv_policy.hpp"
+#include "h2o/policy/duo_attention_policy.hpp"
 #include "h2o/policy/fastgen_policy.hpp"
 #include "h2o/policy/h2o_policy.hpp"
 #include "h2o/policy/knorm_policy.hpp"
@@ -26,6 +27,14 @@ using Settings = PolicySettings;
 Settings heavy_and_recent(Settings s, std::size_t tokens) {
   s.heavy = tokens * static_cast<std::size_t>(s.heavy_percent) / 100;
   s.recent = tokens - s.heavy;
+  return s;
+}
+
+// sinks = --sinks (at most the heavy part of an equal budget), recent = the rest of the budget.
+Settings sinks_and_recent(Settings s, std::size_t tokens) {
+  s = heavy_and_recent(s, tokens);
+  s.sinks = std::min(s.sinks, s.heavy);  // the sinks come out of the heavy part
+  s.recent = tokens - s.sinks;
   return s;
 }
 
@@ -58,14 +67,14 @@ const std::vector<PolicyEntry>& policy_table() {
       {{"full", "keep every token (exact attention, memory grows with the sequence)",
         "the full cache", PolicyRole::Contender, kNoAttention,
         /*evicts=*/false, /*protects_newest=*/true, /*kept_label=*/"", every_token},
-       [](const Settings&) { return std::make_unique<FullCachePolicy>(); },
+       [](const Settings&) { return policy_of<FullCachePolicy>(); },
        heavy_and_recent},
       {{"h2o", "Heavy-Hitter Oracle: keep the recent window plus the highest-scoring tokens", "H2O",
         PolicyRole::Subject, kPerHead, /*evicts=*/true, /*protects_newest=*/true, "heavy hitter",
         last_recent},
        [](const Settings& s) {
-         return std::make_unique<H2OPolicy>(CacheBudget{s.heavy, s.recent}, *s.scoring, s.h2o_score,
-                                            s.start_area, s.h2o_decay);
+         return policy_of<H2OPolicy>(CacheBudget{s.heavy, s.recent}, *s.scoring, s.h2o_score,
+                                     s.start_area, s.h2o_decay);
        },
        [](Settings s, std::size_t tokens) {
          s = heavy_and_recent(s, tokens);
@@ -76,38 +85,33 @@ const std::vector<PolicyEntry>& policy_table() {
         "the window", PolicyRole::Baseline, kNoAttention, /*evicts=*/true, /*protects_newest=*/true,
         "", whole_budget},
        [](const Settings& s) {
-         return std::make_unique<SlidingWindowPolicy>(CacheBudget{s.heavy, s.recent});
+         return policy_of<SlidingWindowPolicy>(CacheBudget{s.heavy, s.recent});
        },
        heavy_and_recent},
       {{"sinks", "StreamingLLM: keep the first --sinks tokens (attention sinks) + the last recent",
         "the sinks", PolicyRole::Contender, kNoAttention, /*evicts=*/true, /*protects_newest=*/true,
         "sink", last_recent},
-       [](const Settings& s) { return std::make_unique<SinkWindowPolicy>(s.sinks, s.recent); },
-       [](Settings s, std::size_t tokens) {
-         s = heavy_and_recent(s, tokens);
-         s.sinks = std::min(s.sinks, s.heavy);  // the sinks come out of the heavy part
-         s.recent = tokens - s.sinks;
-         return s;
-       }},
+       [](const Settings& s) { return policy_of<SinkWindowPolicy>(s.sinks, s.recent); },
+       sinks_and_recent},
       {{"random", "keep heavy + recent tokens, evicting a random one outside the recent window",
         "random eviction", PolicyRole::Contender, kNoAttention, /*evicts=*/true,
         /*protects_newest=*/true, "kept at random", last_recent},
        [](const Settings& s) {
-         return std::make_unique<RandomEvictionPolicy>(CacheBudget{s.heavy, s.recent}, s.seed);
+         return policy_of<RandomEvictionPolicy>(CacheBudget{s.heavy, s.recent}, s.seed);
        },
        heavy_and_recent},
       {{"tova", "TOVA: keep heavy + recent tokens, evicting the one the new query attends least",
         "TOVA", PolicyRole::Contender, kShared, /*evicts=*/true, /*protects_newest=*/false,
         "kept by score", no_window},
        [](const Settings& s) {
-         return std::make_unique<TovaPolicy>(CacheBudget{s.heavy, s.recent}, *s.scoring);
+         return policy_of<TovaPolicy>(CacheBudget{s.heavy, s.recent}, *s.scoring);
        },
        heavy_and_recent},
       {{"knorm", "key norm: keep the recent window plus the tokens with the shortest keys",
         "key norm", PolicyRole::Contender, kNoAttention, /*evicts=*/true, /*protects_newest=*/true,
         "short key", last_recent},
        [](const Settings& s) {
-         return std::make_unique<KeyNormPolicy>(CacheBudget{s.heavy, s.recent});
+         return policy_of<KeyNormPolicy>(CacheBudget{s.heavy, s.recent});
        },
        heavy_and_recent},
       {{"snapkv", "SnapKV: cut a prompt by its last recent queries' attention; then as h2o",
@@ -115,8 +119,8 @@ const std::vector<PolicyEntry>& policy_table() {
         // Decoding it ranks as H2O does, so what it keeps besides the window are heavy hitters.
         kPerHead, /*evicts=*/true, /*protects_newest=*/true, "heavy hitter", last_recent},
        [](const Settings& s) {
-         return std::make_unique<SnapKVPolicy>(CacheBudget{s.heavy, s.recent}, *s.scoring,
-                                               s.snapkv_pooling);
+         return policy_of<SnapKVPolicy>(CacheBudget{s.heavy, s.recent}, *s.scoring,
+                                        s.snapkv_pooling);
        },
        [](Settings s, std::size_t tokens) {
          s.recent = std::min(SnapKVPolicy::kPaperWindow, heavy_and_recent(s, tokens).recent);
@@ -128,34 +132,48 @@ const std::vector<PolicyEntry>& policy_table() {
       // adakv_policy.hpp).
       {{"pyramid", "PyramidKV: as h2o, with more heavy hitters in the first layers, fewer deeper",
         "PyramidKV", PolicyRole::Contender, kPerHead, /*evicts=*/true, /*protects_newest=*/true,
-        "heavy hitter", last_recent, BudgetSplit::ByLayer},
+        "heavy hitter", last_recent},
        [](const Settings& s) {
-         return std::make_unique<PyramidKVPolicy>(CacheBudget{s.heavy, s.recent}, *s.scoring,
-                                                  s.h2o_score, s.h2o_decay);
+         return policy_of<PyramidKVPolicy>(CacheBudget{s.heavy, s.recent}, *s.scoring, s.h2o_score,
+                                           s.h2o_decay, PyramidKVPolicy::kPaperBeta);
        },
        heavy_and_recent},
       {{"adakv", "Ada-KV: as h2o, with a layer's heavy hitters shared by its KV heads by score",
         "Ada-KV", PolicyRole::Contender, kPerHead, /*evicts=*/true, /*protects_newest=*/true,
-        "heavy hitter", last_recent, BudgetSplit::ByHead},
+        "heavy hitter", last_recent},
        [](const Settings& s) {
-         return std::make_unique<AdaKVPolicy>(CacheBudget{s.heavy, s.recent}, *s.scoring,
-                                              s.h2o_score, s.h2o_decay);
+         return policy_of<AdaKVPolicy>(CacheBudget{s.heavy, s.recent}, *s.scoring, s.h2o_score,
+                                       s.h2o_decay, AdaKVPolicy::kPaperSafeguard);
        },
        heavy_and_recent},
       // FastGen: every KV head its own rule, from a profile of the first tokens (its budget is
       // what the rules keep: fastgen_policy.hpp).
       {{"fastgen", "FastGen: each KV head its own rule (window, sink, h2o or full) from a profile",
         "FastGen", PolicyRole::Contender, kPerHead, /*evicts=*/true, /*protects_newest=*/true,
-        "kept token", last_recent, BudgetSplit::ByRule},
+        "kept token", last_recent, /*sized_by_budget=*/false},
        [](const Settings& s) {
          // By default twice the budget, and always a row past the window and the sink.
          const std::size_t profile =
              s.fastgen_profile > 0 ? s.fastgen_profile
                                    : std::max(2 * (s.heavy + s.recent), s.recent + kFastGenSinks + 1);
-         return std::make_unique<FastGenPolicy>(CacheBudget{s.heavy, s.recent}, kFastGenSinks,
-                                                s.fastgen_target, profile, *s.scoring);
+         return policy_of<FastGenPolicy>(CacheBudget{s.heavy, s.recent}, kFastGenSinks,
+                                         s.fastgen_target, profile, *s.scoring);
        },
        heavy_and_recent},
+      // DuoAttention: retrieval heads keep every token, streaming heads the sinks and window;
+      // which heads retrieve comes from a profile of the first tokens (its budget is what the
+      // split keeps: duo_attention_policy.hpp).
+      {{"duo", "DuoAttention: the KV heads that look far back keep all, the rest sinks + recent",
+        "DuoAttention", PolicyRole::Contender, kPerHead, /*evicts=*/true,
+        /*protects_newest=*/true, "kept token", last_recent, /*sized_by_budget=*/false},
+       [](const Settings& s) {
+         // Twice what a streaming head keeps, so that the profile has rows past it.
+         const std::size_t streaming = s.sinks + s.recent;
+         return policy_of<DuoAttentionPolicy>(s.sinks, s.recent,
+                                              DuoAttentionPolicy::kDefaultSparsity,
+                                              std::max(2 * streaming, streaming + 1), *s.scoring);
+       },
+       sinks_and_recent},
   };
   return table;
 }

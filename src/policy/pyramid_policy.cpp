@@ -39,9 +39,20 @@ std::size_t pyramid_heavy_budget(std::size_t heavy, std::size_t layer, std::size
   return static_cast<std::size_t>(std::max(0.0, through - before));
 }
 
+namespace {
+// recent + heavy_l, heavy_l capped at max_positions - recent (no layer keeps more heavy hitters
+// than the sequence has tokens outside the window).
+std::size_t pyramid_layer_tokens(CacheBudget budget, double beta, const LayerShape& shape) {
+  const std::size_t positions = shape.max_positions;
+  const std::size_t most = positions > budget.recent ? positions - budget.recent : 0;
+  return budget.recent +
+         pyramid_heavy_budget(budget.heavy, shape.layer, shape.n_layers, beta, most);
+}
+}  // namespace
+
 PyramidKVPolicy::PyramidKVPolicy(CacheBudget budget, ScoringMode mode, H2OScore score, float decay,
-                                 double beta)
-    : CachePolicy(budget.total()),
+                                 double beta, const LayerShape& shape)
+    : LayerPolicy(shape, pyramid_layer_tokens(budget, beta, shape)),
       budget_(budget),
       beta_(beta),
       scoring_(budget, mode, score, /*start_area=*/0, decay) {
@@ -62,14 +73,6 @@ std::string PyramidKVPolicy::describe() const {
     text += ", decayed by " + fixed(scoring_.decay(), 3) + " per step";
   }
   return text;
-}
-
-std::size_t PyramidKVPolicy::layer_tokens(std::size_t max_positions, std::size_t layer,
-                                          std::size_t n_layers) const {
-  // No layer keeps more heavy hitters than the sequence has tokens outside the window.
-  const std::size_t most = max_positions > budget_.recent ? max_positions - budget_.recent : 0;
-  const std::size_t heavy = pyramid_heavy_budget(budget_.heavy, layer, n_layers, beta_, most);
-  return std::min(budget_.recent + heavy, max_positions);
 }
 
 void PyramidKVPolicy::observe(LayerKVCache& cache, const StepAttention& attention) {

@@ -6,35 +6,34 @@
 
 namespace h2o {
 
-RandomEvictionPolicy::RandomEvictionPolicy(CacheBudget budget, std::uint64_t seed)
-    : CachePolicy(budget.total()), budget_(budget.total()), recent_(budget.recent), seed_(seed) {}
+RandomEvictionPolicy::RandomEvictionPolicy(CacheBudget budget, std::uint64_t seed,
+                                           const LayerShape& shape)
+    : LayerPolicy(shape, budget.total()),
+      budget_(budget.total()),
+      recent_(budget.recent),
+      seed_(seed),
+      rng_(first_rng()) {}
 
 std::string RandomEvictionPolicy::describe() const {
   return "random eviction, " + std::to_string(budget_) + " tokens, the last " +
          std::to_string(recent_) + " protected, seed " + std::to_string(seed_);
 }
 
-Rng& RandomEvictionPolicy::draws_for(const LayerKVCache& cache, bool new_sequence) {
-  std::size_t k = 0;
-  while (k < draws_.size() && draws_[k].cache != &cache) ++k;
-  const bool first_meeting = k == draws_.size();
-  if (first_meeting) draws_.push_back({&cache, Rng(seed_)});
-  // Cache 0 draws from the seed itself (as a single cache always did); cache k from a seed mixed
+Rng RandomEvictionPolicy::first_rng() const {
+  // Layer 0 draws from the seed itself (as a single cache always did); layer k from a seed mixed
   // with k by the golden-ratio constant, so the layers' draws are unrelated.
-  if (new_sequence || first_meeting) {
-    draws_[k].rng = Rng(k == 0 ? seed_ : seed_ ^ (0x9E3779B97F4A7C15ULL * (k + 1)));
-  }
-  return draws_[k].rng;
+  const std::uint64_t k = shape().layer;
+  return Rng(k == 0 ? seed_ : seed_ ^ (0x9E3779B97F4A7C15ULL * (k + 1)));
 }
 
 void RandomEvictionPolicy::observe(LayerKVCache& cache, const StepAttention&) {
   // A new sequence (its first token, position 0, alone in the cache): restart this layer's draws,
   // so every run of the same tokens repeats, also after Decoder::reset().
-  draws_for(cache, cache.size(0) == 1 && cache.positions(0)[0] == 0);
+  if (cache.size(0) == 1 && cache.positions(0)[0] == 0) rng_ = first_rng();
 }
 
 void RandomEvictionPolicy::choose_victims(LayerKVCache& cache, std::size_t* victims) {
-  Rng& rng = draws_for(cache, false);
+  Rng& rng = rng_;
   for (std::size_t g = 0; g < cache.n_kv_heads(); ++g) {
     const std::size_t n = cache.size(g);
     const Position* positions = cache.positions(g);  // (n,)

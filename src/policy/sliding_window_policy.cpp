@@ -4,8 +4,8 @@
 
 namespace h2o {
 
-SlidingWindowPolicy::SlidingWindowPolicy(CacheBudget budget)
-    : CachePolicy(budget.total()), window_(budget.total()) {}
+SlidingWindowPolicy::SlidingWindowPolicy(CacheBudget budget, const LayerShape& shape)
+    : LayerPolicy(shape, budget.total()), window_(budget.total()) {}
 
 std::string SlidingWindowPolicy::describe() const {
   return "sliding window, last " + std::to_string(window_) + " tokens";

@@ -30,12 +30,13 @@ void check_pool_kernel(std::size_t kernel) {
   }
 }
 
-SnapKVPolicy::SnapKVPolicy(CacheBudget budget, ScoringMode mode, SnapKVPooling pooling)
-    : CachePolicy(budget.total()),
+SnapKVPolicy::SnapKVPolicy(CacheBudget budget, ScoringMode mode, SnapKVPooling pooling,
+                           const LayerShape& shape)
+    : LayerPolicy(shape, budget.total()),
       budget_(budget),
       mode_(mode),
       pooling_(pooling),
-      decoding_(budget, mode) {
+      decoding_(budget, mode, H2OScore::Sum, /*start_area=*/0, kDefaultH2ODecay, shape) {
   check_pool_kernel(pooling.kernel);
   if (budget.recent == 0) {
     throw std::invalid_argument(
@@ -57,32 +58,23 @@ void SnapKVPolicy::choose_victims(LayerKVCache& cache, std::size_t* victims) {
   decoding_.choose_victims(cache, victims);
 }
 
-SnapKVPolicy::WindowRows& SnapKVPolicy::window_for(const LayerKVCache& cache) {
-  for (WindowRows& w : windows_) {
-    if (w.cache == &cache) return w;
-  }
-  windows_.push_back({&cache, {}, {}});
-  return windows_.back();
-}
-
 void SnapKVPolicy::observe(LayerKVCache& cache, const StepAttention& attention) {
   decoding_.observe(cache, attention);
   const std::size_t n = cache.uniform_size();  // SnapKV gives every head the same budget
   if (n == 0) return;
-  WindowRows& window = window_for(cache);
   const std::size_t G = cache.n_kv_heads(), S = cache.capacity();
   // A cut keeps at most S - 1 tokens, so the window never needs more than S rows.
   const std::size_t rows = std::min(budget_.recent, S);
-  if (window.rows.size() != rows * G * S) {
-    window.rows.assign(rows * G * S, 0.0f);
-    window.row_position.assign(rows, -1);
+  if (window_rows_.size() != rows * G * S) {
+    window_rows_.assign(rows * G * S, 0.0f);
+    row_position_.assign(rows, -1);
   }
   const Position query = cache.positions(0)[n - 1];  // the newest token, appended last
   const std::size_t r = static_cast<std::size_t>(query) % rows;
-  float* row = window.rows.data() + r * G * S;  // (G, S)
+  float* row = window_rows_.data() + r * G * S;  // (G, S)
   std::fill(row, row + G * S, 0.0f);
   add_step_attention(row, S, G, n, attention, mode_);
-  window.row_position[r] = query;
+  row_position_[r] = query;
 }
 
 void SnapKVPolicy::compress(LayerKVCache& cache, std::size_t keep) {
@@ -90,23 +82,19 @@ void SnapKVPolicy::compress(LayerKVCache& cache, std::size_t keep) {
   if (n <= keep) return;
   const std::size_t w = std::min(budget_.recent, keep);  // the observation window, kept whole
   const std::size_t G = cache.n_kv_heads(), S = cache.capacity();
-  const WindowRows* window = nullptr;
-  for (const WindowRows& candidate : windows_) {
-    if (candidate.cache == &cache) window = &candidate;
-  }
   const Position newest = *std::max_element(cache.positions(0), cache.positions(0) + n);
   // The rows of the window's queries, newest - w + 1 .. newest, all recorded by observe().
   std::vector<const float*> rows;
   for (std::size_t k = 0; k < w; ++k) {
     const Position query = newest - static_cast<Position>(k);
     const std::size_t r =
-        window == nullptr ? 0 : static_cast<std::size_t>(query) % window->row_position.size();
-    if (window == nullptr || window->row_position[r] != query) {
+        row_position_.empty() ? 0 : static_cast<std::size_t>(query) % row_position_.size();
+    if (row_position_.empty() || row_position_[r] != query) {
       throw std::logic_error("SnapKV: cutting a cache needs the attention of the prompt's last " +
                              std::to_string(w) +
                              " queries (read the prompt with Decoder::read_prompt_compressed)");
     }
-    rows.push_back(window->rows.data() + r * G * S);
+    rows.push_back(window_rows_.data() + r * G * S);
   }
   std::vector<std::vector<std::size_t>> kept(G);
   for (std::size_t g = 0; g < G; ++g) {

@@ -7,8 +7,8 @@
 
 namespace h2o {
 
-TovaPolicy::TovaPolicy(CacheBudget budget, ScoringMode mode)
-    : CachePolicy(budget.total()), budget_(budget.total()), mode_(mode) {}
+TovaPolicy::TovaPolicy(CacheBudget budget, ScoringMode mode, const LayerShape& shape)
+    : LayerPolicy(shape, budget.total()), budget_(budget.total()), mode_(mode) {}
 
 std::string TovaPolicy::describe() const {
   return "TOVA, " + std::to_string(budget_) + " tokens, lowest current attention evicted, " +

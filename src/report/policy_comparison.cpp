@@ -14,7 +14,7 @@ namespace {
 
 // True for a run whose bytes are an outcome of its rules, not the budget (FastGen).
 bool own_bytes(const SweepRun& run) {
-  return is_policy_name(run.policy) && policy_kind(run.policy).split == BudgetSplit::ByRule;
+  return is_policy_name(run.policy) && !policy_kind(run.policy).sized_by_budget;
 }
 
 // A budget's runs from the lowest perplexity up, then those that held their own bytes, refused

@@ -130,10 +130,9 @@ struct SweepOptions {
   // Set: story i keeps story_tokens[i] tokens per layer and KV head, whatever the budget says
   // (equal_bytes_tokens). (stories,)
   std::vector<std::size_t> story_tokens;
-  // Called with the first story's policy before it runs (e.g. to wrap it in one that records
-  // what it keeps); returns the policy to run.
-  std::function<std::unique_ptr<CachePolicy>(std::unique_ptr<CachePolicy>, const SweepRun&)>
-      first_story_policy;
+  // Called before the first story is read; what it returns sees every step of that story's
+  // decoder (Decoder::set_step_observer: e.g. to record what a layer keeps; empty: nothing).
+  std::function<Decoder::StepObserver(const SweepRun&)> first_story_observer;
 };
 
 // Every story of `text` read by one policy at one budget, against `reference` (the full cache's

@@ -8,7 +8,7 @@
 //   xn = RMSNorm(x); q = wq xn (C,); k = wk xn (KV,); v = wv xn (KV,); RoPE(q, k, p)
 //   append k, v to the layer cache                              (the new token sees itself)
 //   query head h attends over KV head h / (H / G): weights (T,), output (D,)
-//   policy.after_attention(cache, weights)                      (H2O scores and evicts here)
+//   the layer's policy: after_attention(cache, weights)         (H2O scores and evicts here)
 //   x += wo @ concat(head outputs);  x += w2 @ swiglu(w1 RMSNorm(x), w3 RMSNorm(x))
 // then logits (V,) = classifier @ RMSNorm(x).
 //
@@ -28,15 +28,15 @@
 //   for each token i of the chunk, in order: append K[i], V[i]; attend with Q[i]; policy
 //   X += (attention outputs (m, C)) Wo^T;  X += W2 swiglu(W1 ..., W3 ...) the same way
 // So every policy sees each token's attention over the cache as it stood, as token by token, and
-// makes the same decisions; logits, cache contents and scores agree with forward() up to the order
+// makes the same decisions (each layer has its own LayerPolicy, so the order in which layers are
+// called changes nothing); logits, cache contents and scores agree with forward() up to the order
 // of float additions inside the products (within 1e-5 relative; tests/test_batched_decoder.cpp).
-// A policy whose decisions depend on the order in which layers call it
-// (CachePolicy::decisions_independent_of_layer_order() false) gets the chunk token by token
-// instead, and so does a single token (a one-row matrix product is slower than forward()'s).
+// A single token goes through forward() (a one-row matrix product is slower than forward()'s).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -108,6 +108,8 @@ class Decoder {
 
   const ModelConfig& config() const { return weights_.config; }
   const CachePolicy& policy() const { return *policy_; }
+  // Layer `layer`'s own policy object: its budgets and what it has found (FastGen's rules).
+  const LayerPolicy& layer_policy(std::size_t layer) const { return *layers_.at(layer); }
   const LayerKVCache& cache(std::size_t layer) const { return caches_.at(layer); }
 
   const KvFormat& kv_format() const { return kv_format_; }
@@ -119,6 +121,12 @@ class Decoder {
   // (LayerKVCache::uniform_size), and from KV head g of a layer.
   std::size_t evicted_tokens(std::size_t layer) const;
   std::size_t evicted_tokens(std::size_t layer, std::size_t g) const;
+
+  // Called after each token's step through a layer, once the layer's policy has evicted (not
+  // while read_prompt_compressed reads its prompt): what a layer holds after every step, for a
+  // program that records it (compare_policies' picture). Empty: nothing is called.
+  using StepObserver = std::function<void(std::size_t layer, const LayerKVCache& cache)>;
+  void set_step_observer(StepObserver observer) { step_observer_ = std::move(observer); }
 
   // When on, forward() keeps a copy of every layer's attention (before eviction).
   void set_record_attention(bool on) { record_attention_ = on; }
@@ -140,6 +148,8 @@ class Decoder {
   WeightView weights_;
   std::shared_ptr<const void> owner_;  // what keeps weights_ alive
   std::unique_ptr<CachePolicy> policy_;
+  std::vector<std::unique_ptr<LayerPolicy>> layers_;  // (L,) policy_->for_layer of each layer
+  StepObserver step_observer_;
   bool weights_unchecked_;  // until the first token's logits have checked them
   std::size_t max_positions_;
   KvFormat kv_format_;
@@ -166,7 +176,6 @@ class Decoder {
 
   // forward_batch's buffers for one chunk of m <= kChunkTokens tokens (allocated on first use).
   void run_chunk(const int* tokens, std::size_t m, float* logits_out);
-  bool batch_in_layer_order() const;
   Matrix chunk_x_;    // (m, C) residual stream of each token
   Matrix chunk_xb_;   // (m, C) normalised input, then feed-forward output
   Matrix chunk_q_;    // (m, C)

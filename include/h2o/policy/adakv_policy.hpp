@@ -41,24 +41,22 @@
 
 namespace h2o {
 
-class AdaKVPolicy final : public CachePolicy {
+class AdaKVPolicy final : public LayerPolicy {
  public:
   static constexpr double kPaperSafeguard = 0.20;  // kvpress AdaKVPress: alpha_safeguard = 0.20
 
   // `budget` is per KV head on average; the floor is floor(safeguard * budget.heavy) heavy
-  // hitters per head. A safeguard outside [0, 1] is refused (std::invalid_argument).
+  // hitters per head. A safeguard outside [0, 1] is refused (std::invalid_argument). One head
+  // may hold r + G m - (G - 1) f tokens (head_capacity()): what it holds when every other is at
+  // its floor (with shared scores, the uniform budget).
   explicit AdaKVPolicy(CacheBudget budget, ScoringMode mode = ScoringMode::PerHead,
                        H2OScore score = H2OScore::Sum, float decay = kDefaultH2ODecay,
-                       double safeguard = kPaperSafeguard);
+                       double safeguard = kPaperSafeguard, const LayerShape& shape = {});
 
   std::string name() const override { return "adakv"; }
   // "Ada-KV, heavy 8 + recent 8 = 16 tokens per KV head on average, a layer's heavy hitters
   // shared by its KV heads (at least 1 each), per-head scores"
   std::string describe() const override;
-
-  // r + G m - (G - 1) f: what one head holds when every other is at its floor.
-  std::size_t head_capacity(std::size_t max_positions, std::size_t layer, std::size_t n_layers,
-                            std::size_t n_kv_heads) const override;
 
   // Adds the step's attention (H2O's scores), then evicts the layer's lowest tokens jointly until
   // it holds G (r + m). Allocates nothing.

@@ -1,17 +1,26 @@
 // cache_policy.hpp: the one interface through which the decoder lets a policy shape its KV caches.
 //
-// Dimension legend: H = query heads, G = KV heads, S = slot capacity of a layer cache.
+// Dimension legend: L = layers, H = query heads, G = KV heads, S = slot capacity of a layer cache.
+//
+// A policy is one class derived from LayerPolicy: one object of it serves one layer. It is made
+// for that layer (its LayerShape: which layer of how many, G, the longest sequence), so whatever
+// differs by layer or head is a field it sets in its constructor: the tokens the layer keeps
+// between steps (keep(); PyramidKV: more near the embedding) and the most one KV head may hold
+// (head_capacity(); Ada-KV: a head holds what its scores earn, FastGen: what its rule keeps).
+// Whatever the policy remembers about the layer (a random generator, FastGen's profile and rules,
+// SnapKV's window rows) is a field too; what it remembers per token lives in the cache's per-slot
+// scores, so it moves with the token's rows.
 //
 // Per layer and per token the decoder (1) appends the new key/value rows, (2) computes every query
-// head's attention over the live slots (the new token sees itself), then (3) calls
-// after_attention(), where the policy may update per-slot scores and evict. The decoder never
-// knows which policy runs: every policy of policy_factory.hpp's table plugs in here. One policy
-// object serves every layer; whatever it remembers per token lives in the cache's per-slot scores,
-// so it moves with the token's rows.
+// head's attention over the live slots (the new token sees itself), then (3) calls the layer's
+// after_attention(), where it may update per-slot scores and evict. The decoder never knows which
+// policy runs: a CachePolicy (below) makes each layer's object, and every policy of
+// policy_factory.hpp's table plugs in so. No layer's object sees another's, so the decoder may
+// run a chunk of tokens layer by layer (Decoder::forward_batch) and get the same decisions.
 #pragma once
 
-#include <algorithm>
 #include <cstddef>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <string>
@@ -24,67 +33,49 @@ namespace h2o {
 // One layer's attention weights for the newest token: H rows, row h starts at data + h * stride,
 // and its first cache.size(g) entries are the weights over KV head g's slots [0, size(g)), where g
 // is the KV head query head h reads.
-// The layer it belongs to, of how many, and the decoder's longest sequence are told too: a policy
-// whose budget differs by depth (PyramidKV) reads them; the others ignore them.
 struct StepAttention {
-  const float* data;         // (H, stride)
-  std::size_t n_heads;       // H
-  std::size_t stride;        // >= number of live slots
-  std::size_t layer = 0;     // this layer's index, 0 = nearest the embedding
-  std::size_t n_layers = 1;  // layers of the model
-  // The most positions the decoder reads (its budgets are asked with it); 0: the cache's capacity.
-  std::size_t max_positions = 0;
-  std::size_t positions_or(std::size_t capacity) const {
-    return max_positions > 0 ? max_positions : capacity;
-  }
+  const float* data;    // (H, stride)
+  std::size_t n_heads;  // H
+  std::size_t stride;   // >= number of live slots
   const float* head(std::size_t h) const { return data + h * stride; }
 };
 
-class CachePolicy {
+// The most positions a sequence may reach when nothing says: no limit.
+constexpr std::size_t kNoPositionLimit = std::numeric_limits<std::size_t>::max();
+
+// Where a layer sits and what it may have to hold: all a policy needs to size its budgets.
+struct LayerShape {
+  std::size_t layer = 0;                         // 0 = nearest the embedding
+  std::size_t n_layers = 1;                      // L
+  std::size_t n_kv_heads = 1;                    // G
+  std::size_t max_positions = kNoPositionLimit;  // the longest sequence the decoder reads
+};
+
+class LayerPolicy {
  public:
-  virtual ~CachePolicy() = default;
+  virtual ~LayerPolicy() = default;
 
   // Short name as typed on a command line: "full", "h2o".
   virtual std::string name() const = 0;
   // One line for people: "H2O, heavy 2 + recent 2 = 4 tokens, per-head scores".
   virtual std::string describe() const = 0;
-
-  // The most tokens a layer cache holds between steps when the sequence may reach max_positions:
-  // the policy's budget (given to the constructor below), or all of them when that is less. The
-  // decoder preallocates one slot more, for the incoming token. (A wrapper around another policy
-  // overrides it to pass the question on.)
-  virtual std::size_t max_tokens(std::size_t max_positions) const {
-    return std::min(budget_tokens_, max_positions);
-  }
-
   // Tokens read token by token from the first on before the policy evicts anything: 0 for most;
-  // FastGen profiles its heads over the first ones with every token kept. A fair comparison at
-  // equal bytes gives its rival the same start (policy_sweep.hpp's read_at_equal_bytes).
+  // FastGen and DuoAttention profile their heads over the first ones with every token kept. A
+  // fair comparison at equal bytes gives its rival the same start (policy_sweep.hpp's
+  // read_at_equal_bytes).
   virtual std::size_t prompt_tokens() const { return 0; }
 
-  // Budgets that differ by layer and by KV head. By default every layer and KV head keeps
-  // max_tokens(); a policy may give layer `layer` of `n_layers` its own budget (PyramidKV: more
-  // near the embedding, less deeper, max_tokens() on average over the layers), and may let the KV
-  // heads of a layer share its budget unevenly (Ada-KV: a head holds what its scores earn).
-  //   layer_tokens   tokens per KV head the layer keeps between steps, on average over its heads
-  //                  (what compress() cuts it to; the layer's heads together keep G times this);
-  //   head_capacity  the most tokens one KV head of that layer can hold between steps, the cache
-  //                  slots the decoder preallocates (less the incoming token's).
-  virtual std::size_t layer_tokens(std::size_t max_positions, std::size_t layer,
-                                   std::size_t n_layers) const {
-    (void)layer;
-    (void)n_layers;
-    return max_tokens(max_positions);
-  }
-  virtual std::size_t head_capacity(std::size_t max_positions, std::size_t layer,
-                                    std::size_t n_layers, std::size_t n_kv_heads) const {
-    (void)n_kv_heads;
-    return layer_tokens(max_positions, layer, n_layers);
-  }
+  // Tokens per KV head this layer keeps between steps, on average over its heads (what
+  // compress() cuts it to; the layer's heads together keep G times this), never more than the
+  // sequence. And the most tokens one KV head can hold between steps: the slots the decoder
+  // preallocates (less the incoming token's). Both are fixed when the layer's object is made.
+  std::size_t keep() const { return keep_; }
+  std::size_t head_capacity() const { return head_capacity_; }
+  const LayerShape& shape() const { return shape_; }
 
-  // Called once per layer per token, after attention; may update scores and evict slots. By
-  // default: observe() the step, then, once the cache holds more than layer_tokens(), evict the
-  // one slot per KV head that choose_victims() names. A policy may do both in one pass instead.
+  // Called once per token, after attention; may update scores and evict slots. By default:
+  // observe() the step, then, once the cache holds more than keep(), evict the one slot per KV
+  // head that choose_victims() names. A policy may do both in one pass instead.
   virtual void after_attention(LayerKVCache& cache, const StepAttention& attention);
 
   // The two halves of a step, also used on their own by prompt-time compression
@@ -102,19 +93,12 @@ class CachePolicy {
   // it with cut_by_rule() (an evicted token must not change how the others are ranked).
   virtual void compress(LayerKVCache& cache, std::size_t keep);
 
-  // True when each decision depends only on the cache and attention it is given, not on the order
-  // of calls across layers: Decoder::forward_batch may then run a chunk of tokens layer by layer
-  // (layer 0 for every token, then layer 1, ...). A policy with state shared by all layers (say,
-  // one random generator drawing for every layer in turn) must say false, and forward_batch keeps
-  // the token-by-token order for it. (The library's random eviction keeps one generator per
-  // layer cache, so it can say true.)
-  virtual bool decisions_independent_of_layer_order() const { return true; }
-
  protected:
-  // A policy that keeps at most `budget_tokens` tokens per layer and KV head; by default every
-  // token (the full cache, and wrappers that override max_tokens).
-  explicit CachePolicy(std::size_t budget_tokens = std::numeric_limits<std::size_t>::max())
-      : budget_tokens_(budget_tokens) {}
+  // A layer of `shape` that keeps `keep` tokens per KV head on average and at most
+  // `head_capacity` in one head (both capped at the sequence's length).
+  LayerPolicy(const LayerShape& shape, std::size_t keep, std::size_t head_capacity);
+  // The same budget for every head.
+  LayerPolicy(const LayerShape& shape, std::size_t keep) : LayerPolicy(shape, keep, keep) {}
 
   // after_attention's victims live on the stack (a decode step allocates nothing) up to this many
   // KV heads, far more than any model here has.
@@ -125,12 +109,46 @@ class CachePolicy {
   static void cut_by_rule(LayerKVCache& cache, std::size_t keep, const EvictionRule& rule);
 
  private:
-  std::size_t budget_tokens_;
+  LayerShape shape_;
+  std::size_t keep_, head_capacity_;
 };
 
-// Keeps every token: exact attention, memory growing with the sequence.
-class FullCachePolicy final : public CachePolicy {
+// A policy as the decoder holds it: how to make each layer's LayerPolicy, and what the policy is
+// called (read off one layer made with no limit, its "prototype"). The factory makes one per
+// row of its table (policy_of below); a program with a policy of its own makes one the same way.
+class CachePolicy final {
  public:
+  using MakeLayer = std::function<std::unique_ptr<LayerPolicy>(const LayerShape&)>;
+  explicit CachePolicy(MakeLayer make_layer);
+
+  std::unique_ptr<LayerPolicy> for_layer(const LayerShape& shape) const { return make_(shape); }
+
+  std::string name() const { return prototype_->name(); }
+  std::string describe() const { return prototype_->describe(); }
+  std::size_t prompt_tokens() const { return prototype_->prompt_tokens(); }
+  // The tokens per layer and KV head the policy keeps on average when a sequence may reach
+  // max_positions: its budget, or all of them when that is less (a policy that keeps what its
+  // rules say, FastGen, may keep all of them).
+  std::size_t max_tokens(std::size_t max_positions) const;
+
+ private:
+  MakeLayer make_;
+  std::unique_ptr<LayerPolicy> prototype_;
+};
+
+// A CachePolicy whose layers are `Layer`s built from `args` and each layer's shape (the shape is
+// the constructor's last argument): policy_of<H2OPolicy>(CacheBudget{2, 2}).
+template <class Layer, class... Args>
+std::unique_ptr<CachePolicy> policy_of(Args... args) {
+  return std::make_unique<CachePolicy>([args...](const LayerShape& shape) {
+    return std::unique_ptr<LayerPolicy>(std::make_unique<Layer>(args..., shape));
+  });
+}
+
+// Keeps every token: exact attention, memory growing with the sequence.
+class FullCachePolicy final : public LayerPolicy {
+ public:
+  explicit FullCachePolicy(const LayerShape& shape = {}) : LayerPolicy(shape, kNoPositionLimit) {}
   std::string name() const override { return "full"; }
   std::string describe() const override { return "full cache (keeps every token)"; }
   void after_attention(LayerKVCache&, const StepAttention&) override {}

@@ -31,10 +31,9 @@
 // other policies get. The paper measures recovery on the prompt's whole attention matrix; here a
 // row's heavy hitters are the k best sums of the rows before it, as an H2O cache would hold them.
 //
-// State per layer cache lives in the policy (rules and profile sums, (L,) x (G,)): the rules are
-// a property of a head, not of a token. It is found by the cache it belongs to (compress() is told
-// no layer) and reset when that cache sees position 0 again, so one policy object can read one
-// sequence after another, each with its own profile.
+// The layer's rules and profile sums ((G,) each) are fields of its object: the rules are a
+// property of a head, not of a token. They are reset when the cache sees position 0 again, so one
+// object can read one sequence after another, each with its own profile.
 #pragma once
 
 #include <cstddef>
@@ -54,7 +53,7 @@ constexpr double kDefaultFastGenTarget = 0.9;
 // The sinks of its sink+window rule: the first token (BOS, the only special token here).
 constexpr std::size_t kFastGenSinks = 1;
 
-class FastGenPolicy final : public CachePolicy {
+class FastGenPolicy final : public LayerPolicy {
  public:
   // `budget`: heavy+window keeps budget.heavy + budget.recent, window keeps budget.recent;
   // `sinks` first tokens for sink+window; `target` T in (0, 1]; `profile_tokens` P, the prompt
@@ -62,8 +61,9 @@ class FastGenPolicy final : public CachePolicy {
   // std::invalid_argument naming them.
   // `mode`: how the heavy hitters are scored (head_scores.hpp; per-head, the paper's: every head
   // its own), both in the profile and by the heavy+window rule.
+  // Each head may keep the full cache, so keep() and head_capacity() are the sequence's length.
   FastGenPolicy(CacheBudget budget, std::size_t sinks, double target, std::size_t profile_tokens,
-                ScoringMode mode = ScoringMode::PerHead);
+                ScoringMode mode = ScoringMode::PerHead, const LayerShape& shape = {});
 
   std::string name() const override { return "fastgen"; }
   // "FastGen: each KV head's cheapest rule recovering 90% of its attention over the first 32
@@ -72,13 +72,6 @@ class FastGenPolicy final : public CachePolicy {
 
   // The profile: the first P tokens are read with every token kept.
   std::size_t prompt_tokens() const override { return profile_tokens_; }
-
-  // A head may keep the full cache: every head may hold every position.
-  std::size_t max_tokens(std::size_t max_positions) const override { return max_positions; }
-  std::size_t head_capacity(std::size_t max_positions, std::size_t, std::size_t,
-                            std::size_t) const override {
-    return max_positions;
-  }
 
   // While the prompt is read: profiles the row, adds the step's attention to the scores, evicts
   // nothing, and sets the rules at the prompt's last token. After: adds the scores and evicts
@@ -93,13 +86,10 @@ class FastGenPolicy final : public CachePolicy {
   // tokens; `keep` is not used: the rules, not a budget, say what stays.
   void compress(LayerKVCache& cache, std::size_t keep) override;
 
-  // Per-layer state: the decisions above depend only on the layer's own calls.
-  bool decisions_independent_of_layer_order() const override { return true; }
-
-  // Each KV head's rule in `layer` (empty before its rules are set), and the profiles they came
-  // from: (G,) each.
-  const std::vector<HeadRule>& rules(std::size_t layer) const;
-  const std::vector<HeadProfile>& profiles(std::size_t layer) const;
+  // Each KV head's rule (empty before its rules are set), and the profiles they came from: (G,)
+  // each.
+  const std::vector<HeadRule>& rules() const { return rules_; }
+  const std::vector<HeadProfile>& profiles() const { return profiles_; }
   // Tokens `rule` keeps once the sequence is long enough.
   std::size_t rule_tokens(HeadRule rule) const;
 
@@ -108,20 +98,11 @@ class FastGenPolicy final : public CachePolicy {
   std::size_t profile_tokens() const { return profile_tokens_; }
 
  private:
-  struct LayerState {
-    const LayerKVCache* cache = nullptr;  // whose state this is
-    std::size_t layer = 0;                // its layer, as the decoder numbers them
-    std::vector<HeadProfileSums> sums;   // (G,)
-    std::vector<HeadProfile> profiles;   // (G,) once the rules are set
-    std::vector<HeadRule> rules;         // (G,) empty until set
-    std::vector<std::size_t> ranked;     // (S,) scratch: slots outside the window, by score
-  };
-  // The state of this cache (made on first sight; reset when the cache's newest token is at
-  // position 0). compress() passes no attention: the state must exist by then.
-  LayerState& state_for(const LayerKVCache& cache, const StepAttention* attention);
-  void profile_row(LayerState& state, const LayerKVCache& cache, const StepAttention& attention);
-  void set_rules(LayerState& state, std::size_t n_kv_heads);
-  void cut_to_rules(const LayerState& state, LayerKVCache& cache) const;
+  // A new sequence (the cache's newest token at position 0) or a new G: the profile starts over.
+  void start_if_new(const LayerKVCache& cache);
+  void profile_row(const LayerKVCache& cache, const StepAttention& attention);
+  void set_rules(std::size_t n_kv_heads);
+  void cut_to_rules(LayerKVCache& cache) const;
   std::size_t victim(HeadRule rule, const LayerKVCache& cache, std::size_t g) const;
 
   CacheBudget budget_;
@@ -130,7 +111,11 @@ class FastGenPolicy final : public CachePolicy {
   std::size_t profile_tokens_;
   ScoringMode mode_;
   EvictionRule heavy_rule_;          // H2O's: the last r protected
-  std::vector<LayerState> layers_;   // (L,) one per cache seen
+  bool seen_ = false;                // a token of this layer was observed
+  std::vector<HeadProfileSums> sums_;  // (G,)
+  std::vector<HeadProfile> profiles_;  // (G,) once the rules are set
+  std::vector<HeadRule> rules_;        // (G,) empty until set
+  std::vector<std::size_t> ranked_;    // (S,) scratch: slots outside the window, by score
 };
 
 }  // namespace h2o

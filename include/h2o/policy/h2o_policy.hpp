@@ -53,13 +53,19 @@ constexpr float kDefaultH2ODecay = 0.98f;
 // Checks a decay factor: throws std::invalid_argument unless 0 < gamma < 1 (a number).
 void check_h2o_decay(double gamma);
 
-class H2OPolicy final : public CachePolicy {
+class H2OPolicy final : public LayerPolicy {
  public:
   // start_area must fit in budget.heavy, and with the decayed sum 0 < decay < 1
   // (std::invalid_argument otherwise). The other scores ignore `decay`.
   explicit H2OPolicy(CacheBudget budget, ScoringMode mode = ScoringMode::PerHead,
                      H2OScore score = H2OScore::Sum, std::size_t start_area = 0,
-                     float decay = kDefaultH2ODecay);
+                     float decay = kDefaultH2ODecay, const LayerShape& shape = {});
+  // The paper's H2O (per-head sums, no start area) for one layer of `shape`:
+  // policy_of<H2OPolicy>(budget).
+  H2OPolicy(CacheBudget budget, const LayerShape& shape)
+      : H2OPolicy(budget, ScoringMode::PerHead, shape) {}
+  H2OPolicy(CacheBudget budget, ScoringMode mode, const LayerShape& shape)
+      : H2OPolicy(budget, mode, H2OScore::Sum, 0, kDefaultH2ODecay, shape) {}
 
   std::string name() const override { return "h2o"; }
   std::string describe() const override;

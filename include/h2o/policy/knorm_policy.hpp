@@ -29,10 +29,10 @@
 
 namespace h2o {
 
-class KeyNormPolicy final : public CachePolicy {
+class KeyNormPolicy final : public LayerPolicy {
  public:
   // Keeps budget.heavy shortest keys + the last budget.recent tokens per layer and KV head.
-  explicit KeyNormPolicy(CacheBudget budget);
+  explicit KeyNormPolicy(CacheBudget budget, const LayerShape& shape = {});
 
   std::string name() const override { return "knorm"; }
   // "key norm, heavy 45 + recent 46 = 91 tokens, the longest keys evicted"

@@ -37,6 +37,9 @@ namespace h2o {
 //   fastgen: per KV head, by its rule: window `recent`, sink+window 1 + `recent`, heavy+window
 //            `heavy` + `recent` (H2O's), or full; the rules from a profile of the first
 //            `fastgen_profile` tokens (fastgen_policy.hpp)
+//   duo:     streaming KV heads keep `sinks` + the last `recent` (as sinks), retrieval heads every
+//            token; half of each layer's heads retrieve, those that looked furthest back over a
+//            profile of twice sinks + recent tokens (duo_attention_policy.hpp)
 // A budget of heavy + recent = 0 is refused by CacheBudget (budget.hpp), the one place that
 // checks it; the full cache ignores both numbers.
 inline constexpr int kDefaultHeavyPercent = 50;
@@ -66,13 +69,6 @@ struct PolicySettings {
 // more contender. The full cache is the reference (evicts = false), whatever its role.
 enum class PolicyRole { Contender, Subject, Baseline };
 
-// How a policy spreads its budget: every layer and KV head the same number of tokens, each layer
-// its own (PyramidKV; the heads of a layer alike), or each KV head what its scores earn within its
-// layer's share (Ada-KV); all three hold together what the uniform budget holds. Or each KV head
-// what its own rule keeps, the rule chosen from a profile (FastGen): then the total is an outcome
-// of the profile, not the budget, and comparisons give the window what it held (equal bytes).
-enum class BudgetSplit { Uniform, ByLayer, ByHead, ByRule };
-
 // One policy as the factory knows it: what --help says, and what tests, lessons and tools may rely
 // on without naming it.
 struct PolicyKind {
@@ -95,7 +91,14 @@ struct PolicyKind {
   // the window is never more than the policy keeps (max_tokens). Every token of the full cache
   // and of a sliding window is recent; a policy that protects nothing has a window of 0.
   std::size_t (*recent_window)(const PolicySettings& settings, std::size_t n_tokens) = nullptr;
-  BudgetSplit split = BudgetSplit::Uniform;
+  // True when what the policy holds follows from its budget: every layer and KV head the same
+  // number of tokens, each layer its own (PyramidKV) or each KV head what its scores earn within
+  // its layer's share (Ada-KV), all holding together what the uniform budget holds (each layer's
+  // LayerPolicy says how: keep() and head_capacity()). False when each KV head keeps what its own
+  // rule keeps, the rule chosen from a profile (FastGen, DuoAttention): then the total is an
+  // outcome of the profile, not the budget, and comparisons give the window what it held (equal
+  // bytes).
+  bool sized_by_budget = true;
   bool uses_attention() const { return paper_scoring.has_value(); }
 };
 
@@ -135,7 +138,7 @@ std::unique_ptr<CachePolicy> make_policy(const std::string& name,
 // tokens * base.heavy_percent / 100 rounded down (by default half), recent = the rest, so the odd
 // token goes to the recent window; sinks take their sinks (at most the heavy part) out of the
 // heavy part and give the rest to the recent window; H2O's start area is cut to the heavy part
-// when that is smaller; SnapKV's observation window is its paper's 32 tokens, or the recent part
+// when that is smaller (DuoAttention's streaming heads as the sinks); SnapKV's observation window is its paper's 32 tokens, or the recent part
 // when that is less. Other fields come from `base`. A heavy_percent outside 0..99 throws
 // std::invalid_argument.
 PolicySettings settings_for_budget(const std::string& name, std::size_t tokens,

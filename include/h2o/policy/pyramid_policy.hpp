@@ -44,26 +44,23 @@ namespace h2o {
 std::size_t pyramid_heavy_budget(std::size_t heavy, std::size_t layer, std::size_t n_layers,
                                  double beta, std::size_t most = static_cast<std::size_t>(-1));
 
-class PyramidKVPolicy final : public CachePolicy {
+class PyramidKVPolicy final : public LayerPolicy {
  public:
   static constexpr double kPaperBeta = 20.0;  // pyramidkv_utils.py and kvpress: beta = 20
 
-  // `budget` is the average per layer and KV head: every layer keeps budget.recent recent tokens
-  // and pyramid_heavy_budget(budget.heavy, l, L, beta) heavy hitters. Scores as H2OPolicy's.
+  // `budget` is the average per layer and KV head: layer l of `shape` keeps budget.recent recent
+  // tokens and pyramid_heavy_budget(budget.heavy, l, L, beta) heavy hitters (keep()), the heavy
+  // part capped at max_positions - recent. Scores as H2OPolicy's.
   explicit PyramidKVPolicy(CacheBudget budget, ScoringMode mode = ScoringMode::PerHead,
                            H2OScore score = H2OScore::Sum, float decay = kDefaultH2ODecay,
-                           double beta = kPaperBeta);
+                           double beta = kPaperBeta, const LayerShape& shape = {});
 
   std::string name() const override { return "pyramid"; }
   // "PyramidKV, heavy 8 + recent 8 = 16 tokens per layer on average, heavy hitters shrinking
   // with depth (beta 20), per-head scores"
   std::string describe() const override;
 
-  // recent + heavy_l, heavy_l capped at max_positions - recent, at most max_positions.
-  std::size_t layer_tokens(std::size_t max_positions, std::size_t layer,
-                           std::size_t n_layers) const override;
-
-  // H2O's scores and rule; the default after_attention evicts once a layer is over its own budget.
+  // H2O's scores and rule; the default after_attention evicts once the layer is over its budget.
   void observe(LayerKVCache& cache, const StepAttention& attention) override;
   void choose_victims(LayerKVCache& cache, std::size_t* victims) override;
   void compress(LayerKVCache& cache, std::size_t keep) override;

@@ -8,12 +8,11 @@
 // keep different tokens. Attention plays no part and the per-slot scores are left at 0. There are
 // no ties to break: the draw k picks the k-th unprotected slot, counted in slot order.
 //
-// Repeatability: each layer cache has its own generator (the first cache the policy meets draws
-// from `seed` itself, the k-th from a seed derived from `seed` and k), restarted whenever a
-// sequence starts (the cache's only token is at position 0), so the same seed and tokens give the
-// same evictions, also after Decoder::reset(). Because no layer's draws depend on another's, the
-// decoder may run a chunk of tokens layer by layer (Decoder::forward_batch) and get the same
-// evictions as token by token.
+// Repeatability: each layer has its own generator (layer 0 draws from `seed` itself, layer k from
+// a seed derived from `seed` and k), restarted whenever a sequence starts (the cache's only token
+// is at position 0), so the same seed and tokens give the same evictions, also after
+// Decoder::reset(). No layer's draws depend on another's, so the decoder may run a chunk of tokens
+// layer by layer (Decoder::forward_batch) and get the same evictions as token by token.
 // With heavy = 0 the only unprotected token is the oldest: a sliding window.
 #pragma once
 
@@ -29,11 +28,11 @@
 
 namespace h2o {
 
-class RandomEvictionPolicy final : public CachePolicy {
+class RandomEvictionPolicy final : public LayerPolicy {
  public:
   // Keeps budget.total() tokens per layer and KV head, of which the last budget.recent are
   // protected; `seed` starts the draws of every sequence.
-  RandomEvictionPolicy(CacheBudget budget, std::uint64_t seed);
+  RandomEvictionPolicy(CacheBudget budget, std::uint64_t seed, const LayerShape& shape = {});
 
   std::string name() const override { return "random"; }
   // "random eviction, 64 tokens, the last 32 protected, seed 1"
@@ -50,14 +49,8 @@ class RandomEvictionPolicy final : public CachePolicy {
  private:
   std::size_t budget_, recent_;
   std::uint64_t seed_;
-  // One generator per layer cache, in the order the caches were first seen (a decoder's layers
-  // in order). Grows only while the first token meets each layer; no allocation after that.
-  struct CacheDraws {
-    const LayerKVCache* cache;
-    Rng rng;
-  };
-  std::vector<CacheDraws> draws_;
-  Rng& draws_for(const LayerKVCache& cache, bool new_sequence);
+  Rng rng_;               // this layer's draws
+  Rng first_rng() const;  // the generator a sequence starts from
 };
 
 }  // namespace h2o

@@ -22,13 +22,18 @@
 
 namespace h2o {
 
-class SinkWindowPolicy final : public CachePolicy {
+// The slot of the oldest token at or after position `sinks` (the oldest that is not a sink),
+// among n slots of `positions` (n,); std::logic_error when every token is a sink. The victim of
+// StreamingLLM's cache, and of every head that keeps sinks and a window (FastGen, DuoAttention).
+std::size_t oldest_non_sink(const Position* positions, std::size_t n, std::size_t sinks);
+
+class SinkWindowPolicy final : public LayerPolicy {
  public:
   static constexpr std::size_t kDefaultSinks = 4;  // StreamingLLM's choice
 
   // recent must be at least 1: with sinks alone, every new token would be evicted at once
   // (std::invalid_argument).
-  explicit SinkWindowPolicy(std::size_t sinks, std::size_t recent);
+  SinkWindowPolicy(std::size_t sinks, std::size_t recent, const LayerShape& shape = {});
 
   std::string name() const override { return "sinks"; }
   // "attention sinks 4 + recent 60 = 64 tokens (StreamingLLM)"

@@ -22,10 +22,10 @@
 
 namespace h2o {
 
-class SlidingWindowPolicy final : public CachePolicy {
+class SlidingWindowPolicy final : public LayerPolicy {
  public:
   // Keeps the last budget.total() tokens per layer and KV head.
-  explicit SlidingWindowPolicy(CacheBudget budget);
+  explicit SlidingWindowPolicy(CacheBudget budget, const LayerShape& shape = {});
 
   std::string name() const override { return "window"; }
   std::string describe() const override;  // "sliding window, last 64 tokens"

@@ -63,14 +63,14 @@ constexpr std::size_t kMaxPoolKernel = 1048575;
 // token has as many neighbours on each side) and at most kMaxPoolKernel.
 void check_pool_kernel(std::size_t kernel);
 
-class SnapKVPolicy final : public CachePolicy {
+class SnapKVPolicy final : public LayerPolicy {
  public:
   static constexpr std::size_t kPaperWindow = 32;  // snapkv_utils.py: window_size 32
 
   // Keeps budget.heavy voted tokens + the observation window of budget.recent tokens; a window of 0
   // tokens or a bad kernel (check_pool_kernel) is refused (std::invalid_argument).
   explicit SnapKVPolicy(CacheBudget budget, ScoringMode mode = ScoringMode::PerHead,
-                        SnapKVPooling pooling = {});
+                        SnapKVPooling pooling = {}, const LayerShape& shape = {});
 
   std::string name() const override { return "snapkv"; }
   // "SnapKV, heavy 59 + recent 32 = 91 tokens, window 32, average pooling over 5 positions,
@@ -94,15 +94,10 @@ class SnapKVPolicy final : public CachePolicy {
   ScoringMode mode_;
   SnapKVPooling pooling_;
   H2OPolicy decoding_;
-  // The attention of the last R = min(recent, S) steps of one layer cache's prompt: the step at
+  // The attention of the last R = min(recent, S) steps of this layer's prompt: the step at
   // position p in row p mod R. Allocated when a prompt is read, never while decoding.
-  struct WindowRows {
-    const LayerKVCache* cache;
-    std::vector<float> rows;             // (R, G, S)
-    std::vector<Position> row_position;  // (R,) the query position each row holds, -1: none
-  };
-  std::vector<WindowRows> windows_;
-  WindowRows& window_for(const LayerKVCache& cache);
+  std::vector<float> window_rows_;      // (R, G, S)
+  std::vector<Position> row_position_;  // (R,) the query position each row holds, -1: none
 };
 
 }  // namespace h2o

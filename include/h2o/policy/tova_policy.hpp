@@ -33,10 +33,11 @@
 
 namespace h2o {
 
-class TovaPolicy final : public CachePolicy {
+class TovaPolicy final : public LayerPolicy {
  public:
   // Keeps budget.total() tokens per layer and KV head; nothing is protected.
-  explicit TovaPolicy(CacheBudget budget, ScoringMode mode = ScoringMode::Shared);
+  explicit TovaPolicy(CacheBudget budget, ScoringMode mode = ScoringMode::Shared,
+                      const LayerShape& shape = {});
 
   std::string name() const override { return "tova"; }
   // "TOVA, 64 tokens, lowest current attention evicted, per-head scores"
