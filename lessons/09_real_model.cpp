@@ -13,7 +13,9 @@
 // (measure/verdict.hpp: a bootstrap over blocks of the story). The runs come from the library's
 // sweep (measure/policy_sweep.hpp), which also says how much the model uses its cache at all (the
 // context gain). Names are weighed only where the full cache itself recalls some: it says first
-// how many it does, and when none, that the policies' counts say nothing. Why the verdict at the
+// how many it does, and when none, that the policies' counts say nothing; then whether it recalls
+// names on stories in voices it never saw (data/unseen_stories.txt, the full cache alone): if not,
+// what the names show holds only for stories like the one read. Why the verdict at the
 // smallest budget goes as it does comes from the run: H2O and the window read the story again,
 // traced step by step, and the full cache's attention is split by what each held (app/
 // run_reason.hpp). At the end: which words did the smallest H2O cache keep as heavy hitters? The
@@ -23,6 +25,7 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,15 +34,18 @@
 #include "h2o/app/program.hpp"
 #include "h2o/app/reading_report.hpp"
 #include "h2o/app/run_reason.hpp"
+#include "h2o/base/files.hpp"
 #include "h2o/base/format.hpp"
 #include "h2o/measure/bits_per_byte.hpp"
 #include "h2o/measure/cache_trace.hpp"
+#include "h2o/measure/name_recall.hpp"
 #include "h2o/measure/policy_sweep.hpp"
 #include "h2o/model/checkpoint.hpp"
 #include "h2o/report/sweep_report.hpp"
 #include "h2o/report/table.hpp"
 #include "h2o/report/verdict_reason.hpp"
 #include "h2o/report/verdict_text.hpp"
+#include "h2o/text/stories.hpp"
 #include "h2o/text/token_text.hpp"
 
 using h2o::fixed;
@@ -84,6 +90,72 @@ void print_heavy_hitters(const h2o::SweepRun& run, const h2o::Tokenizer& tokeniz
             << " heavy hitters sit in the first 10 positions: early tokens collect\n"
             << "  attention from every later step (a bias the H2O paper notes).\n";
 }
+
+// The full cache alone on stories in voices the model never saw (--unseen, by default
+// data/unseen_stories.txt: written by hand in many styles, never trained on): does the model copy
+// a name from far back on text unlike its training, or only on stories like the one compared?
+// Nothing when --unseen is none; a story longer than the model's positions is cut to them.
+struct UnseenReading {
+  std::string file;         // the file's name
+  std::size_t stories = 0;  // stories it holds
+  std::size_t tokens = 0;   // their tokens, BOS included
+  std::size_t cut = 0;      // stories cut to the model's positions (seq_len tokens)
+  h2o::SweepRun full;       // the full cache over all of them
+};
+std::optional<UnseenReading> read_unseen(const h2o::ArgParser& args,
+                                         std::shared_ptr<const h2o::DecoderWeights> weights,
+                                         const h2o::Tokenizer& tokenizer, std::size_t min_gap) {
+  const std::string path = args.text("unseen");
+  if (path == "none") return std::nullopt;
+  const std::vector<std::string> texts = h2o::split_stories(
+      h2o::read_text_file(path, "unseen stories file '" + path + "'", h2o::kMaxTextBytes));
+  if (texts.empty()) throw std::runtime_error("unseen stories file '" + path + "' is empty");
+  UnseenReading unseen;
+  unseen.file = std::filesystem::path(path).filename().string();
+  std::vector<std::vector<int>> stories;  // (stories,) x (N_i,) token ids, BOS first
+  for (const std::string& story : texts) {
+    stories.push_back(tokenizer.encode(story, true, false));
+    if (stories.back().size() > weights->config.seq_len) {  // cut to what the model can read
+      stories.back().resize(weights->config.seq_len);
+      ++unseen.cut;
+    }
+    unseen.tokens += stories.back().size();
+  }
+  unseen.stories = stories.size();
+  const std::string names_path = args.given("unseen-names") ? args.text("unseen-names")
+                                 : args.given("unseen")     ? ""
+                                                            : h2o::data_dir() + "/unseen_names.txt";
+  const std::vector<std::string> names =
+      names_path.empty() ? h2o::default_names(texts) : h2o::read_names(names_path);
+  const h2o::SweepText text =
+      h2o::sweep_text(tokenizer, stories, h2o::names_as_tokens(tokenizer, names), min_gap);
+  unseen.full = h2o::read_full_cache(weights, text);
+  return unseen;
+}
+
+// What the unseen stories say of the comparison that follows, from their own counts.
+// names_shown: whether the answer below compares the policies' names (names_comparable).
+std::string unseen_sentence(const UnseenReading& unseen, const h2o::SweepRun& full,
+                            bool names_shown) {
+  const h2o::SweepRun& u = unseen.full;
+  std::string s = "On " + std::to_string(unseen.stories) +
+                  (unseen.stories == 1 ? " story" : " stories") + " in voices it never saw (" +
+                  unseen.file + "), the full cache's perplexity is " + fixed(u.perplexity(), 2) +
+                  " against " + fixed(full.perplexity(), 2) + " here (" +
+                  fixed(u.bits_per_byte(), 3) + " bits per byte against " +
+                  fixed(full.bits_per_byte(), 3) + ")";
+  if (u.name_events == 0) return s + "; they have no long-gap names to recall.";
+  s += " and it recalls " + std::to_string(u.names_correct) + " of " +
+       std::to_string(u.name_events) + " long-gap names: ";
+  if (2 * u.names_correct >= u.name_events) {
+    return s + "it copies names from far back on text unlike its training too.";
+  }
+  return s +
+         (u.names_correct == 0 ? "it copies a name from far back only in the voice it learned"
+                               : "it copies few names from far back on text unlike its "
+                                 "training") +
+         (names_shown ? ", so what the names below show holds for stories like this one." : ".");
+}
 }  // namespace
 
 int run_lesson(int argc, char** argv) {
@@ -96,6 +168,10 @@ int run_lesson(int argc, char** argv) {
       .add_option("scoring", "MODE", "per-head", "H2O scoring: per-head or shared");
   h2o::add_names_option(args).add_option("name-gap", "N", "64",
                                          "name recall counts names last seen > N tokens back");
+  args.add_option("unseen", "PATH", h2o::data_dir() + "/unseen_stories.txt",
+                  "stories in unseen voices, full cache only (none: skip)")
+      .add_option("unseen-names", "PATH", "",
+                  "their names (default: unseen_names.txt, or the text's)");
   args.parse(argc, argv);
   const auto min_gap = static_cast<std::size_t>(args.integer("name-gap", 1, 100000));
   const std::vector<int> percents = h2o::parse_percent_list("budgets", args.text("budgets"));
@@ -115,6 +191,7 @@ int run_lesson(int argc, char** argv) {
       h2o::names_as_tokens(tokenizer, h2o::names_from_options(args, {story.text})), min_gap);
   const std::size_t counted = h2o::long_gap_name_steps(tokens, text.names, min_gap).size();
   const std::string file_name = std::filesystem::path(args.text("text")).filename().string();
+  const std::optional<UnseenReading> unseen = read_unseen(args, weights, tokenizer, min_gap);
 
   // Steps 3 and 4: the full cache first (the reference of every other run), then H2O (heavy =
   // recent = half the budget) and a sliding window holding the same number of tokens.
@@ -137,8 +214,11 @@ int run_lesson(int argc, char** argv) {
                                   : h2o::full_cache_names(full.names_correct, counted, min_gap);
   full_names[0] = 'T';
   const bool names_count = h2o::names_comparable(full.names_correct, counted);
-  std::cout << h2o::wrap_words("  " + full_names + ".", 100, "  ") << "\n"
-            << "  perplexity: as unsure of each next token as if the model chose among that many "
+  std::cout << h2o::wrap_words("  " + full_names + ".", 100, "  ") << "\n";
+  if (unseen)
+    std::cout << h2o::wrap_words("  " + unseen_sentence(*unseen, full, names_count), 100, "  ")
+              << "\n";
+  std::cout << "  perplexity: as unsure of each next token as if the model chose among that many "
             << "(lower: surer)\n";
   if (beyond) {  // no verdict from meaningless numbers
     std::cout << h2o::beyond_model_warning(full.bits_per_byte());
@@ -209,7 +289,26 @@ int run_lesson(int argc, char** argv) {
             << "Step 3: the full cache keeps all " << n - 1 << " tokens; perplexity "
             << fixed(full.perplexity(), 3) << ", " << fixed(full.bits_per_byte(), 3)
             << " bits per byte\n        (bits per byte: the same surprise per byte of text, "
-            << "whatever the tokenizer)\n\nStep 4: H2O (" << to_string(*base.scoring)
+            << "whatever the tokenizer)\n";
+  if (unseen) {
+    const h2o::SweepRun& u = unseen->full;
+    std::cout << h2o::wrap_words(
+                     "        On " + unseen->file + " (" + std::to_string(unseen->stories) +
+                         (unseen->stories == 1 ? " story, " : " stories, ") +
+                         std::to_string(unseen->tokens) +
+                         " tokens, voices it never saw): perplexity " + fixed(u.perplexity(), 3) +
+                         ", " + fixed(u.bits_per_byte(), 3) + " bits per byte; it recalls " +
+                         std::to_string(u.names_correct) + " of " + std::to_string(u.name_events) +
+                         " long-gap names" +
+                         (unseen->cut == 0
+                              ? std::string()
+                              : " (" + std::to_string(unseen->cut) + " cut to their first " +
+                                    std::to_string(weights->config.seq_len) + " tokens)") +
+                         "; --unseen none skips this reading",
+                     100, "        ")
+              << "\n";
+  }
+  std::cout << "\nStep 4: H2O (" << to_string(*base.scoring)
             << " scores) and a plain sliding window of the same size\n        (top = full's, "
             << "top-1 agreement: the most likely next token is the full cache's)\n\n";
   h2o::Table table({"cache", "perplexity", "bits/byte", "vs full", "top = full's", "name recall",
