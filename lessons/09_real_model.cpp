@@ -144,7 +144,9 @@ std::string unseen_sentence(const UnseenReading& unseen, const h2o::SweepRun& fu
                   " against " + fixed(full.perplexity(), 2) + " here (" +
                   fixed(u.bits_per_byte(), 3) + " bits per byte against " +
                   fixed(full.bits_per_byte(), 3) + ")";
-  if (u.name_events == 0) return s + "; they have no long-gap names to recall.";
+  if (u.name_events == 0) {
+    return s + (unseen.stories == 1 ? "; it has" : "; they have") + " no long-gap names to recall.";
+  }
   s += " and it recalls " + std::to_string(u.names_correct) + " of " +
        std::to_string(u.name_events) + " long-gap names: ";
   if (2 * u.names_correct >= u.name_events) {
