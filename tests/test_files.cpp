@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -306,6 +307,49 @@ TEST_CASE("numbers on the command line: spaces on either side, tiny reals, one r
   CHECK_THROWS_WITH(parsed({"--t", "1e999"}).real("t", 0, 10), "--t expects a number, got '1e999'");
   CHECK_THROWS_WITH(parsed({"--t", "nan"}).real("t", 0, 10), "--t expects a number, got 'nan'");
   CHECK(parse_percent_list("budgets", "10, 20 ,5") == std::vector<int>{5, 10, 20});
+}
+
+TEST_CASE("help fits 80 columns: prose rewrapped, lists and options with hanging indents") {
+  const std::string summary =
+      "Reads a story written for a wide terminal and says what a cache keeps of it, in a\n"
+      "sentence that goes on past eighty columns.\n"
+      "\n"
+      "kinds:\n"
+      "  h2o      Heavy-Hitter Oracle: keep the recent window plus the highest-scoring tokens\n"
+      "  short    fits";
+  ArgParser args("test", summary);
+  args.add_option("budget", "N", "/a/long/path/to/a/default/file/for/this/option.bin",
+                  "tokens each layer keeps: its recent window plus heavy hitters, never more than "
+                  "the model's positions");
+  args.add_flag("a-flag-whose-name-is-far-too-long-for-its-column", "a flag");
+  const std::string help = args.help();
+  std::vector<std::string> lines;
+  std::istringstream in(help);
+  for (std::string line; std::getline(in, line);) {
+    CHECK(line.size() <= 80);
+    lines.push_back(line);
+  }
+  const auto has_line = [&](const std::string& wanted) {
+    return std::find(lines.begin(), lines.end(), wanted) != lines.end();
+  };
+  // The summary's two prose lines are one paragraph, rewrapped.
+  CHECK(
+      has_line("Reads a story written for a wide terminal and says what a cache keeps of it, in"));
+  CHECK(has_line("a sentence that goes on past eighty columns."));
+  // A list entry continues under its text, not under its key.
+  CHECK(
+      has_line("  h2o      Heavy-Hitter Oracle: keep the recent window plus the highest-scoring"));
+  CHECK(has_line("           tokens"));
+  CHECK(has_line("  short    fits"));
+  // An option's description continues at column 26; a default too long goes on lines of its own.
+  CHECK(
+      has_line("  --budget N              tokens each layer keeps: its recent window plus heavy"));
+  CHECK(has_line("                          hitters, never more than the model's positions"));
+  CHECK(has_line("                          (default:"));
+  CHECK(has_line("                          /a/long/path/to/a/default/file/for/this/option.bin)"));
+  // A name longer than the column puts its description on the next line.
+  CHECK(has_line("  --a-flag-whose-name-is-far-too-long-for-its-column"));
+  CHECK(has_line("                          a flag"));
 }
 
 TEST_CASE("stories with Windows line endings split as with Unix ones") {

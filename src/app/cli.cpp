@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "h2o/app/program.hpp"
+#include "h2o/base/format.hpp"
 
 namespace h2o {
 
@@ -153,29 +154,80 @@ double ArgParser::real(const std::string& name, double min, double max) const {
   return number;
 }
 
+namespace {
+// Help fits an 80-column terminal. A longer line is broken at spaces, its later lines indented to
+// where its text begins: after the line's own indent and, in a list of keys ("  h2o      Heavy
+// ..." or an option's "  --heavy N    H2O ..."), after the key and the spaces that follow it.
+constexpr std::size_t kHelpWidth = 80;
+constexpr std::size_t kHelpColumn = 26;  // where an option's description starts
+
+std::string wrapped_help_line(const std::string& line) {
+  if (line.size() <= kHelpWidth) return line;
+  std::size_t start = line.find_first_not_of(' ');
+  if (start == std::string::npos) return line;
+  const std::size_t gap = line.find("  ", start);
+  if (gap != std::string::npos && gap < kHelpWidth / 2) {
+    const std::size_t text = line.find_first_not_of(' ', gap);
+    if (text != std::string::npos) start = text;
+  }
+  return wrap_words(line, kHelpWidth, std::string(start, ' '));
+}
+
+// `text` wrapped: its lines that start at the left margin, one after another, are one paragraph
+// and wrapped as one (so a text written for 100 columns reads as prose at 80); an indented line
+// (a list's entry) is wrapped on its own.
+std::string wrapped_help(const std::string& text) {
+  std::vector<std::string> lines;
+  std::size_t from = 0;
+  while (true) {
+    const std::size_t end = text.find('\n', from);
+    std::string line = text.substr(from, end == std::string::npos ? end : end - from);
+    const bool continues = !lines.empty() && !lines.back().empty() && !line.empty() &&
+                           lines.back()[0] != ' ' && line[0] != ' ' && lines.back().back() != ':';
+    if (continues) {
+      lines.back() += " " + line;
+    } else {
+      lines.push_back(line);
+    }
+    if (end == std::string::npos) break;
+    from = end + 1;
+  }
+  std::string out;
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    out += (i > 0 ? "\n" : "") + wrapped_help_line(lines[i]);
+  }
+  return out;
+}
+}  // namespace
+
 std::string ArgParser::help() const {
-  std::string out = "usage: " + program_ + " [options]\n\n" + summary_ + "\n\noptions:\n";
+  std::string out =
+      "usage: " + program_ + " [options]\n\n" + wrapped_help(summary_) + "\n\noptions:\n";
   std::vector<std::string> names = order_;
   // --help last, as people expect.
   names.erase(names.begin());
   names.push_back("help");
+  const std::string column(kHelpColumn, ' ');
   for (const auto& name : names) {
     const Option& opt = options_.at(name);
     std::string left = "  --" + name + (opt.is_flag ? "" : " " + opt.value_name);
-    if (left.size() < 26)
-      left += std::string(26 - left.size(), ' ');
-    else
-      left += "\n" + std::string(26, ' ');
-    std::string line = left + opt.help;
+    if (left.size() < kHelpColumn) {
+      left += std::string(kHelpColumn - left.size(), ' ');
+    } else {
+      out += left + "\n";
+      left = column;
+    }
+    std::string line = wrapped_help_line(left + opt.help);
     if (!opt.is_flag && !opt.default_value.empty()) {
+      // The default after the description when it fits on its last line, else on lines of its
+      // own.
       const std::string default_text = "(default: " + opt.default_value + ")";
-      // Keep help within 100 columns: a long default (a path) goes on a line of its own.
       const std::size_t newline = line.rfind('\n');
       const std::size_t last_line_width =
           newline == std::string::npos ? line.size() : line.size() - newline - 1;
-      line += last_line_width + 1 + default_text.size() <= 100
+      line += last_line_width + 1 + default_text.size() <= kHelpWidth
                   ? " " + default_text
-                  : "\n" + std::string(26, ' ') + default_text;
+                  : "\n" + wrapped_help_line(column + default_text);
     }
     out += line + "\n";
   }
