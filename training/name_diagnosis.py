@@ -12,11 +12,13 @@ is more than --gap tokens back, with the full context:
                 more than one token.
   recalled      every piece the most likely one (name_recall.hpp's rule).
 With --window W the same for a sliding window of W tokens: the pieces the window cannot see.
+With --twice N (default 100) each story's first N tokens are read twice in a row: a model that
+copies from its context predicts the second reading almost whole, on any text.
 
 Usage:
   /usr/bin/python3 training/name_diagnosis.py --model data/model.bin \\
       --tokenizer data/tokenizer.bin --stories data/unseen_stories.txt \\
-      --names data/unseen_names.txt [--gap 64] [--window 64]
+      --names data/unseen_names.txt [--gap 64] [--window 64] [--twice 100]
 """
 
 import sys
@@ -73,6 +75,29 @@ def diagnose(model, stories, pieces_by_name, gap, window=None):
     return counts, first_prob
 
 
+def read_twice(model, stories, length):
+    """(top-1 hits on the first reading, on the second, tokens per reading) when each story's
+    first `length` tokens after BOS are read twice in a row: BOS, passage, the same passage. A
+    model that copies from its context (induction heads) predicts the second reading almost
+    whole, whatever the text; one that does not gains little on it."""
+    import torch
+    first = second = total = 0
+    for tokens in stories:
+        passage = tokens[1:1 + length]
+        n = len(passage)
+        if n < 2:
+            continue
+        x = [tokens[0]] + passage + passage
+        with torch.no_grad():
+            top1 = model(torch.tensor([x], dtype=torch.long))[0].argmax(-1).tolist()
+        # Position i predicts x[i + 1]; the second reading's first token is a guess either way,
+        # so both readings count their n - 1 later tokens.
+        first += sum(top1[i] == x[i + 1] for i in range(1, n))
+        second += sum(top1[n + i] == x[n + i + 1] for i in range(1, n))
+        total += n - 1
+    return first, second, total
+
+
 def pct(a, b):
     return f"{a} of {b} ({100 * a / b:.1f}%)" if b else f"{a} of 0"
 
@@ -86,11 +111,17 @@ def main(argv):
     ap.add_argument("--gap", type=int, default=64,
                     help="count mentions whose previous one is more than this many tokens back "
                          "(default: 64)")
+    ap.add_argument("--twice", type=int, default=100,
+                    help="also read each story's first N tokens twice in a row and compare the "
+                         "two readings' top-1 (does the model copy from its context?); 0: skip "
+                         "(default: 100)")
     ap.add_argument("--window", type=int, default=0,
                     help="also with a sliding window of this many tokens (default: 0, none)")
     args = ap.parse_args(argv)
     if args.gap < 1:
         raise UsageError(f"--gap must be positive, got {args.gap}")
+    if args.twice < 0 or args.twice > 100_000:
+        raise UsageError(f"--twice must be 0 (skip) to 100000 tokens, got {args.twice}")
     if args.window < 0:
         raise UsageError(f"--window must be 0 (none) or positive, got {args.window}")
     tok, texts, stories = read_model_and_stories(args.model, args.tokenizer, args.stories)
@@ -115,6 +146,13 @@ def main(argv):
         print(f"    top-1 another name of the story: {pct(c['other_name'], e)}")
         print(f"    top-1 no name of the story:      {pct(c['no_name'], e)}")
         print(f"  later pieces top-1 (given first): {pct(c['later'], c['multi'])}")
+    if args.twice:
+        length = min(args.twice, (model.cfg.seq_len - 1) // 2)
+        first, second, total = read_twice(model, stories, length)
+        if total:
+            print(f"each story's first {length} tokens read twice in a row, next token top-1:")
+            print(f"  first reading:  {pct(first, total)}")
+            print(f"  second reading: {pct(second, total)}")
     return 0
 
 

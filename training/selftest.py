@@ -112,6 +112,35 @@ def check_invented_names():
     print(f"invented names: {len(invented)} of {len(seen)} in 40 stories, all fresh words")
 
 
+def check_renaming():
+    """rename_characters.py: a character is a word capitalised inside sentences, not a sentence's
+    first word, a role (Mom) or a capitalised common word (Park beside park); each gets one new
+    name at every mention, never a listed one, and two characters never share one."""
+    import random
+    import rename_characters
+    story = ("Lily met Tom at the park. Lily said, \"Hi, Tom!\" Mom waved at Lily. "
+             "The Park was big, and the park was green. Lily's ball rolled to Tom.")
+    stories = [story, "Then Tom ran home. Tom saw Lily. Tom smiled at Lily, then at Tom's cat "
+                      "near the Park."]
+    names = rename_characters.find_names(stories, 2)
+    if names != ["Tom", "Lily"]:
+        raise UsageError(f"rename_characters found {names}, expected ['Tom', 'Lily']")
+    avoid = {"Ana", "Sam"}
+    world = ["Ana", "Siân", "Sam", "Zoë"]
+    for seed in range(200):
+        out, count = rename_characters.rename_story(story, set(names), random.Random(seed),
+                                                    world, avoid, 0.5)
+        new_lily = out.split(" ")[0]
+        new_tom = out.split(" ")[2]
+        if count != 2 or new_lily == new_tom or {new_lily, new_tom} & (avoid | {"Lily", "Tom"}):
+            raise UsageError(f"seed {seed}: renamed to {new_lily!r} and {new_tom!r}")
+        expected = (story.replace("Lily", "\0").replace("Tom", "\1")
+                    .replace("\0", new_lily).replace("\1", new_tom))
+        if out != expected:
+            raise UsageError(f"seed {seed}: {out!r} is not every mention renamed")
+    print("renamed characters: every mention, never a listed name, Mom and Park kept: ok")
+
+
 def check_model():
     try:
         import torch
@@ -286,6 +315,7 @@ def main(argv):
     check_story_format()
     check_signal_cleanup()
     check_invented_names()
+    check_renaming()
     check_tokenizer()
     check_model()
     print("selftest: all checks passed")
