@@ -11,6 +11,7 @@
 
 #include "h2o/cache/kv_cache.hpp"
 #include "h2o/policy/cache_policy.hpp"
+#include "policy_test_support.hpp"  // append_token
 
 namespace h2o_test {
 
@@ -22,13 +23,6 @@ using h2o::StepAttention;
 // The weight query head h gives position j at step t (j <= t); rows need not sum to 1 here
 // unless a test says so.
 using WeightOf = std::function<float(std::size_t h, Position j, std::size_t t)>;
-
-// G KV heads of one query head each, head size 2, room for `capacity` tokens; token t's rows are
-// (t, t) in every head.
-inline void append_token(LayerKVCache& cache, Position t) {
-  const std::vector<float> rows(cache.n_kv_heads() * cache.head_dim(), static_cast<float>(t));
-  cache.append(rows.data(), rows.data(), t);
-}
 
 // Step t's attention over the cache as it stands, slot by slot (slots are not in position order
 // once a token has been evicted): (H, stride).

@@ -48,6 +48,12 @@ inline std::shared_ptr<const h2o::DecoderWeights> random_shared_products_model(
   return std::make_shared<const h2o::DecoderWeights>(h2o::random_weights(config, seed));
 }
 
+// Appends position t to the cache with every key and value number equal to t: (G * D,) rows of t.
+inline void append_token(LayerKVCache& cache, Position t) {
+  const std::vector<float> rows(cache.n_kv_heads() * cache.head_dim(), static_cast<float>(t));
+  cache.append(rows.data(), rows.data(), t);
+}
+
 // n seeded random token ids below vocab.
 inline std::vector<int> random_tokens(std::size_t n, std::size_t vocab, std::uint64_t seed) {
   h2o::Rng rng(seed);

@@ -16,18 +16,13 @@
 #include "policy_test_support.hpp"
 
 using namespace h2o;
+using h2o_test::append_token;
 using h2o_test::CraftedAttention;
 
 namespace {
 
 // Two KV heads of one query head each, head size 2, room for 8 tokens; token t's rows are (t, t).
 LayerKVCache two_head_cache() { return LayerKVCache(2, 2, 8); }
-
-void append_token(LayerKVCache& cache, Position t) {
-  const float v = static_cast<float>(t);
-  const std::vector<float> rows = {v, v, v, v};  // (G * D,)
-  cache.append(rows.data(), rows.data(), t);
-}
 
 // Four steps of hand-made attention: head 0 spreads its attention, head 1 gives most of it to the
 // first token. Scores after step 3 (positions 0..3):

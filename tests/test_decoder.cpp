@@ -161,13 +161,6 @@ ModelConfig small_config(std::size_t heads, std::size_t kv_heads, bool shared_cl
   return c;
 }
 
-std::vector<int> random_tokens(std::size_t n, std::size_t vocab, std::uint64_t seed) {
-  Rng rng(seed);
-  std::vector<int> tokens(n);
-  for (int& t : tokens) t = static_cast<int>(rng.below(static_cast<std::uint32_t>(vocab)));
-  return tokens;
-}
-
 std::unique_ptr<CachePolicy> full_cache() { return policy_of<FullCachePolicy>(); }
 
 std::vector<float> copy_of(const Vector& v) { return std::vector<float>(v.begin(), v.end()); }
@@ -194,7 +187,7 @@ TEST_CASE("cached decoding equals a causal forward recomputed from scratch", "[d
   const std::uint64_t seed = GENERATE(1, 2);
   const auto weights = std::make_shared<const DecoderWeights>(random_weights(shape.config, seed));
   const std::size_t T = shape.config.seq_len;
-  const std::vector<int> tokens = random_tokens(T, shape.config.vocab_size, seed + 100);
+  const std::vector<int> tokens = h2o_test::random_tokens(T, shape.config.vocab_size, seed + 100);
   const ReferenceRun expected = reference_forward(*weights, tokens);
 
   // Tolerance: |difference| < 1e-5 times the scale of the logits (at least 1).
@@ -250,7 +243,7 @@ TEST_CASE("heads that keep different numbers of tokens decode as attention over 
   const std::uint64_t seed = GENERATE(1, 2, 3);
   const auto weights = std::make_shared<const DecoderWeights>(random_weights(config, seed));
   const std::size_t T = 30;
-  const std::vector<int> tokens = random_tokens(T, config.vocab_size, seed + 7);
+  const std::vector<int> tokens = h2o_test::random_tokens(T, config.vocab_size, seed + 7);
   const ReferenceRun expected =
       reference_forward(*weights, tokens, [](std::size_t, std::size_t g, std::size_t t,
                                              std::size_t s) {
@@ -320,7 +313,7 @@ TEST_CASE("query head h reads kv head h over the group size", "[decoder]") {
   const auto weights = std::make_shared<const DecoderWeights>(std::move(w));
   Decoder decoder(weights, full_cache());
   decoder.set_record_attention(true);
-  const std::vector<int> tokens = random_tokens(config.seq_len, config.vocab_size, 6);
+  const std::vector<int> tokens = h2o_test::random_tokens(config.seq_len, config.vocab_size, 6);
   for (int token : tokens) decoder.forward(token);
   const ReferenceRun expected = reference_forward(*weights, tokens);
   const std::size_t T = config.seq_len;
@@ -357,7 +350,7 @@ TEST_CASE("h2o with room for every token gives the full cache logits exactly", "
   Decoder full(weights, full_cache());
   const CacheBudget budget{heavy, T - heavy + spare};
   Decoder h2o(weights, h2o_test::h2o_policy_in_style(budget, mode, style));
-  const std::vector<int> tokens = random_tokens(T, config.vocab_size, 10);
+  const std::vector<int> tokens = h2o_test::random_tokens(T, config.vocab_size, 10);
   for (std::size_t t = 0; t < T; ++t) {
     const std::vector<float> expected = copy_of(full.forward(tokens[t]));
     const std::vector<float> got = copy_of(h2o.forward(tokens[t]));
@@ -552,7 +545,7 @@ TEST_CASE("decoder reset starts the same sequence over", "[decoder]") {
   std::unique_ptr<CachePolicy> policy =
       use_h2o ? policy_of<H2OPolicy>(CacheBudget{4, 4}) : full_cache();
   Decoder decoder(weights, std::move(policy));
-  const std::vector<int> tokens = random_tokens(80, config.vocab_size, 14);
+  const std::vector<int> tokens = h2o_test::random_tokens(80, config.vocab_size, 14);
   std::vector<std::vector<float>> first;
   for (int token : tokens) first.push_back(copy_of(decoder.forward(token)));
   CHECK(decoder.position() == 80);
@@ -573,7 +566,7 @@ TEST_CASE("decoder records attention rows that sum to one", "[decoder]") {
   const auto weights = std::make_shared<const DecoderWeights>(random_weights(config, 15));
   Decoder decoder(weights, policy_of<H2OPolicy>(CacheBudget{5, 5}));
   decoder.set_record_attention(true);
-  const std::vector<int> tokens = random_tokens(30, config.vocab_size, 16);
+  const std::vector<int> tokens = h2o_test::random_tokens(30, config.vocab_size, 16);
   for (std::size_t t = 0; t < tokens.size(); ++t) {
     decoder.forward(tokens[t]);
     const std::size_t live = std::min<std::size_t>(t + 1, 11);  // the budget + the new token

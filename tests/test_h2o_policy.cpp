@@ -36,7 +36,7 @@ float key_number(std::size_t g, Position p, std::size_t d) {
   return static_cast<float>(g * 1000 + static_cast<std::size_t>(p) * 10 + d);
 }
 
-void append_position(LayerKVCache& cache, Position p) {
+void append_numbered_position(LayerKVCache& cache, Position p) {
   const std::size_t G = cache.n_kv_heads(), D = cache.head_dim();
   std::vector<float> keys(G * D), values(G * D);  // (G * D,)
   for (std::size_t g = 0; g < G; ++g) {
@@ -84,7 +84,7 @@ TEST_CASE("h2o per head mode keeps different tokens in different heads", "[h2o_p
   LayerKVCache cache(G, 2, S);
   auto policy = single_layer(*h2o_policy_in_style(CacheBudget{1, 1}, ScoringMode::PerHead, style));
   auto step = [&](Position p, const std::vector<float>& head0, const std::vector<float>& head1) {
-    append_position(cache, p);
+    append_numbered_position(cache, p);
     CraftedAttention att(H, S);
     for (std::size_t h = 0; h < H; ++h) att.set_row(h, h / group == 0 ? head0 : head1);
     policy->after_attention(cache, att.view());
@@ -114,7 +114,7 @@ TEST_CASE("h2o shared mode keeps the same tokens in every head", "[h2o_policy]")
   LayerKVCache cache(G, 2, S);
   auto policy = single_layer(*h2o_policy_in_style(CacheBudget{1, 1}, ScoringMode::Shared, style));
   auto step = [&](Position p, const std::vector<float>& head0, const std::vector<float>& head1) {
-    append_position(cache, p);
+    append_numbered_position(cache, p);
     CraftedAttention att(H, S);
     att.set_row(0, head0);
     att.set_row(1, head1);
@@ -143,8 +143,8 @@ TEST_CASE("h2o gives a grouped kv head the sum of its query heads", "[h2o_policy
   H2OPolicy per_head(CacheBudget{4, 1}, ScoringMode::PerHead);
   H2OPolicy shared(CacheBudget{4, 1}, ScoringMode::Shared);
   for (Position p = 0; p < 2; ++p) {
-    append_position(per_head_cache, p);
-    append_position(shared_cache, p);
+    append_numbered_position(per_head_cache, p);
+    append_numbered_position(shared_cache, p);
   }
   CraftedAttention att(H, S);
   att.set_row(0, {0.5f, 0.5f});
@@ -166,7 +166,7 @@ TEST_CASE("h2o gives a grouped kv head the sum of its query heads", "[h2o_policy
   }
 
   // A second step adds on top; the new token starts from 0 and gets only this step's share.
-  append_position(per_head_cache, 2);
+  append_numbered_position(per_head_cache, 2);
   CraftedAttention att2(H, S);
   att2.set_row(0, {0.5f, 0.25f, 0.25f});
   att2.set_row(1, {0.0f, 0.5f, 0.5f});
@@ -199,7 +199,7 @@ TEST_CASE("h2o policy reproduces the worked eviction examples", "[h2o_policy]") 
   for (const Example& example : examples) {
     LayerKVCache cache(2, 2, 5);
     auto policy = single_layer(*h2o_policy_in_style(CacheBudget{2, 2}, mode, style));
-    for (Position p = 0; p < 5; ++p) append_position(cache, p);
+    for (Position p = 0; p < 5; ++p) append_numbered_position(cache, p);
     for (std::size_t g = 0; g < 2; ++g) {
       std::copy(example.scores.begin(), example.scores.end(), cache.scores(g));
     }
@@ -225,14 +225,14 @@ TEST_CASE("h2o policy refuses bad budgets and shapes", "[h2o_policy]") {
 
   // Three query heads cannot share two KV heads.
   LayerKVCache cache(2, 2, 4);
-  append_position(cache, 0);
+  append_numbered_position(cache, 0);
   H2OPolicy policy(CacheBudget{1, 1});
   CraftedAttention att(3, 4);
   CHECK_THROWS_AS(policy.after_attention(cache, att.view()), std::invalid_argument);
 
   // The in-place style evicts one token a step; a cache two over budget is a caller's bug.
   LayerKVCache crowded(2, 2, 4);
-  for (Position p = 0; p < 4; ++p) append_position(crowded, p);
+  for (Position p = 0; p < 4; ++p) append_numbered_position(crowded, p);
   CraftedAttention att2(2, 4);
   CHECK_THROWS_AS(policy.after_attention(crowded, att2.view()), std::logic_error);
 

@@ -35,7 +35,7 @@ struct Reference {
 };
 
 // Appends the token at `position` to the cache and the reference; rows come from encode().
-void append_token(LayerKVCache& cache, Reference& ref, Position position) {
+void append_with_reference(LayerKVCache& cache, Reference& ref, Position position) {
   const std::size_t G = cache.n_kv_heads(), D = cache.head_dim();
   std::vector<float> keys(G * D), values(G * D);  // (G * D,)
   for (std::size_t g = 0; g < G; ++g) {
@@ -97,7 +97,7 @@ TEST_CASE("kv cache append keeps rows positions and scores together", "[kv_cache
   LayerKVCache cache(3, 4, 5);
   Reference ref{std::vector<std::vector<RefRow>>(3)};
   for (Position p = 0; p < 5; ++p) {
-    append_token(cache, ref, p);
+    append_with_reference(cache, ref, p);
     CHECK(cache.uniform_size() == static_cast<std::size_t>(p + 1));
     require_matches(cache, ref);
   }
@@ -107,7 +107,7 @@ TEST_CASE("kv cache append keeps rows positions and scores together", "[kv_cache
   const std::size_t last_slot[3] = {4, 4, 4};
   cache.remove_one_per_head(last_slot);
   for (auto& head : ref.heads) head.pop_back();
-  append_token(cache, ref, 5);
+  append_with_reference(cache, ref, 5);
   CHECK(cache.scores(1)[4] == 0.0f);
   require_matches(cache, ref);
 }
@@ -130,7 +130,7 @@ TEST_CASE("kv cache swap remove matches a reference model", "[kv_cache]") {
   for (int step = 0; step < 300; ++step) {
     const std::uint32_t action = rng.below(4);
     if (action == 0 && cache.max_size() < S) {
-      append_token(cache, ref, next++);
+      append_with_reference(cache, ref, next++);
     } else if (action == 1 && smallest() > 0) {
       std::vector<std::size_t> slots(G);  // (G,)
       for (std::size_t g = 0; g < G; ++g) {
@@ -163,7 +163,7 @@ TEST_CASE("kv cache keep_per_head gathers rows in the given order", "[kv_cache]"
   const std::size_t G = 1 + rng.below(4), D = 1 + rng.below(5), S = 2 + rng.below(10);
   LayerKVCache cache(G, D, S);
   Reference ref{std::vector<std::vector<RefRow>>(G)};
-  for (Position p = 0; p < static_cast<Position>(S); ++p) append_token(cache, ref, p);
+  for (Position p = 0; p < static_cast<Position>(S); ++p) append_with_reference(cache, ref, p);
   for (std::size_t g = 0; g < G; ++g) {
     for (std::size_t s = 0; s < S; ++s) {
       cache.scores(g)[s] = static_cast<float>(g * 10 + s);
@@ -190,7 +190,7 @@ TEST_CASE("kv cache keep_per_head gathers rows in the given order", "[kv_cache]"
 
   // The freed slots are reusable.
   if (keep < S) {
-    append_token(cache, ref, static_cast<Position>(S));
+    append_with_reference(cache, ref, static_cast<Position>(S));
     require_matches(cache, ref);
   }
 }
@@ -198,7 +198,7 @@ TEST_CASE("kv cache keep_per_head gathers rows in the given order", "[kv_cache]"
 TEST_CASE("kv cache refuses bad keep lists and leaves itself unchanged", "[kv_cache]") {
   LayerKVCache cache(2, 3, 6);
   Reference ref{std::vector<std::vector<RefRow>>(2)};
-  for (Position p = 0; p < 4; ++p) append_token(cache, ref, p);
+  for (Position p = 0; p < 4; ++p) append_with_reference(cache, ref, p);
 
   CHECK_THROWS_AS(cache.keep_per_head({{0, 1}}), std::invalid_argument);          // one list
   CHECK_THROWS_AS(cache.keep_per_head({{0, 1}, {2, 4}}), std::out_of_range);      // slot 4 dead
@@ -214,7 +214,7 @@ TEST_CASE("kv cache refuses bad evictions and leaves itself unchanged", "[kv_cac
   Reference ref{std::vector<std::vector<RefRow>>(3)};
   const std::size_t none[3] = {0, 0, 0};
   CHECK_THROWS_AS(cache.remove_one_per_head(none), std::logic_error);  // nothing to evict
-  for (Position p = 0; p < 4; ++p) append_token(cache, ref, p);
+  for (Position p = 0; p < 4; ++p) append_with_reference(cache, ref, p);
   // Heads 0 and 1 name live slots; head 2 names slot 4, which is not live. Nothing may move.
   const std::size_t bad[3] = {0, 1, 4};
   CHECK_THROWS_AS(cache.remove_one_per_head(bad), std::out_of_range);
@@ -236,7 +236,7 @@ TEST_CASE("kv cache heads hold their own numbers of tokens", "[kv_cache]") {
   // Two KV heads, four tokens each; head 0 evicts two of them alone, then head 1 keeps three.
   LayerKVCache cache(2, 3, 6);
   Reference ref{std::vector<std::vector<RefRow>>(2)};
-  for (Position p = 0; p < 4; ++p) append_token(cache, ref, p);
+  for (Position p = 0; p < 4; ++p) append_with_reference(cache, ref, p);
   CHECK(cache.uniform_size() == 4);
   cache.remove_slot(0, 1);  // position 3 moves into slot 1
   remove_from_reference(ref, 0, 1);
@@ -251,7 +251,7 @@ TEST_CASE("kv cache heads hold their own numbers of tokens", "[kv_cache]") {
   CHECK(cache.live_kv_bytes() == 2 * (2 + 4) * 3 * sizeof(float));
 
   // The next token lands in each head's own next slot; keep lists may differ in length.
-  append_token(cache, ref, 4);
+  append_with_reference(cache, ref, 4);
   CHECK(cache.positions(0)[2] == 4);
   CHECK(cache.positions(1)[4] == 4);
   cache.keep_per_head({{2, 0}, {4, 1, 0}});
@@ -262,9 +262,9 @@ TEST_CASE("kv cache heads hold their own numbers of tokens", "[kv_cache]") {
   CHECK(cache.sorted_positions(1) == std::vector<Position>{0, 1, 4});
 
   // Full means one head is at capacity: the others cannot take another token either.
-  append_token(cache, ref, 5);
-  append_token(cache, ref, 6);
-  append_token(cache, ref, 7);
+  append_with_reference(cache, ref, 5);
+  append_with_reference(cache, ref, 6);
+  append_with_reference(cache, ref, 7);
   CHECK(cache.size(1) == 6);
   std::vector<float> row(2 * 3, 0.0f);
   CHECK_THROWS_AS(cache.append(row.data(), row.data(), 8), std::length_error);
@@ -276,7 +276,7 @@ TEST_CASE("kv cache heads hold their own numbers of tokens", "[kv_cache]") {
 TEST_CASE("kv cache refuses to append past its capacity", "[kv_cache]") {
   LayerKVCache cache(2, 4, 3);
   Reference ref{std::vector<std::vector<RefRow>>(2)};
-  for (Position p = 0; p < 3; ++p) append_token(cache, ref, p);
+  for (Position p = 0; p < 3; ++p) append_with_reference(cache, ref, p);
   std::vector<float> row(8, 1.0f);
   CHECK_THROWS_AS(cache.append(row.data(), row.data(), 3), std::length_error);
   CHECK_THROWS_WITH(cache.append(row.data(), row.data(), 3), h2o_catch::Contains("full (3 slots)"));
@@ -291,7 +291,7 @@ TEST_CASE("kv cache counts live and reserved bytes", "[kv_cache]") {
   const std::size_t reserved = 2 * G * S * D * sizeof(float);  // keys + values, every slot
   CHECK(cache.reserved_kv_bytes() == reserved);
   CHECK(cache.live_kv_bytes() == 0);
-  for (Position p = 0; p < 7; ++p) append_token(cache, ref, p);
+  for (Position p = 0; p < 7; ++p) append_with_reference(cache, ref, p);
   CHECK(cache.live_kv_numbers() == 2 * G * 7 * D);
   CHECK(cache.live_kv_bytes() == 2 * G * 7 * D * sizeof(float));
   CHECK(cache.reserved_kv_bytes() == reserved);  // reserving never changes
@@ -324,7 +324,7 @@ TEST_CASE("kv cache bytes_for counts every array a cache allocates", "[kv_cache]
 TEST_CASE("kv cache sorted_positions lists live positions in order", "[kv_cache]") {
   LayerKVCache cache(2, 2, 6);
   Reference ref{std::vector<std::vector<RefRow>>(2)};
-  for (Position p = 0; p < 6; ++p) append_token(cache, ref, p);
+  for (Position p = 0; p < 6; ++p) append_with_reference(cache, ref, p);
   const std::size_t slots[2] = {1, 3};  // head 0 drops position 1, head 1 drops position 3
   cache.remove_one_per_head(slots);
   CHECK(cache.sorted_positions(0) == std::vector<Position>{0, 2, 3, 4, 5});

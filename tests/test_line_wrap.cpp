@@ -10,8 +10,10 @@
 #include "h2o/base/random.hpp"
 #include "h2o/report/line_wrap.hpp"
 #include "h2o_catch.hpp"
+#include "test_support.hpp"
 
 using namespace h2o;
+using h2o_test::lines_of;
 
 namespace {
 // `text` written through a WrappingBuffer of `width` columns, as the terminal would receive it.
@@ -23,13 +25,6 @@ std::string wrapped(const std::string& text, std::size_t width) {
     out << text << std::flush;
   }
   return target.str();
-}
-
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
-  return lines;
 }
 
 std::vector<std::string> words_of(const std::string& text) {

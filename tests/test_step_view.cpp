@@ -11,8 +11,10 @@
 
 #include "h2o/report/step_view.hpp"
 #include "h2o_catch.hpp"
+#include "test_support.hpp"
 
 using namespace h2o;
+using h2o_test::lines_of;
 
 namespace {
 const CacheBudget kBudget(2, 2);
@@ -149,12 +151,6 @@ std::string two_frames(std::size_t width) {
   return out.str();
 }
 
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
-  return lines;
-}
 }  // namespace
 
 TEST_CASE("a frame fits the width it is given, breaking between tokens", "[step_view]") {

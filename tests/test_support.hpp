@@ -1,4 +1,4 @@
-// test_support.hpp: small helpers the file-reading tests share. Include after "h2o_catch.hpp".
+// test_support.hpp: small helpers the file-reading and output tests share. Include after "h2o_catch.hpp".
 #pragma once
 
 #include <unistd.h>
@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <sstream>
 #include <string>
 #include <system_error>
 #include <vector>
@@ -44,6 +45,14 @@ inline std::vector<char> read_bytes(const std::string& path) {
 inline void write_bytes(const std::string& path, const std::vector<char>& bytes) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+}
+
+// The lines of a text, without their line ends.
+inline std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
 }
 
 // The message of the Exception that action() throws; fails the test if it throws none.

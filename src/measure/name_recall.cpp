@@ -53,7 +53,7 @@ bool is_unspaced_letter(char32_t c) {
 }
 
 // What a word holds: letters, marks, and digits ("Ann3" is one word, not the name Ann).
-bool is_word_character(char32_t c) {
+bool is_name_word_character(char32_t c) {
   return is_name_letter(c) || is_combining_mark(c) || (c >= U'0' && c <= U'9');
 }
 
@@ -94,7 +94,7 @@ bool word_boundary(const std::string& text, std::size_t j) {
     return !(is_name_letter(after) &&
              character_before(text, before_start, &previous, &previous_start) && letter(previous));
   }
-  if (!is_word_character(before) || !is_word_character(after)) return true;
+  if (!is_name_word_character(before) || !is_name_word_character(after)) return true;
   if (is_combining_mark(after)) return false;  // a mark belongs to the letter before it
   return is_unspaced_letter(before) || is_unspaced_letter(after);
 }

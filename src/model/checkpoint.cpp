@@ -30,7 +30,7 @@ const char* const kFieldNames[7] = {"dim",        "hidden_dim", "n_layers", "n_h
 // llama2.c's newer exports (export.py --version 1 or 2) start with this magic number instead.
 constexpr std::int32_t kVersionedExportMagic = 0x616b3432;  // the bytes "24ka"
 
-std::string where(const std::string& path) { return "checkpoint '" + path + "'"; }
+std::string checkpoint_named(const std::string& path) { return "checkpoint '" + path + "'"; }
 
 bool host_is_little_endian() {
   const std::uint32_t one = 1;
@@ -78,27 +78,27 @@ ModelConfig read_header(const std::string& path, std::ifstream& in) {
   if (!host_is_little_endian()) {
     throw std::runtime_error("llama2.c checkpoints are little-endian; this machine is not");
   }
-  const std::uint64_t size = open_binary_file(path, where(path), in, kMaxCheckpointBytes);
+  const std::uint64_t size = open_binary_file(path, checkpoint_named(path), in, kMaxCheckpointBytes);
   if (size < kCheckpointHeaderBytes) {
-    throw std::runtime_error(where(path) + " is truncated: the header needs " +
+    throw std::runtime_error(checkpoint_named(path) + " is truncated: the header needs " +
                              std::to_string(kCheckpointHeaderBytes) + " bytes, the file has " +
                              std::to_string(size));
   }
   std::int32_t header[7];
   if (!in.read(reinterpret_cast<char*>(header), sizeof(header))) {
-    throw std::runtime_error(where(path) + ": could not read the header");
+    throw std::runtime_error(checkpoint_named(path) + ": could not read the header");
   }
   const ModelConfig config = config_from_header(header, path);
 
   // Only now is it safe to trust the shape: compare the bytes it implies with the file's.
   const std::uint64_t expected = expected_file_bytes(config);
   if (size < expected) {
-    throw std::runtime_error(where(path) + " is truncated: its header (" + config.describe() +
+    throw std::runtime_error(checkpoint_named(path) + " is truncated: its header (" + config.describe() +
                              ") implies " + std::to_string(expected) + " bytes, the file has " +
                              std::to_string(size));
   }
   if (size > expected) {
-    throw std::runtime_error(where(path) + " has " + std::to_string(size - expected) +
+    throw std::runtime_error(checkpoint_named(path) + " has " + std::to_string(size - expected) +
                              " trailing bytes: its header (" + config.describe() + ") implies " +
                              std::to_string(expected) + " bytes, the file has " +
                              std::to_string(size));
@@ -110,7 +110,7 @@ ModelConfig read_header(const std::string& path, std::ifstream& in) {
 void check_finite(const std::string& path, const char* name, const float* data, std::size_t count) {
   const std::size_t i = first_non_finite(data, count);
   if (i < count) {
-    throw std::runtime_error(where(path) + ": tensor " + name + " holds a non-finite value (" +
+    throw std::runtime_error(checkpoint_named(path) + ": tensor " + name + " holds a non-finite value (" +
                              std::to_string(data[i]) + ") at index " + std::to_string(i));
   }
 }
@@ -157,7 +157,7 @@ void check_finite_in_parallel(const std::string& path,
 void read_floats(std::ifstream& in, const std::string& path, const TensorSlot<float*>& slot) {
   const auto bytes = static_cast<std::streamsize>(slot.count * sizeof(float));
   if (!in.read(reinterpret_cast<char*>(slot.data), bytes)) {
-    throw std::runtime_error(where(path) + ": could not read tensor " + slot.name);
+    throw std::runtime_error(checkpoint_named(path) + ": could not read tensor " + slot.name);
   }
   check_finite(path, slot.name, slot.data, slot.count);
 }
@@ -171,7 +171,7 @@ void write_floats(std::ostream& out, const float* data, std::size_t count) {
 
 ModelConfig config_from_header(const std::int32_t (&header)[7], const std::string& source) {
   if (header[0] == kVersionedExportMagic) {
-    throw std::invalid_argument(where(source) +
+    throw std::invalid_argument(checkpoint_named(source) +
                                 " is a versioned llama2.c export (magic \"ak42\", version " +
                                 std::to_string(header[1]) +
                                 "); only the legacy format is supported (export.py --version 0)");
@@ -180,7 +180,7 @@ ModelConfig config_from_header(const std::int32_t (&header)[7], const std::strin
     // vocab_size may be negative (untied classifier), but never zero.
     const bool ok = i == 5 ? header[i] != 0 : header[i] > 0;
     if (!ok) {
-      throw std::invalid_argument(where(source) + ": bad header: " + kFieldNames[i] + " is " +
+      throw std::invalid_argument(checkpoint_named(source) + ": bad header: " + kFieldNames[i] + " is " +
                                   std::to_string(header[i]) + ", it must be " +
                                   (i == 5 ? "non-zero" : "positive"));
     }
@@ -198,7 +198,7 @@ ModelConfig config_from_header(const std::int32_t (&header)[7], const std::strin
   try {
     config.validate();
   } catch (const std::invalid_argument& e) {
-    throw std::invalid_argument(where(source) + ": bad header: " + e.what());
+    throw std::invalid_argument(checkpoint_named(source) + ": bad header: " + e.what());
   }
   return config;
 }
@@ -219,7 +219,7 @@ DecoderWeights load_checkpoint(const std::string& path) {
   if (!config.shared_classifier) {
     read_floats(in, path, TensorSlot<float*>{"wcls", weights.wcls.data(), weights.wcls.size()});
   }
-  if (!in) throw std::runtime_error(where(path) + ": read error");
+  if (!in) throw std::runtime_error(checkpoint_named(path) + ": read error");
   return weights;
 }
 
@@ -233,11 +233,11 @@ std::shared_ptr<const MappedCheckpoint> MappedCheckpoint::open(const std::string
   }
   const std::size_t bytes = static_cast<std::size_t>(expected_file_bytes(config));
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw std::runtime_error(where(path) + " cannot be opened for reading");
+  if (fd < 0) throw std::runtime_error(checkpoint_named(path) + " cannot be opened for reading");
   struct stat status {};
   if (::fstat(fd, &status) != 0 || static_cast<std::uint64_t>(status.st_size) != bytes) {
     ::close(fd);
-    throw std::runtime_error(where(path) + " changed while it was read");
+    throw std::runtime_error(checkpoint_named(path) + " changed while it was read");
   }
   // No MAP_POPULATE: the finite check below (or the first token's pass, with by_first_token)
   // touches every page anyway, so the pages are mapped in as they are first read, on as many
@@ -245,7 +245,7 @@ std::shared_ptr<const MappedCheckpoint> MappedCheckpoint::open(const std::string
   void* base = ::mmap(nullptr, bytes, PROT_READ, MAP_PRIVATE, fd, 0);
   ::close(fd);
   if (base == MAP_FAILED) {
-    throw std::runtime_error(where(path) + " cannot be memory-mapped: " + std::strerror(errno));
+    throw std::runtime_error(checkpoint_named(path) + " cannot be memory-mapped: " + std::strerror(errno));
   }
   mapped->base_ = base;
   mapped->bytes_ = bytes;

@@ -12,11 +12,6 @@ namespace h2o {
 
 namespace {
 
-// The position of the token the decoder just appended (every head's last live slot).
-Position newest_position(const LayerKVCache& cache) {
-  return cache.positions(0)[cache.size(0) - 1];
-}
-
 // np.quantile(values, q) with its default linear method (numpy 1.24's _quantile): the virtual
 // index (n - 1) q between two sorted neighbours, and numpy's _lerp, which interpolates from the
 // upper neighbour once the weight is 0.5 or more, so that the bits are numpy's.
@@ -85,7 +80,7 @@ std::string DuoAttentionPolicy::describe() const {
 void DuoAttentionPolicy::start_if_new(const LayerKVCache& cache) {
   seen_ = true;
   const std::size_t G = cache.n_kv_heads();
-  if (outside_sums_.size() != G || (cache.size(0) > 0 && newest_position(cache) == 0)) {
+  if (outside_sums_.size() != G || (cache.size(0) > 0 && cache.newest_position() == 0)) {
     outside_sums_.assign(G, 0.0);
     rows_ = 0;
     scores_.clear();
@@ -98,7 +93,7 @@ void DuoAttentionPolicy::profile_row(const LayerKVCache& cache, const StepAttent
   if (G == 0 || H % G != 0) {
     throw std::invalid_argument("DuoAttention: the query heads are not a multiple of the KV heads");
   }
-  const auto t = static_cast<std::size_t>(newest_position(cache));
+  const auto t = static_cast<std::size_t>(cache.newest_position());
   if (t < sinks_ + recent_) return;  // every token is a sink or recent: nothing to miss
   const auto first_recent = static_cast<Position>(t + 1 - recent_);
   const auto sinks = static_cast<Position>(sinks_);
@@ -156,7 +151,7 @@ void DuoAttentionPolicy::after_attention(LayerKVCache& cache, const StepAttentio
   start_if_new(cache);
   if (retrieval_.empty()) {
     profile_row(cache, attention);
-    if (static_cast<std::size_t>(newest_position(cache)) + 1 >= profile_tokens_) {
+    if (static_cast<std::size_t>(cache.newest_position()) + 1 >= profile_tokens_) {
       split_heads(cache.n_kv_heads());
       cut_streaming_heads(cache);
     }

@@ -11,15 +11,6 @@
 
 namespace h2o {
 
-namespace {
-
-// The position of the token the decoder just appended (every head's last live slot).
-Position newest_position(const LayerKVCache& cache) {
-  return cache.positions(0)[cache.size(0) - 1];
-}
-
-}  // namespace
-
 FastGenPolicy::FastGenPolicy(CacheBudget budget, std::size_t sinks, double target,
                              std::size_t profile_tokens, ScoringMode mode, const LayerShape& shape)
     : LayerPolicy(shape, kNoPositionLimit),
@@ -60,7 +51,7 @@ void FastGenPolicy::start_if_new(const LayerKVCache& cache) {
   if (!seen_) ranked_.reserve(cache.capacity());
   seen_ = true;
   const std::size_t G = cache.n_kv_heads();
-  if (sums_.size() != G || (cache.size(0) > 0 && newest_position(cache) == 0)) {
+  if (sums_.size() != G || (cache.size(0) > 0 && cache.newest_position() == 0)) {
     sums_.assign(G, HeadProfileSums{});
     profiles_.clear();
     rules_.clear();
@@ -73,7 +64,7 @@ void FastGenPolicy::profile_row(const LayerKVCache& cache, const StepAttention& 
     throw std::invalid_argument("FastGen: the query heads are not a multiple of the KV heads");
   }
   const std::size_t group = H / G;
-  const auto t = static_cast<std::size_t>(newest_position(cache));
+  const auto t = static_cast<std::size_t>(cache.newest_position());
   if (!HeadProfileSums::counts(t, sizes_)) return;
   const auto first_recent = static_cast<Position>(t + 1 - sizes_.recent);
   const auto sinks = static_cast<Position>(sizes_.sinks);
@@ -165,7 +156,7 @@ void FastGenPolicy::after_attention(LayerKVCache& cache, const StepAttention& at
   if (rules_.empty()) {
     profile_row(cache, attention);
     add_step_attention(cache, attention, mode_);
-    if (static_cast<std::size_t>(newest_position(cache)) + 1 >= profile_tokens_) {
+    if (static_cast<std::size_t>(cache.newest_position()) + 1 >= profile_tokens_) {
       set_rules(cache.n_kv_heads());
       cut_to_rules(cache);
     }

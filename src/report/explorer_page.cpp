@@ -189,7 +189,7 @@ std::string script() {
 }
 
 // Text of the page's header and footer, in HTML: control characters visible, markup escaped.
-std::string shown(const std::string& text) { return html_escape(printable(text)); }
+std::string html_shown(const std::string& text) { return html_escape(printable(text)); }
 
 // The JSON of the page's data: texts, word starts and the policies.
 void write_data_json(std::ostream& out, const ExplorerPage& page) {
@@ -238,7 +238,7 @@ std::string about_html(const ExplorerPage& page) {
   std::string about =
       "<details id=\"about\"><summary>the run: model, text, budget, bytes"
       "</summary>\n";
-  for (const std::string& line : page.about) about += "<p>" + shown(line) + "</p>\n";
+  for (const std::string& line : page.about) about += "<p>" + html_shown(line) + "</p>\n";
   return about + "</details>\n";
 }
 
@@ -277,15 +277,15 @@ std::string verdict_html(const ExplorerPage& page) {
   // A <details> element, which the page's script opens on a wide screen: on a small one the
   // summary line stays, the numbers and the reason one click away.
   return "<details id=\"verdict\" data-verdict=\"" + std::string(key) + "\">\n<summary><b>" +
-         shown(v.subject + " against " + v.against +
+         html_shown(v.subject + " against " + v.against +
                (v.against_at.empty() ? "" : " at equal KV bytes") +
                " on this text: " + verdict_word(verdict)) +
-         "</b></summary>\n<p>" + shown(verdict_text(v)) + "</p>\n" +
-         (v.bytes.empty() ? "" : "<p>" + shown(v.bytes) + "</p>\n") +
+         "</b></summary>\n<p>" + html_shown(verdict_text(v)) + "</p>\n" +
+         (v.bytes.empty() ? "" : "<p>" + html_shown(v.bytes) + "</p>\n") +
          (held.empty()
               ? ""
-              : "<p>Names held at the end beyond a window's reach: " + shown(held) + "</p>\n") +
-         (v.reason.empty() ? "" : "<p>Why: " + shown(v.reason) + "</p>\n") + "</details>\n";
+              : "<p>Names held at the end beyond a window's reach: " + html_shown(held) + "</p>\n") +
+         (v.reason.empty() ? "" : "<p>Why: " + html_shown(v.reason) + "</p>\n") + "</details>\n";
 }
 
 std::vector<std::string> names_held_beyond(const CacheTrace& trace,
@@ -329,13 +329,13 @@ std::string explorer_page_html(const ExplorerPage& page) {
   check_page(page);
   std::ostringstream data;
   write_data_json(data, page);
-  return fill_frame(frame(), {{"title", shown(page.title)},
+  return fill_frame(frame(), {{"title", html_shown(page.title)},
                               {"about", about_html(page)},
                               {"verdict", verdict_html(page)},
                               {"style", style()},
                               {"script", script()},
                               {"data", data.str()},
-                              {"command", shown(page.command)}});
+                              {"command", html_shown(page.command)}});
 }
 
 std::uint64_t explorer_page_bytes(const ExplorerPage& page, std::size_t layers,
@@ -358,9 +358,9 @@ std::uint64_t explorer_page_bytes(const ExplorerPage& page, std::size_t layers,
                                              {"data", ""},
                                              {"command", ""}})
                             .size() +
-                        style().size() + script().size() + 2 * shown(page.title).size() +
+                        style().size() + script().size() + 2 * html_shown(page.title).size() +
                         about_html(page).size() + verdict_html(page).size() +
-                        shown(page.command).size();
+                        html_shown(page.command).size();
   bytes += 107 + 2 * n + digits(page.full_kv_bytes_per_token);  // fixed keys, word starts
   for (const std::string& text : page.texts) bytes += json_string(text).size() + 1;
   for (std::size_t i = 0; i < shapes.size(); ++i) {

@@ -16,7 +16,7 @@ namespace h2o {
 
 namespace {
 
-std::string where(const std::string& path) { return "tokenizer '" + path + "'"; }
+std::string tokenizer_named(const std::string& path) { return "tokenizer '" + path + "'"; }
 
 // "<0xHH>" -> HH as a byte value; -1 for any other piece.
 int byte_of_piece(const std::string& piece) {
@@ -84,21 +84,21 @@ Tokenizer::Tokenizer(std::vector<std::string> pieces, std::vector<float> scores)
 
 Tokenizer Tokenizer::load(const std::string& path, std::size_t vocab_size) {
   std::ifstream in;
-  const std::uint64_t size = open_binary_file(path, where(path), in, kMaxFileBytes);
+  const std::uint64_t size = open_binary_file(path, tokenizer_named(path), in, kMaxFileBytes);
   if (vocab_size < kMinVocab) {
-    throw std::runtime_error(where(path) + ": the model's vocabulary has " +
+    throw std::runtime_error(tokenizer_named(path) + ": the model's vocabulary has " +
                              std::to_string(vocab_size) + " tokens, fewer than the " +
                              std::to_string(kMinVocab) + " a llama2.c tokenizer needs");
   }
 
   std::uint32_t max_length = 0;
   if (!read_exact(in, &max_length, sizeof(max_length))) {
-    throw std::runtime_error(where(path) +
+    throw std::runtime_error(tokenizer_named(path) +
                              " is truncated: the header needs 4 bytes, the file has " +
                              std::to_string(size));
   }
   if (max_length == 0 || max_length > kMaxTokenLengthLimit) {
-    throw std::runtime_error(where(path) + ": max_token_length is " + std::to_string(max_length) +
+    throw std::runtime_error(tokenizer_named(path) + ": max_token_length is " + std::to_string(max_length) +
                              ", expected 1.." + std::to_string(kMaxTokenLengthLimit));
   }
 
@@ -108,7 +108,7 @@ Tokenizer Tokenizer::load(const std::string& path, std::size_t vocab_size) {
   std::uintmax_t offset = sizeof(max_length);
   for (std::size_t i = 0; i < vocab_size; ++i) {
     if (offset == size) {
-      throw std::runtime_error(where(path) + " holds only " + std::to_string(i) +
+      throw std::runtime_error(tokenizer_named(path) + " holds only " + std::to_string(i) +
                                " entries but the model's vocabulary has " +
                                std::to_string(vocab_size) +
                                " tokens (wrong tokenizer for this model?)");
@@ -116,26 +116,26 @@ Tokenizer Tokenizer::load(const std::string& path, std::size_t vocab_size) {
     float score = 0.0f;
     std::int32_t length = 0;
     if (!read_exact(in, &score, sizeof(score)) || !read_exact(in, &length, sizeof(length))) {
-      throw std::runtime_error(where(path) + " is truncated inside entry " + std::to_string(i) +
+      throw std::runtime_error(tokenizer_named(path) + " is truncated inside entry " + std::to_string(i) +
                                " of " + std::to_string(vocab_size));
     }
     offset += sizeof(score) + sizeof(length);
     if (length < 0) {
-      throw std::runtime_error(where(path) + ": entry " + std::to_string(i) +
+      throw std::runtime_error(tokenizer_named(path) + ": entry " + std::to_string(i) +
                                " has a negative length (" + std::to_string(length) + ")");
     }
     if (static_cast<std::uint32_t>(length) > max_length) {
       throw std::runtime_error(
-          where(path) + ": entry " + std::to_string(i) + " is " + std::to_string(length) +
+          tokenizer_named(path) + ": entry " + std::to_string(i) + " is " + std::to_string(length) +
           " bytes long, more than its max_token_length " + std::to_string(max_length));
     }
     if (!std::isfinite(score)) {
-      throw std::runtime_error(where(path) + ": entry " + std::to_string(i) +
+      throw std::runtime_error(tokenizer_named(path) + ": entry " + std::to_string(i) +
                                " has a non-finite score");
     }
     std::string piece(static_cast<std::size_t>(length), '\0');
     if (!read_exact(in, piece.data(), piece.size())) {
-      throw std::runtime_error(where(path) + " is truncated inside entry " + std::to_string(i) +
+      throw std::runtime_error(tokenizer_named(path) + " is truncated inside entry " + std::to_string(i) +
                                " of " + std::to_string(vocab_size));
     }
     offset += static_cast<std::uintmax_t>(length);
@@ -159,12 +159,12 @@ Tokenizer Tokenizer::load(const std::string& path, std::size_t vocab_size) {
       ++extra;
     }
     if (at == size) {
-      throw std::runtime_error(where(path) + " holds " + std::to_string(vocab_size + extra) +
+      throw std::runtime_error(tokenizer_named(path) + " holds " + std::to_string(vocab_size + extra) +
                                " entries but the model's vocabulary has " +
                                std::to_string(vocab_size) +
                                " tokens (wrong tokenizer for this model?)");
     }
-    throw std::runtime_error(where(path) + " has " + std::to_string(size - offset) +
+    throw std::runtime_error(tokenizer_named(path) + " has " + std::to_string(size - offset) +
                              " unexpected bytes after its " + std::to_string(vocab_size) +
                              " entries");
   }

@@ -112,6 +112,9 @@ class LayerKVCache {
   // The quantised store (quantised formats only; std::logic_error for fp32).
   const QuantisedKVStore& quantised_store() const;
   const Position* positions(std::size_t g) const { return &positions_(g, 0); }  // (S,)
+  // The position of head 0's newest slot (size(0) - 1): right after append, the token the decoder
+  // just appended, which every head holds. The cache must not be empty.
+  Position newest_position() const { return positions_(0, sizes_[0] - 1); }
   const float* scores(std::size_t g) const { return &scores_(g, 0); }           // (S,)
   float* scores(std::size_t g) { return &scores_(g, 0); }
 
