@@ -4,10 +4,12 @@
 #
 #   scripts/make-pictures.sh                 build, then redraw docs/pictures/
 #   scripts/make-pictures.sh --no-build DIR  draw into DIR with the binaries already built
-#                                            (CTest's "pictures_up_to_date" check does this)
 #
 # Every picture records the command that drew it in its <desc>. After retraining the model or
-# changing a lesson, run this and commit docs/pictures/ (the check fails until then).
+# changing a lesson, run this and commit docs/pictures/: CTest's "pictures_up_to_date" fails until
+# then. That check reads the pictures the lesson checks draw (tests/checks/, the blocks with
+# --pictures {build}/pictures_now), and a <desc> that differs from the committed one fails it, so
+# the options here and there stay the same.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${H2O_BUILD_DIR:-$root/build}"
@@ -38,9 +40,8 @@ mkdir -p "$out"
 "$build/bin/compare_policies" --budgets 10 --policies h2o,window,sinks,tova \
   --svg "$out/kept_positions.svg" >/dev/null
 # The explorer page (tools/explore) at one step, as a screenshot for README.md and docs/: only
-# where chromium is installed (bash scripts/install-deps.sh --only chromium). pictures_up_to_date,
-# which compares the SVG pictures only, skips it (H2O_NO_SCREENSHOT).
-if [ -z "${H2O_NO_SCREENSHOT:-}" ] && command -v chromium >/dev/null 2>&1; then
+# where chromium is installed (bash scripts/install-deps.sh --only chromium).
+if command -v chromium >/dev/null 2>&1; then
   "$build/bin/explore" --out "$build/explorer_readme.html" >/dev/null
   bash "$root/scripts/headless-chromium.sh" --window-size=1400,1200 \
     --screenshot="$(cd "$out" && pwd)/explorer.png" \

@@ -11,8 +11,9 @@
 #   stdout: text                               (must appear in stdout; one per line, any number)
 #   stderr: text                               (must appear in stderr)
 #   not in stdout: text / not in stderr: text  (must not appear)
-#   stable: yes                                (instead of texts: two runs print the same bytes,
-#                                               exit 0, every line within 100 columns)
+#   width: 100                                 (no line of stdout is wider)
+#   stable: yes                                (two runs print the same stdout; width 100 unless
+#                                               given; the texts are checked on each run)
 #   stdout is the file: path                   (instead of texts: stdout equals that file byte for
 #                                               byte; skipped when the file is absent)
 #   env: VAR=value  timeout: seconds  after: other_test
@@ -56,17 +57,11 @@ macro(h2o_check_finish_block)
     if(NOT "${b_args}" STREQUAL "")
       h2o_check_append(all_args "${b_args}")
     endif()
-    if(b_stable)
-      if(NOT "${b_stdout}${b_stderr}${b_not_stdout}${b_not_stderr}${b_file}" STREQUAL "")
-        message(FATAL_ERROR "${check_file}: test ${b_name}: 'stable: yes' takes no texts")
-      endif()
-      h2o_check_expand("${b_requires}" b_requires)
-      add_test(NAME ${b_name}
-        COMMAND ${CMAKE_COMMAND} -DPROGRAM=${program} "-DARGS=${all_args}"
-                "-DREQUIRES=${b_requires}" "-DREQUIRES_IMPORT=${b_import}"
-                -P ${H2O_CHECK_SCRIPTS}/check_stable_output.cmake)
-      set_tests_properties(${b_name} PROPERTIES SKIP_REGULAR_EXPRESSION "SKIPPED: ")
-    elseif(b_file)
+    if(b_stable AND b_file)
+      message(FATAL_ERROR "${check_file}: test ${b_name}: 'stable: yes' and 'stdout is the file' "
+                          "are two ways to check the same bytes; keep one")
+    endif()
+    if(b_file)
       h2o_check_expand("${b_file}" b_file)
       add_test(NAME ${b_name}
         COMMAND ${CMAKE_COMMAND} -DPROGRAM=${program} "-DARGS=${all_args}"
@@ -78,12 +73,21 @@ macro(h2o_check_finish_block)
       foreach(part b_stdout b_stderr b_not_stdout b_not_stderr b_requires b_env)
         h2o_check_expand("${${part}}" ${part})
       endforeach()
+      if(b_stable)
+        if(NOT b_width)
+          set(b_width 100)
+        endif()
+        if(b_repeat LESS 2)
+          set(b_repeat 2)
+        endif()
+      endif()
       add_test(NAME ${b_name}
         COMMAND ${CMAKE_COMMAND} -DPROGRAM=${program} "-DARGS=${all_args}"
                 -DEXIT=${b_exit} "-DSTDOUT=${b_stdout}" "-DSTDERR=${b_stderr}"
                 "-DNOT_STDOUT=${b_not_stdout}" "-DNOT_STDERR=${b_not_stderr}"
                 "-DREQUIRES=${b_requires}" "-DREQUIRES_IMPORT=${b_import}"
                 "-DENV_SETTING=${b_env}" -DTIMEOUT=${b_timeout} -DREPEAT=${b_repeat}
+                "-DWIDTH=${b_width}"
                 -P ${H2O_CHECK_SCRIPTS}/check_program.cmake)
       set_tests_properties(${b_name} PROPERTIES SKIP_REGULAR_EXPRESSION "SKIPPED: ")
     endif()
@@ -100,7 +104,7 @@ macro(h2o_check_finish_block)
     endif()
   endif()
   foreach(part name args stdout stderr not_stdout not_stderr requires import env after stable file
-               uses_inputs labels)
+               width uses_inputs labels)
     set(b_${part})
   endforeach()
   set(b_exit 0)
@@ -196,6 +200,12 @@ function(h2o_add_check_file check_file)
       set(b_stable TRUE)
     elseif(key STREQUAL "stdout is the file")
       set(b_file "${value}")
+    elseif(key STREQUAL "width")
+      if(NOT value MATCHES "^[1-9][0-9]*$")
+        message(FATAL_ERROR "${check_file}:${line_number}: width is a count of columns, "
+                            "got '${value}'")
+      endif()
+      set(b_width "${value}")
     elseif(key STREQUAL "timeout")
       set(b_timeout "${value}")
     elseif(key STREQUAL "repeat")

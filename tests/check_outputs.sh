@@ -110,14 +110,15 @@ expect_error "make_random_model on a full disk" "checkpoint '$work/big/model.bin
   bash -c 'trap "" XFSZ; ulimit -f 64; "$0" --shape 15m --out "$1"' "$bin/make_random_model" "$work/big"
 unchanged "make_random_model on a full disk" "$work/big/model.bin" "old model"
 [ -e "$work/big/tok.bin" ] && fail "make_random_model on a full disk: tok.bin written alone"
-# Lesson 11's CSV and pictures on a full disk (a limit of 4 KiB, less than its charts need):
-# the error names the file, and neither folder keeps a temporary file (the program's error ends
-# it through run_program, so every OutputFile removes its own), nor is the old CSV replaced.
+# Lesson 11's CSV and pictures on a full disk (a limit of 4 KiB, less than each of its charts
+# needs, on the small model): the error names the file, and neither folder keeps a temporary file
+# (the program's error ends it through run_program, so every OutputFile removes its own), nor is
+# the old CSV replaced.
 mkdir -p "$work/full/pictures"
 echo "old table" >"$work/full/t.csv"
 expect_error "lesson 11 --csv --pictures on a full disk" "cannot write it (File too large)" \
-  bash -c 'trap "" XFSZ; ulimit -f 4; "$0" --budgets 10,50 --csv "$1" --pictures "$2" >/dev/null' \
-  "$bin/11_how_much_cache" "$work/full/t.csv" "$work/full/pictures"
+  bash -c 'trap "" XFSZ; ulimit -f 4; "$0" "${@:3}" --budgets 10,50 --csv "$1" --pictures "$2" \
+    >/dev/null' "$bin/11_how_much_cache" "$work/full/t.csv" "$work/full/pictures" "${small[@]}"
 unchanged "lesson 11 on a full disk" "$work/full/t.csv" "old table"
 left="$(ls -A "$work/full/pictures" | grep -c '\.tmp-' || true)"
 [ "$left" -eq 0 ] || fail "lesson 11 on a full disk: $left temporary files left in --pictures"

@@ -3,13 +3,14 @@
 #   cmake -DPROGRAM=path -DARGS="a@@b" -DEXIT=0|nonzero -DSTDOUT="text@@text" -DSTDERR="text@@text"
 #         [-DNOT_STDOUT="text@@text"] [-DNOT_STDERR="text@@text"] [-DREQUIRES=file]
 #         [-DREQUIRES_IMPORT=module] [-DENV_SETTING=VAR=value] [-DTIMEOUT=seconds] [-DREPEAT=n]
-#         -P check_program.cmake
+#         [-DWIDTH=columns] -P check_program.cmake
 # Values are joined by "@@", with CMake's list characters encoded (check_values.cmake).
 # Passes when the exit code is as expected, every STDOUT text appears literally in stdout, every
 # STDERR text in stderr, and no NOT_ text in its stream.
 # A failure-exit check also demands the error be a single line, and no crash (signal) is accepted.
 # REPEAT runs the program that many times (each within TIMEOUT): every run must pass, and print
 # the same stdout as the first (a race between threads shows up as a hang or a different text).
+# WIDTH: no line of stdout is wider (the programs print plain ASCII: bytes = columns).
 
 include(${CMAKE_CURRENT_LIST_DIR}/check_values.cmake)
 
@@ -71,6 +72,16 @@ foreach(run RANGE 1 ${REPEAT})
   endforeach()
   if(run EQUAL 1)
     set(first_out "${out}")
+    if(WIDTH)
+      string(REPLACE ";" "\\;" escaped "${out}")
+      string(REPLACE "\n" ";" lines "${escaped}")
+      foreach(line IN LISTS lines)
+        string(LENGTH "${line}" columns)
+        if(columns GREATER WIDTH)
+          message(FATAL_ERROR "a line of ${columns} columns (limit ${WIDTH}):\n${line}")
+        endif()
+      endforeach()
+    endif()
   elseif(NOT out STREQUAL first_out)
     message(FATAL_ERROR "run ${run} of ${REPEAT} printed another stdout than run 1:\n${out}\n"
                         "run 1:\n${first_out}")

@@ -2,52 +2,55 @@
 # SVG pictures (check_svg.cmake), the README's committed pictures (check_pictures.cmake) and the
 # explorer page in a real browser (check_explorer_page.cmake).
 
-# h2o_check_picture(NAME test_name TARGET program ARGS a b ... SVG file ... [EXPECT "text" ...])
-# Runs the program once (it must exit 0) and checks each SVG picture it wrote afresh: it starts
-# with "<svg", ends with "</svg>", holds rectangles and every EXPECT text (check_svg.cmake).
+# The README's pictures (docs/pictures/) are drawn by the default runs the lesson checks make
+# anyway (tests/checks/: each writes into build/tests/pictures_now with the options
+# scripts/make-pictures.sh uses), so no lesson runs a second time just to draw. The folder is
+# emptied first, so a picture no program draws any more cannot linger there; CTest's fixtures
+# order the three stages, and `ctest -R` of a check below runs the runs it reads.
+set(pictures_now ${CMAKE_CURRENT_BINARY_DIR}/pictures_now)
+add_test(NAME pictures_now_emptied
+  COMMAND ${CMAKE_COMMAND} -E rm -rf ${pictures_now})
+set_tests_properties(pictures_now_emptied PROPERTIES FIXTURES_SETUP pictures_now_empty
+                     LABELS pictures)
+set_property(TEST lesson_10_measures lesson_11_sweep_and_verdicts lesson_12_answer_and_numbers
+                  lesson_13_rules_runs_and_answer compare_policies_kept_positions_picture
+             APPEND PROPERTY FIXTURES_REQUIRED pictures_now_empty)
+set_property(TEST lesson_10_measures lesson_11_sweep_and_verdicts lesson_12_answer_and_numbers
+                  lesson_13_rules_runs_and_answer compare_policies_kept_positions_picture
+             APPEND PROPERTY FIXTURES_SETUP readme_pictures)
+
+# h2o_check_picture(NAME test_name SVG file ... [EXPECT "text" ...])
+# Each SVG picture of pictures_now starts with "<svg", ends with "</svg>", holds rectangles and
+# every EXPECT text (check_svg.cmake).
 function(h2o_check_picture)
-  cmake_parse_arguments(P "" "NAME;TARGET" "ARGS;SVG;EXPECT" ${ARGN})
-  string(REPLACE ";" "@@" joined_args "${P_ARGS}")
+  cmake_parse_arguments(P "" "NAME" "SVG;EXPECT" ${ARGN})
+  list(TRANSFORM P_SVG PREPEND ${pictures_now}/)
   string(REPLACE ";" "@@" joined_svg "${P_SVG}")
   string(REPLACE ";" "@@" joined_expect "${P_EXPECT}")
   add_test(NAME ${P_NAME}
-    COMMAND ${CMAKE_COMMAND} -DPROGRAM=$<TARGET_FILE:${P_TARGET}> "-DARGS=${joined_args}"
-            "-DSVG_FILE=${joined_svg}" "-DEXPECT=${joined_expect}"
+    COMMAND ${CMAKE_COMMAND} "-DSVG_FILE=${joined_svg}" "-DEXPECT=${joined_expect}"
             -P ${CMAKE_CURRENT_SOURCE_DIR}/check_svg.cmake)
-  set_tests_properties(${P_NAME} PROPERTIES SKIP_REGULAR_EXPRESSION "SKIPPED: " LABELS pictures)
+  set_tests_properties(${P_NAME} PROPERTIES FIXTURES_REQUIRED readme_pictures LABELS pictures)
 endfunction()
 
-# Lesson 10's two pictures and lesson 11's four, each lesson's from one run (a run per picture
-# would measure the same sweep again for each).
-set(folder ${CMAKE_CURRENT_BINARY_DIR}/lesson_10_pictures)
-h2o_check_picture(NAME lesson_10_pictures TARGET 10_sparse_attention
-  ARGS --pictures ${folder} SVG ${folder}/attention_heatmap.svg ${folder}/rank_score.svg
+# Lesson 10: one head's attention (heatmap) and accumulated attention against rank.
+h2o_check_picture(NAME lesson_10_pictures SVG attention_heatmap.svg rank_score.svg
   EXPECT "<title>" "<desc>Made by: 10_sparse_attention --pictures")
-set(folder ${CMAKE_CURRENT_BINARY_DIR}/lesson_11_pictures)
-h2o_check_picture(NAME lesson_11_pictures TARGET 11_how_much_cache
-  ARGS --budgets 10,50 --pictures ${folder}
-  SVG ${folder}/budget_perplexity.svg ${folder}/budget_kl.svg ${folder}/budget_agreement.svg
-      ${folder}/budget_name_recall.svg
+# Lesson 11: one line chart per measure of the budget sweep.
+h2o_check_picture(NAME lesson_11_pictures
+  SVG budget_perplexity.svg budget_kl.svg budget_agreement.svg budget_name_recall.svg
   EXPECT "<title>" ">h2o<" ">h2o-norm<" ">window<" "cache budget (% of the text's tokens)")
-
-# Lesson 12's quality against bytes, one line per storage format.
-set(folder ${CMAKE_CURRENT_BINARY_DIR}/lesson_12_picture)
-h2o_check_picture(NAME lesson_12_picture_evict_or_quantise TARGET 12_evict_or_quantise
-  ARGS --stories 2 --budgets 25,100 --pictures ${folder} SVG ${folder}/evict_or_quantise.svg
+# Lesson 12: quality against bytes, one line per storage format.
+h2o_check_picture(NAME lesson_12_picture_evict_or_quantise SVG evict_or_quantise.svg
   EXPECT "<title>" ">fp32 + H2O<" ">4-bit + H2O<" ">2-bit + H2O<" "% of the full float32 cache")
-
-# Lesson 13's perplexity against bytes: FastGen's targets beside the window at their bytes.
-set(folder ${CMAKE_CURRENT_BINARY_DIR}/lesson_13_picture)
-h2o_check_picture(NAME lesson_13_picture_every_head_its_cache TARGET 13_every_head_its_cache
-  ARGS --stories 3 --targets 60,90 --pictures ${folder} SVG ${folder}/every_head_its_cache.svg
-  EXPECT "<title>" ">FastGen<" "T = 60%, 90%" ">window<" ">h2o<" ">adakv<"
+# Lesson 13: perplexity against bytes, FastGen's targets beside the window at their bytes.
+h2o_check_picture(NAME lesson_13_picture_every_head_its_cache SVG every_head_its_cache.svg
+  EXPECT "<title>" ">FastGen<" "T = 50%, 70%, 90%" ">window<" ">h2o<" ">adakv<"
          "% of the full cache's")
-
-# compare_policies' picture of what each policy kept.
-h2o_check_picture(NAME compare_policies_svg_picture TARGET compare_policies
-  ARGS --budgets 10 --svg ${CMAKE_CURRENT_BINARY_DIR}/compare_policies.svg
-  SVG ${CMAKE_CURRENT_BINARY_DIR}/compare_policies.svg
-  EXPECT ">full<" ">h2o<" ">window<" "decoding step" "original position" "budget 90 tokens")
+# compare_policies: which positions each policy kept, step by step.
+h2o_check_picture(NAME compare_policies_svg_picture SVG kept_positions.svg
+  EXPECT ">h2o<" ">window<" ">sinks<" ">tova<" "decoding step" "original position"
+         "budget 90 tokens")
 
 # explore's page in a real browser (skipped without chromium: bash scripts/install-deps.sh --only
 # chromium).
@@ -63,11 +66,10 @@ set_tests_properties(explore_page_in_browser PROPERTIES SKIP_REGULAR_EXPRESSION 
 
 # The pictures the README shows (docs/pictures/) are what the programs draw today.
 add_test(NAME pictures_up_to_date
-  COMMAND ${CMAKE_COMMAND} -DSCRIPT=${PROJECT_SOURCE_DIR}/scripts/make-pictures.sh
-          -DBUILD_DIR=${CMAKE_BINARY_DIR} -DOUT=${CMAKE_CURRENT_BINARY_DIR}/pictures_now
-          -DCOMMITTED=${PROJECT_SOURCE_DIR}/docs/pictures
+  COMMAND ${CMAKE_COMMAND} -DDRAWN=${pictures_now} -DCOMMITTED=${PROJECT_SOURCE_DIR}/docs/pictures
           -P ${CMAKE_CURRENT_SOURCE_DIR}/check_pictures.cmake)
-set_tests_properties(pictures_up_to_date PROPERTIES LABELS pictures)
+set_tests_properties(pictures_up_to_date PROPERTIES FIXTURES_REQUIRED readme_pictures
+                     LABELS pictures)
 
 # The classroom's teaching steps (README.md, docs/classroom.md) against the data the default page
 # embeds: every word in the state the steps say, at their step, layer and KV head.

@@ -13,18 +13,20 @@ std::string smallest_budget_lines(const PolicySweep& sweep, double limit) {
   std::string lines;
   for (const std::vector<SweepRun>& by_budget : sweep.runs) {
     const std::size_t needs = first_good_budget(by_budget, limit);
-    lines += "  " + pad_right(by_budget.front().label, 14) +
-             (needs < percents.size() ? std::to_string(percents[needs]) + "%" : "none of these");
+    std::string line =
+        "  " + pad_right(by_budget.front().label, 14) +
+        (needs < percents.size() ? std::to_string(percents[needs]) + "%" : "none of these");
     // Every budget that evicts anything was too small: say by how much.
     if ((needs == percents.size() || percents[needs] >= 100) &&
         largest_evicting < percents.size()) {
       const double over = by_budget[largest_evicting].perplexity() / sweep.full.perplexity() - 1;
-      lines += std::string(needs < percents.size() ? 2 : 0, ' ') +
-               "  why: whatever it evicts, later tokens needed; at " +
-               std::to_string(percents[largest_evicting]) + "% still " + fixed(100 * over, 1) +
-               "% over";
+      line += std::string(needs < percents.size() ? 2 : 0, ' ') +
+              "  why: what it evicts is needed later; at " +
+              std::to_string(percents[largest_evicting]) + "% still " + fixed(100 * over, 1) +
+              "% over";
     }
-    lines += "\n";
+    // Within the lessons' 100 columns even for a model far off (an excess of many digits).
+    lines += wrap_words(line, 100, std::string(31, ' ')) + "\n";
   }
   return lines;
 }
