@@ -215,8 +215,11 @@ int run_lesson(int argc, char** argv) {
                                  stats.accumulated(),
                                  std::filesystem::path(files.model).stem().string(), text_name,
                                  h2o::command_line(argc, argv));
-    std::cout << "\nPictures written to " << pictures
-              << ": attention_heatmap.svg, rank_score.svg\n";
+    std::cout << "\n"
+              << h2o::wrap_words("Pictures written to " + pictures +
+                                     ": attention_heatmap.svg, rank_score.svg",
+                                 100, "  ")
+              << "\n";
   }
   return 0;
 }

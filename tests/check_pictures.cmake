@@ -1,9 +1,11 @@
 # Are the pictures committed in docs/pictures/ what the current code and model draw? Used by
 # CTest ("pictures_up_to_date", after the lesson checks that draw them: picture_checks.cmake):
-#   cmake -DDRAWN=build/tests/pictures_now -DCOMMITTED=docs/pictures -P check_pictures.cmake
+#   cmake -DDRAWN=/abs/build/tests/pictures_now -DDRAWN_AS=pictures_now
+#         -DCOMMITTED=/abs/docs/pictures -P check_pictures.cmake
 # Compares each picture drawn into DRAWN with the committed file byte for byte; the <desc> line,
-# which records the command that drew it, must match too once DRAWN reads docs/pictures (so the
-# checks draw with the options scripts/make-pictures.sh uses). A picture drawn but not committed,
+# which records the command that drew it, must match too once DRAWN_AS (the folder as the
+# commands named it) reads docs/pictures, so the checks draw with the options
+# scripts/make-pictures.sh uses. A picture drawn but not committed,
 # or committed but no longer drawn, fails too.
 set(refresh "run scripts/make-pictures.sh and commit docs/pictures/")
 
@@ -58,7 +60,7 @@ foreach(name IN LISTS drawn)
   set(old_desc "${old_lines}")
   list(FILTER new_desc INCLUDE REGEX "^<desc>")
   list(FILTER old_desc INCLUDE REGEX "^<desc>")
-  string(REPLACE "${DRAWN}" "docs/pictures" new_desc "${new_desc}")
+  string(REPLACE "${DRAWN_AS}" "docs/pictures" new_desc "${new_desc}")
   if(NOT new_desc STREQUAL old_desc)
     message(FATAL_ERROR "docs/pictures/${name} was drawn by another command than the checks "
                         "run:\n  committed: ${old_desc}\n  checks:    ${new_desc}\n"

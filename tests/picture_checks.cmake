@@ -3,7 +3,8 @@
 # explorer page in a real browser (check_explorer_page.cmake).
 
 # The README's pictures (docs/pictures/) are drawn by the default runs the lesson checks make
-# anyway (tests/checks/: each writes into build/tests/pictures_now with the options
+# anyway (tests/checks/: each writes into pictures_now, relative to build/tests where the checks
+# run, so that the lines naming it are as short on every machine; with the options
 # scripts/make-pictures.sh uses), so no lesson runs a second time just to draw. The folder is
 # emptied first, so a picture no program draws any more cannot linger there; CTest's fixtures
 # order the three stages, and `ctest -R` of a check below runs the runs it reads.
@@ -66,7 +67,8 @@ set_tests_properties(explore_page_in_browser PROPERTIES SKIP_REGULAR_EXPRESSION 
 
 # The pictures the README shows (docs/pictures/) are what the programs draw today.
 add_test(NAME pictures_up_to_date
-  COMMAND ${CMAKE_COMMAND} -DDRAWN=${pictures_now} -DCOMMITTED=${PROJECT_SOURCE_DIR}/docs/pictures
+  COMMAND ${CMAKE_COMMAND} -DDRAWN=${pictures_now} -DDRAWN_AS=pictures_now
+          -DCOMMITTED=${PROJECT_SOURCE_DIR}/docs/pictures
           -P ${CMAKE_CURRENT_SOURCE_DIR}/check_pictures.cmake)
 set_tests_properties(pictures_up_to_date PROPERTIES FIXTURES_REQUIRED readme_pictures
                      LABELS pictures)
