@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "h2o/base/format.hpp"
 #include "h2o/cache/budget.hpp"
 #include "h2o/cache/window_bytes.hpp"
 #include "h2o/measure/policy_sweep.hpp"
@@ -16,6 +17,7 @@
 #include "h2o/report/sweep_report.hpp"
 #include "h2o_catch.hpp"
 #include "policy_test_support.hpp"
+#include "test_support.hpp"
 
 using namespace h2o;
 using h2o_catch::Contains;
@@ -248,4 +250,30 @@ TEST_CASE("quantised, a window at H2O's bytes holds the bytes H2O held, to a tok
       read_at_equal_bytes(weights, text, {"sinks", "sinks", {}, four_bits}, h2o, &full),
       "read_at_equal_bytes: quantised, only the window can be given another's bytes, not "
       "'sinks'");
+}
+
+TEST_CASE("the smallest-budget list says why a policy needs every budget and fits 100 columns",
+          "[policy_sweep]") {
+  // A hand-made sweep: the full cache at perplexity e, one policy whose perplexity at the largest
+  // evicting budget (10%) is e^k, so its excess over the full cache is e^(k-1) - 1.
+  const auto run = [](const std::string& label, int percent, double nll_per_step) {
+    SweepRun r;
+    r.label = label;
+    r.budget.percent = percent;
+    r.steps = 10;
+    r.nll = nll_per_step * 10;
+    return r;
+  };
+  PolicySweep sweep;
+  sweep.full = run("full", 100, 1.0);
+  sweep.percents = {5, 10};
+  for (double k : {1.3, 2.0, 30.0}) {  // 35.0%, 171.8% and an excess of 16 digits
+    sweep.runs = {{run("tova-per-head", 5, k + 0.1), run("tova-per-head", 10, k)}};
+    const std::string lines = smallest_budget_lines(sweep, 0.05);
+    const std::string excess = fixed(100 * (std::exp(k - 1.0) - 1), 1) + "%";
+    CHECK_THAT(lines, Contains("tova-per-head none of these"));
+    CHECK_THAT(lines, Contains("why: what it evicts is needed later; at 10% still"));
+    CHECK_THAT(lines, Contains(excess));
+    for (const std::string& line : h2o_test::lines_of(lines)) CHECK(line.size() <= 100);
+  }
 }
