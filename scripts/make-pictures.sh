@@ -8,8 +8,8 @@
 # Every picture records the command that drew it in its <desc>. After retraining the model or
 # changing a lesson, run this and commit docs/pictures/: CTest's "pictures_up_to_date" fails until
 # then. That check reads the pictures the lesson checks draw (tests/checks/, the blocks with
-# --pictures {build}/pictures_now), and a <desc> that differs from the committed one fails it, so
-# the options here and there stay the same.
+# --pictures pictures_now), and a <desc> that differs from the committed one fails it, so the
+# options here and there stay the same.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${H2O_BUILD_DIR:-$root/build}"

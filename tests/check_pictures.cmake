@@ -5,8 +5,8 @@
 # Compares each picture drawn into DRAWN with the committed file byte for byte; the <desc> line,
 # which records the command that drew it, must match too once DRAWN_AS (the folder as the
 # commands named it) reads docs/pictures, so the checks draw with the options
-# scripts/make-pictures.sh uses. A picture drawn but not committed,
-# or committed but no longer drawn, fails too.
+# scripts/make-pictures.sh uses. A picture drawn but not committed, or committed but no longer
+# drawn, fails too.
 set(refresh "run scripts/make-pictures.sh and commit docs/pictures/")
 
 # Sets `result` to the number of numbers that differ by one in their last printed digit when the

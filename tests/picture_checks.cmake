@@ -13,12 +13,10 @@ add_test(NAME pictures_now_emptied
   COMMAND ${CMAKE_COMMAND} -E rm -rf ${pictures_now})
 set_tests_properties(pictures_now_emptied PROPERTIES FIXTURES_SETUP pictures_now_empty
                      LABELS pictures)
-set_property(TEST lesson_10_measures lesson_11_sweep_and_verdicts lesson_12_answer_and_numbers
-                  lesson_13_rules_runs_and_answer compare_policies_kept_positions_picture
-             APPEND PROPERTY FIXTURES_REQUIRED pictures_now_empty)
-set_property(TEST lesson_10_measures lesson_11_sweep_and_verdicts lesson_12_answer_and_numbers
-                  lesson_13_rules_runs_and_answer compare_policies_kept_positions_picture
-             APPEND PROPERTY FIXTURES_SETUP readme_pictures)
+set(runs_that_draw lesson_10_measures lesson_11_sweep_and_verdicts lesson_12_answer_and_numbers
+                   lesson_13_rules_runs_and_answer compare_policies_kept_positions_picture)
+set_property(TEST ${runs_that_draw} APPEND PROPERTY FIXTURES_REQUIRED pictures_now_empty)
+set_property(TEST ${runs_that_draw} APPEND PROPERTY FIXTURES_SETUP readme_pictures)
 
 # h2o_check_picture(NAME test_name SVG file ... [EXPECT "text" ...])
 # Each SVG picture of pictures_now starts with "<svg", ends with "</svg>", holds rectangles and
