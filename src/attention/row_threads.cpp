@@ -137,8 +137,11 @@ void TokenThreadChoice::token_done(double seconds) {
     return;
   }
   block_seconds_ += seconds;
-  if (++block_tokens_ < kChoiceBlockTokens) return;
-  const double per_token = block_seconds_ / static_cast<double>(kChoiceBlockTokens);
+  ++block_tokens_;
+  const double current = seconds_per_token_[on_all_ ? 1 : 0];
+  const bool losing_probe = probing_ && current > 0.0 && seconds > kProbeGiveUp * current;
+  if (block_tokens_ < kChoiceBlockTokens && !losing_probe) return;
+  const double per_token = block_seconds_ / static_cast<double>(block_tokens_);
   double& mean = seconds_per_token_[next_on_all() ? 1 : 0];
   mean = mean == 0.0 ? per_token : 0.5 * mean + 0.5 * per_token;
   block_tokens_ = 0;

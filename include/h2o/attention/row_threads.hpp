@@ -92,9 +92,15 @@ std::vector<std::pair<std::string, std::string>> program_wait_environment();
 // kFirstChoicePeriod. The results are the same bits either way (each row is computed by one thread
 // in any case); only the speed changes. On a quiet machine 1 block in kLongestChoicePeriod + 1
 // runs on one thread once the choice is settled; on a busy one, as many run on N.
+// The costs are lopsided, and a short run pays them before any choice has settled: on a quiet
+// machine a token alone costs about 1.3 on N threads, on a busy one a token on N threads can cost
+// 4 to 10 alone. So the first tokens run alone (N threads have to prove themselves), and a probe
+// token slower than kProbeGiveUp times the current choice's mean ends its probe at once: a losing
+// probe costs one token, not a block.
 constexpr std::size_t kChoiceBlockTokens = 4;
 constexpr std::size_t kFirstChoicePeriod = 2;
 constexpr std::size_t kLongestChoicePeriod = 64;
+constexpr double kProbeGiveUp = 1.25;
 
 // How the tokens of this program ran so far (for a report: "2 threads for 97% of the tokens").
 struct TokenThreadCounts {
@@ -116,7 +122,7 @@ class TokenThreadChoice {
   double seconds_on_all() const { return seconds_per_token_[1]; }
 
  private:
-  bool on_all_ = true;    // the current choice
+  bool on_all_ = false;   // the current choice: alone until N threads have run faster
   bool probing_ = false;  // the block running now is a probe of the other choice
   bool warm_ = false;
   double seconds_per_token_[2] = {0.0, 0.0};  // (2,): alone, on N threads
