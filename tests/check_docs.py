@@ -5,7 +5,9 @@ Every relative link (and image) must name a file or folder that exists, and a li
 fragment (page.md#some-heading) must name a heading of that page, spelled as GitHub spells its
 anchors. Every line must fit in 100 columns, as the programs' output does, and no sentence is
 broken by hand: a line of prose that stops mid-sentence while the next line's first word (a
-`code` span or a link whole) would still have fitted with room to spare (SLACK columns).
+`code` span or a link whole) would still have fitted with room to spare (SLACK columns). How many
+tests there are is said in docs/testing.md alone (COUNTS_PAGE): a count of tests anywhere else
+("668 tests", "667 unit tests") would disagree with it after the next test is added.
 Links inside code blocks and inline code are not links. Prints one line per problem and exits 1
 if there is any.
 
@@ -17,6 +19,8 @@ import sys
 
 MAX_COLUMNS = 100
 SLACK = 15  # a line this much shorter than the next word would allow: broken by hand
+COUNTS_PAGE = os.path.join("docs", "testing.md")
+TEST_COUNT = re.compile(r"\b\d[\d,]* (?:[a-z-]+ )?tests?\b")
 
 
 def pages(root):
@@ -81,6 +85,11 @@ def problems(path, root):
         if len(line) > MAX_COLUMNS:
             yield f"{shown}:{number}: {len(line)} columns (at most {MAX_COLUMNS})"
     yield from hand_breaks(text.split("\n"), shown)
+    if shown != COUNTS_PAGE:
+        for number, line in enumerate(text.split("\n"), 1):
+            for found in TEST_COUNT.finditer(line):
+                yield (f"{shown}:{number}: '{found.group(0)}': counts of tests are said in "
+                       f"{COUNTS_PAGE} only")
     prose = re.sub(r"```.*?```", "", text, flags=re.S)
     prose = re.sub(r"`[^`\n]*`", "", prose)
     for match in re.finditer(r"\]\(([^)\s]+)\)", prose):

@@ -1,13 +1,14 @@
 # Runs one program and checks how it behaved. Used by CTest (tests/check_files.cmake adds one such
 # test per block of tests/checks/*.txt):
-#   cmake -DPROGRAM=path -DARGS="a@@b" -DEXIT=0|nonzero -DSTDOUT="text@@text" -DSTDERR="text@@text"
-#         [-DNOT_STDOUT="text@@text"] [-DNOT_STDERR="text@@text"] [-DREQUIRES=file]
-#         [-DREQUIRES_IMPORT=module] [-DENV_SETTING=VAR=value] [-DTIMEOUT=seconds] [-DREPEAT=n]
-#         [-DWIDTH=columns] -P check_program.cmake
+#   cmake -DPROGRAM=path -DARGS="a@@b" -DEXIT=0|nonzero|N -DSTDOUT="text@@text"
+#         -DSTDERR="text@@text" [-DNOT_STDOUT="text@@text"] [-DNOT_STDERR="text@@text"]
+#         [-DREQUIRES=file] [-DREQUIRES_IMPORT=module] [-DENV_SETTING=VAR=value]
+#         [-DTIMEOUT=seconds] [-DREPEAT=n] [-DWIDTH=columns] -P check_program.cmake
 # Values are joined by "@@", with CMake's list characters encoded (check_values.cmake).
 # Passes when the exit code is as expected, every STDOUT text appears literally in stdout, every
 # STDERR text in stderr, and no NOT_ text in its stream.
-# A failure-exit check also demands the error be a single line, and no crash (signal) is accepted.
+# A failure-exit check (nonzero, or a status N such as 130) also demands the error be a single
+# line, and no crash (signal) is accepted.
 # REPEAT runs the program that many times (each within TIMEOUT): every run must pass, and print
 # the same stdout as the first (a race between threads shows up as a hang or a different text).
 # WIDTH: no line of stdout is wider (the programs print plain ASCII: bytes = columns).
@@ -36,7 +37,11 @@ foreach(run RANGE 1 ${REPEAT})
   if(EXIT STREQUAL "0" AND NOT rc EQUAL 0)
     message(FATAL_ERROR "${PROGRAM} exited ${rc}, expected 0\nstdout:\n${out}\nstderr:\n${err}")
   endif()
-  if(EXIT STREQUAL "nonzero")
+  if(EXIT MATCHES "^[1-9][0-9]*$" AND NOT rc EQUAL EXIT)
+    message(FATAL_ERROR
+      "${PROGRAM} exited ${rc}, expected ${EXIT}\nstdout:\n${out}\nstderr:\n${err}")
+  endif()
+  if(NOT EXIT STREQUAL "0")
     if(rc EQUAL 0)
       message(FATAL_ERROR "${PROGRAM} exited 0, expected an error\nstdout:\n${out}\nstderr:\n${err}")
     endif()

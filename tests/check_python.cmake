@@ -6,6 +6,9 @@
 # MODE export: training/export_check.py's tiny checkpoint read back by the C++ loader.
 # MODE sinks: compare_policies' perplexities of the sinks cache on TEXT (-DCOMPARE=path) against
 #   training/sink_positions.py's, keys at original positions: two programs, the same numbers.
+# MODE names: for each "story file|names file" of TEXTS (comma-separated), the name events
+#   compare_policies counts (-DCOMPARE=path) against training/name_diagnosis.py's, run without
+#   PyTorch (-DNO_TORCH=a folder shadowing it: the count needs none): the same numbers.
 # MODE kvpress: PyramidKV's budgets and Ada-KV's cut on seeded cases against kvpress's code
 #   replayed in PyTorch (tests/kvpress_anchor.py, -DANCHOR=path).
 # MODE duo: DuoAttention's head split and streaming cut on seeded cases against its code
@@ -80,6 +83,40 @@ elseif(MODE STREQUAL "sinks")
                           "${python_ppl} in sink_positions.py")
     endif()
     message(STATUS "sinks at ${percent}%: ${cpp_ppl} (C++) and ${python_ppl} (PyTorch)")
+  endforeach()
+elseif(MODE STREQUAL "names")
+  string(REPLACE "," ";" texts "${TEXTS}")
+  foreach(pair IN LISTS texts)
+    string(REPLACE "|" ";" pair "${pair}")
+    list(GET pair 0 text)
+    list(GET pair 1 names)
+    execute_process(COMMAND ${CMAKE_COMMAND} -E env "PYTHONPATH=${NO_TORCH}" "${PYTHON}"
+                            "${SCRIPTS}/name_diagnosis.py" --model "${MODEL}" --tokenizer
+                            "${TOKENIZER}" --stories "${text}" --names "${names}" --twice 0
+                    RESULT_VARIABLE rc OUTPUT_VARIABLE python_out ERROR_VARIABLE err TIMEOUT 900)
+    # Its "SKIPPED: python3-torch ..." is expected here: shown otherwise, so that CTest does not
+    # take a failure for a skip.
+    string(REPLACE "SKIPPED: " "skipped, as expected here: " python_out "${python_out}")
+    if(NOT rc EQUAL 0 OR NOT python_out MATCHES "skipped, as expected here: ")
+      message(FATAL_ERROR "name_diagnosis.py without PyTorch (${rc}):\n${python_out}\n${err}")
+    endif()
+    run_or_fail("${COMPARE}" --model "${MODEL}" --tokenizer "${TOKENIZER}" --text "${text}"
+                --names "${names}" --policies full --budgets 50)
+    # "read 22 stories of unseen_stories.txt: 13249 tokens, 148 name events (a name last seen
+    # more than 64 tokens back)", wrapped at 100 columns, from both.
+    set(events "([0-9]+)[ \n]+name[ \n]+events?[ \n]+\\(a[ \n]+name[ \n]+last")
+    if(NOT python_out MATCHES "${events}")
+      message(FATAL_ERROR "no count of name events from name_diagnosis.py:\n${python_out}")
+    endif()
+    set(python_events "${CMAKE_MATCH_1}")
+    if(NOT last_out MATCHES "${events}")
+      message(FATAL_ERROR "no count of name events from compare_policies:\n${last_out}")
+    endif()
+    if(NOT python_events EQUAL CMAKE_MATCH_1)
+      message(FATAL_ERROR "${text}: compare_policies counts ${CMAKE_MATCH_1} name events, "
+                          "name_diagnosis.py ${python_events}")
+    endif()
+    message(STATUS "${text}: ${python_events} name events in both")
   endforeach()
 else()
   message(FATAL_ERROR "unknown MODE '${MODE}'")

@@ -52,9 +52,24 @@ add_test(NAME sinks_positions_match_compare_policies
           -DCOMPARE=$<TARGET_FILE:compare_policies> -DWORK=${h2o_py_work}/sinks -DMODE=sinks
           -DMODEL=${h2o_data}/model.bin -DTOKENIZER=${h2o_data}/tokenizer.bin
           -DTEXT=${h2o_data}/heldout_story.txt -P ${CMAKE_CURRENT_SOURCE_DIR}/check_python.cmake)
+# The name events of name_diagnosis.py (name_mentions.py) against compare_policies' on the same
+# texts: names at a paragraph's start, with marks, apostrophes, hyphens, in Han script. The count
+# needs no PyTorch: the script runs without it (tests/python_checks.cmake's no_torch).
+set(h2o_texts "${CMAKE_CURRENT_SOURCE_DIR}/texts")
+string(JOIN "," h2o_name_texts  # story file|names file, ...
+  "${h2o_data}/unseen_stories.txt|${h2o_data}/unseen_names.txt"
+  "${h2o_data}/handwritten_stories.txt|${h2o_data}/handwritten_names.txt"
+  "${h2o_texts}/marked_names_story.txt|${h2o_texts}/marked_names.txt"
+  "${h2o_texts}/han_story.txt|${h2o_texts}/han_names.txt")
+add_test(NAME name_events_match_compare_policies
+  COMMAND ${CMAKE_COMMAND} -DPYTHON=${H2O_PYTHON} -DSCRIPTS=${h2o_training}
+          -DCOMPARE=$<TARGET_FILE:compare_policies> -DWORK=${h2o_py_work}/names -DMODE=names
+          -DMODEL=${h2o_data}/model.bin -DTOKENIZER=${h2o_data}/tokenizer.bin
+          -DNO_TORCH=${CMAKE_CURRENT_BINARY_DIR}/python_inputs/no_torch "-DTEXTS=${h2o_name_texts}"
+          -P ${CMAKE_CURRENT_SOURCE_DIR}/check_python.cmake)
 set_tests_properties(shipped_model_matches_pytorch_logits exporter_writes_what_the_loader_reads
   kv_quant_matches_kivi pyramid_and_adakv_match_kvpress duo_attention_matches_its_code
-  sinks_positions_match_compare_policies
+  sinks_positions_match_compare_policies name_events_match_compare_policies
   PROPERTIES SKIP_REGULAR_EXPRESSION "SKIPPED: " TIMEOUT 900 LABELS python)
 
 # The scripts' own checks (self-test, corpus generator, bad input to every script) are in
@@ -68,3 +83,30 @@ file(WRITE "${h2o_py_inputs}/zero.csv"
   "step,tokens,train_loss,heldout_loss,lr,seconds\n50,100,0,0,0.001,1.0\n")
 file(WRITE "${h2o_py_inputs}/negative.csv"
   "step,tokens,train_loss,heldout_loss,lr,seconds\n50,100,-1,,0.001,1.0\n")
+
+# Stand-ins for PyTorch, put first on PYTHONPATH by a check's "env:": no_torch as a machine without
+# it; interrupting_torch as Ctrl-C pressed while PyTorch loads, handed back as its import does
+# ("RuntimeError: KeyboardInterrupt"). Its sitecustomize.py gives Ctrl-C Python's own handler
+# first, as on a terminal, even where the tests were started with Ctrl-C ignored (in the
+# background).
+file(WRITE "${h2o_py_inputs}/no_torch/torch/__init__.py"
+  "raise ImportError('no PyTorch here: tests/python_checks.cmake')\n")
+file(WRITE "${h2o_py_inputs}/interrupting_torch/sitecustomize.py"
+  "import signal\nsignal.signal(signal.SIGINT, signal.default_int_handler)\n")
+file(WRITE "${h2o_py_inputs}/interrupting_torch/torch/__init__.py"
+  "import os, signal, time\n"
+  "try:\n"
+  "    os.kill(os.getpid(), signal.SIGINT)\n"
+  "    time.sleep(30)\n"
+  "except KeyboardInterrupt:\n"
+  "    raise RuntimeError('KeyboardInterrupt')\n")
+# The shipped model with a NaN's four bytes after its weights: a size mismatch, to be named as
+# one (not as a NaN weight). A copy of the names list, for an output that names an input.
+configure_file("${h2o_data}/model.bin" "${h2o_py_inputs}/trailing_nan_model.bin" COPYONLY)
+string(ASCII 255 255 192 127 h2o_nan_bytes)
+file(APPEND "${h2o_py_inputs}/trailing_nan_model.bin" "${h2o_nan_bytes}")
+configure_file("${h2o_data}/names.txt" "${h2o_py_inputs}/names_copy.txt" COPYONLY)
+# Token ids for reference_logits.py.
+file(WRITE "${h2o_py_inputs}/ids.txt" "1 2 3\n")
+# A names list for the tiny synthetic model's story ("the cat and the hat ..."): "the" comes back.
+file(WRITE "${h2o_py_inputs}/the_name.txt" "the\n")

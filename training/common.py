@@ -2,12 +2,59 @@
 
 Not a program. The bottom module of training/: it imports none of the others (bpe.py and
 model.py import it; story_model.py, which needs both, sits above them).
+
+Importing it makes Ctrl-C quiet from that moment on (see _on_interrupt below), so every script
+imports it before anything slow.
 """
 
-import argparse
+import _signal  # signal's C half: ready at once (signal itself first imports enum and more)
 import os
-import re
 import sys
+
+# Ctrl-C. Python turns it into KeyboardInterrupt, which run_main reports in one line (exit 130);
+# but a Ctrl-C that comes while a script is still starting would print a traceback (during its
+# imports), or come back as another exception: PyTorch's import turns it into "RuntimeError:
+# KeyboardInterrupt". So the interrupt is remembered where it happens, and the script ends with
+# the same one line and exit 130 whichever way the exception travels. Installed at import, first
+# of all, and only where Ctrl-C was not ignored when the script started (nohup, `cmd &`).
+_program = os.path.splitext(os.path.basename(sys.argv[0] if sys.argv and sys.argv[0] else
+                                             "python"))[0]
+_interrupted = False
+
+
+def _on_interrupt(signal_number, frame):
+    global _interrupted
+    _interrupted = True
+    raise KeyboardInterrupt
+
+
+def _interrupted_message():
+    return f"{_program}: interrupted; no output file was replaced"
+
+
+def _quiet_interrupt_hook(kind, value, traceback):
+    """sys.excepthook: an exception left unhandled because of Ctrl-C (before run_main, as during
+    the script's imports) ends the script in one line with exit 130; any other as before."""
+    if _interrupted or issubclass(kind, KeyboardInterrupt):
+        try:
+            sys.stdout.flush()
+        except (OSError, ValueError):
+            pass
+        print(_interrupted_message(), file=sys.stderr, flush=True)
+        os._exit(130)
+    sys.__excepthook__(kind, value, traceback)
+
+
+try:
+    if _signal.getsignal(_signal.SIGINT) is _signal.default_int_handler:
+        _signal.signal(_signal.SIGINT, _on_interrupt)
+        sys.excepthook = _quiet_interrupt_hook
+except ValueError:  # imported outside the main thread: signals are not this module's to set
+    pass
+
+import argparse  # noqa: E402 (after the Ctrl-C handler, on purpose)
+import re  # noqa: E402
+import signal  # noqa: E402
 
 
 class UsageError(Exception):
@@ -49,17 +96,17 @@ def _raise_terminated(signal_number, frame):
 
 def _die_of(signal_number):
     """Ends the process by the signal's default action, so the caller sees it killed by it."""
-    import signal
     signal.signal(signal_number, signal.SIG_DFL)
     os.kill(os.getpid(), signal_number)
 
 
 def run_main(prog, main, argv):
     """Runs main(argv); every failure is one line on stderr, never a traceback: UsageError and
-    OSError (bad input, a file that cannot be read or written) exit 2, Ctrl-C 130, SIGTERM,
-    SIGHUP and SIGQUIT end the process by that signal (after write_output removed its temporary
-    file), anything else exits 1."""
-    import signal
+    OSError (bad input, a file that cannot be read or written) exit 2, Ctrl-C 130 (also when a
+    library turned it into another exception), SIGTERM, SIGHUP and SIGQUIT end the process by
+    that signal (after write_output removed its temporary file), anything else exits 1."""
+    global _program
+    _program = prog
     for signal_number in (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT):
         if signal.getsignal(signal_number) == signal.SIG_DFL:  # not when ignored (nohup)
             signal.signal(signal_number, _raise_terminated)
@@ -79,12 +126,16 @@ def run_main(prog, main, argv):
         print(f"{prog}: {one_line(e.strerror or e)}{where}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print(f"{prog}: interrupted; no output file was replaced", file=sys.stderr)
+        print(_interrupted_message(), file=sys.stderr)
         return 130
     except MemoryError:
         print(f"{prog}: out of memory", file=sys.stderr)
         return 1
-    except Exception as e:  # a bug or an input no check foresaw: still one line
+    except Exception as e:
+        if _interrupted:  # Ctrl-C, come back as another exception (PyTorch's RuntimeError)
+            print(_interrupted_message(), file=sys.stderr)
+            return 130
+        # A bug or an input no check foresaw: still one line.
         print(f"{prog}: error: {type(e).__name__}: {one_line(e)}", file=sys.stderr)
         return 1
 
@@ -102,6 +153,41 @@ def count_non_finite_floats(blob, offset=0):
     if math.isfinite(sum(floats)):  # fast path; a huge finite sum may overflow, so then count
         return 0
     return sum(1 for x in floats if not math.isfinite(x))
+
+
+CHECKPOINT_HEADER_BYTES = 28  # seven int32: dim, hidden_dim, n_layers, n_heads, n_kv_heads,
+                              # vocab_size (negative: a classifier of its own), seq_len
+
+
+def check_checkpoint(path, blob):
+    """A llama2.c version-0 checkpoint's bytes, checked in the C++ loader's order
+    (src/model/checkpoint.cpp) and with its words, before PyTorch is imported: a whole header of
+    a shape a model can have, exactly the bytes that shape implies (fewer: truncated; more:
+    trailing bytes), and only then every weight finite (standard library only)."""
+    import struct
+    if len(blob) < CHECKPOINT_HEADER_BYTES:
+        raise UsageError(f"model file '{path}' is truncated: the header needs "
+                         f"{CHECKPOINT_HEADER_BYTES} bytes, the file has {len(blob)}")
+    dim, hidden, layers, heads, kv_heads, vocab, seq_len = struct.unpack_from("<7i", blob)
+    shape = (f"dim {dim}, hidden {hidden}, {layers} layers, {heads} heads, {kv_heads} KV heads, "
+             f"vocab {vocab}, seq_len {seq_len}")
+    if (min(dim, hidden, layers, heads, kv_heads, seq_len) < 1 or vocab == 0 or dim % heads or
+            heads % kv_heads or dim // heads % 2):
+        raise UsageError(f"model file '{path}': its header ({shape}) is no model's shape")
+    head_size, classifiers = dim // heads, 1 if vocab > 0 else 2
+    floats = (classifiers * abs(vocab) * dim + layers * (2 * dim + 2 * dim * dim +
+              2 * kv_heads * head_size * dim + 3 * hidden * dim) + dim + seq_len * head_size)
+    expected = CHECKPOINT_HEADER_BYTES + 4 * floats
+    if len(blob) < expected:
+        raise UsageError(f"model file '{path}' is truncated: its header ({shape}) implies "
+                         f"{expected} bytes, the file has {len(blob)}")
+    if len(blob) > expected:
+        raise UsageError(f"model file '{path}' has {len(blob) - expected} trailing bytes: its "
+                         f"header ({shape}) implies {expected} bytes, the file has {len(blob)}")
+    bad = count_non_finite_floats(blob, CHECKPOINT_HEADER_BYTES)
+    if bad:
+        raise UsageError(f"model file '{path}': {bad} of its weights are NaN or infinite (a "
+                         "diverged training run)")
 
 
 def require_finite(value, what):
@@ -144,14 +230,17 @@ def check_input(path, kind):
 
 
 def read_input(path, kind, binary=False):
-    """The whole of an input file, after checking it is a regular file within LIMITS[kind]."""
+    """The whole of an input file, after checking it is a regular file within LIMITS[kind]. As
+    text, without the byte-order mark some editors write first (U+FEFF, no part of the text: the
+    C++ programs skip it too): every script reads its texts here."""
     check_input(path, kind)
     try:
         if binary:
             with open(path, "rb") as f:
                 return f.read()
         with open(path, encoding="utf-8") as f:
-            return f.read()
+            text = f.read()
+        return text[1:] if text.startswith("\ufeff") else text
     except OSError as e:
         raise UsageError(f"cannot read {kind} file '{path}': {e.strerror}")
     except UnicodeDecodeError:
@@ -233,11 +322,16 @@ def read_stories(path):
     return stories
 
 
-def check_writable(path):
+def check_writable(path, option="an output"):
     """Fails early, before long work, when the output file cannot be created: its folder must
-    exist and take a new file, and the path must not be a folder, a device or a pipe."""
+    exist and take a new file, and the path must not be empty, a folder, a device or a pipe.
+    option names the output in the message when the path is empty ("--out")."""
     import stat
     import tempfile
+    if not path:  # abspath("") is the current folder: its parent would get the test file
+        raise UsageError(f"{option} is empty: give the name of the file to write")
+    if path.endswith(os.sep):
+        raise UsageError(f"cannot write '{path}': it names a folder, not a file")
     folder = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(folder):
         raise UsageError(f"cannot write '{path}': folder '{folder}' does not exist")
@@ -248,6 +342,44 @@ def check_writable(path):
             pass
     except OSError as e:
         raise UsageError(f"cannot write '{path}': {e.strerror}")
+
+
+def _same_file_key(path):
+    """What tells two paths of one file apart from others: the device and inode of an existing
+    file (so a hard link or a symbolic link is the same file), else the path made absolute with
+    its links resolved."""
+    try:
+        info = os.stat(path)
+        return ("inode", info.st_dev, info.st_ino)
+    except OSError:
+        return ("path", os.path.realpath(path))
+
+
+def check_outputs(outputs, inputs=None):
+    """The one check of a script's output paths, before any work: each can be written
+    (check_writable), no two of them name the same file, and none names an input file (an
+    output written over an input or another output would lose one of them, after a long run).
+    outputs and inputs: {option: path}, in the order the message should name them; a path None
+    (an option not given) or "-" (standard output) is skipped."""
+    taken = [(_same_file_key(path), option, "input")
+             for option, path in (inputs or {}).items() if path not in (None, "-", "")]
+    for option, path in outputs.items():
+        if path is None or path == "-":
+            continue
+        if not path:
+            raise UsageError(f"{option} is empty: give the name of the file to write")
+        key = _same_file_key(path)
+        for other_key, other, role in taken:
+            if key == other_key and role == "input":
+                raise UsageError(f"{option} '{path}' is the same file as the input {other}: an "
+                                 "output must not replace an input")
+            if key == other_key:
+                raise UsageError(f"{option} '{path}' is the same file as {other}: give each "
+                                 "output a file of its own")
+        taken.append((key, option, "output"))
+    for option, path in outputs.items():
+        if path is not None and path != "-":
+            check_writable(path, option)
 
 
 def write_output(path, data):
@@ -315,10 +447,8 @@ def is_one_name(line):
 
 def read_names(path):
     """The names list, one name per line (is_one_name); blank lines skipped, a byte-order mark
-    before the first line too, as the C++ read_names() does."""
+    before the first line too (read_input), as the C++ read_names() does."""
     text = read_input(path, "names")
-    if text.startswith("\ufeff"):
-        text = text[1:]
     names = []
     for number, line in enumerate(text.split("\n"), start=1):
         line = line[:-1] if line.endswith("\r") else line

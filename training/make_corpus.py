@@ -31,7 +31,7 @@ import random
 import re
 import sys
 
-from common import (Parser, UsageError, check_writable, format_stories, run_main, read_input,
+from common import (Parser, UsageError, check_outputs, format_stories, run_main, read_input,
                     write_output)
 from common import read_names as common_read_names
 
@@ -844,6 +844,8 @@ def generate(seed, count, names, names_seen=None, world=None):
 
 def main(argv):
     args = parse_args(argv)
+    check_outputs({"--out": args.out, "--names-out": args.names_out},
+                  {"--names": args.names, "--world-names": args.world_names})
     names = read_names(args.names)
     check_no_name_collisions(names)
     world = None
@@ -854,10 +856,6 @@ def main(argv):
                              "in --names, at least 100 needed")
         check_no_name_collisions(world_names)
         world = (world_names, args.world_share)
-    if args.out != "-":
-        check_writable(args.out)
-    if args.names_out is not None:
-        check_writable(args.names_out)
     names_seen = set()
     # Story by story (a large corpus is never whole in memory), into a file that replaces --out
     # only when complete.

@@ -11,7 +11,7 @@ Usage:
 import sys
 
 import bpe
-from common import (Parser, UsageError, check_writable, format_story, read_stories, run_main,
+from common import (Parser, UsageError, check_outputs, format_story, read_stories, run_main,
                     write_output)
 
 
@@ -27,7 +27,7 @@ def main(argv):
     args = ap.parse_args(argv)
     if not 1 <= args.min <= args.max:
         raise UsageError(f"need 1 <= --min <= --max, got {args.min} and {args.max}")
-    check_writable(args.out)
+    check_outputs({"--out": args.out}, {"--tokenizer": args.tokenizer, "--corpus": args.corpus})
     try:
         tok = bpe.Tokenizer.load(args.tokenizer)
     except (OSError, ValueError, UnicodeDecodeError) as e:

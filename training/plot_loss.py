@@ -14,7 +14,7 @@ import io
 import math
 import sys
 
-from common import Parser, UsageError, check_writable, run_main, read_input, write_output
+from common import Parser, UsageError, check_outputs, run_main, read_input, write_output
 
 W, H = 720, 440
 LEFT, RIGHT, TOP, BOTTOM = 70, 20, 64, 60
@@ -131,7 +131,7 @@ def main(argv):
     ap.add_argument("--csv", required=True, help="loss.csv written by train.py")
     ap.add_argument("--out", required=True, help="SVG file to write")
     args = ap.parse_args(argv)
-    check_writable(args.out)
+    check_outputs({"--out": args.out}, {"--csv": args.csv})
     svg = draw(read_rows(args.csv), "/usr/bin/python3 training/plot_loss.py " + " ".join(argv))
     write_output(args.out, svg)
     print(f"plot_loss: wrote {args.out}")

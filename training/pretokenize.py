@@ -11,7 +11,7 @@ import array
 import sys
 
 import bpe
-from common import Parser, UsageError, check_writable, read_stories, run_main, write_output
+from common import Parser, UsageError, check_outputs, read_stories, run_main, write_output
 
 
 def parse_args(argv):
@@ -26,7 +26,7 @@ def parse_args(argv):
 
 def main(argv):
     args = parse_args(argv)
-    check_writable(args.out)
+    check_outputs({"--out": args.out}, {"--tokenizer": args.tokenizer, "--corpus": args.corpus})
     try:
         tok = bpe.Tokenizer.load(args.tokenizer)
     except (OSError, ValueError, UnicodeDecodeError) as e:

@@ -13,7 +13,7 @@ Usage:
 
 import sys
 
-from common import (Parser, UsageError, check_input, check_writable, read_input, run_main,
+from common import (Parser, UsageError, check_input, check_outputs, read_input, run_main,
                     write_output)
 
 
@@ -35,7 +35,7 @@ def main(argv):
     ap.add_argument("--out", required=True, help="output: T x V float32, little-endian")
     args = ap.parse_args(argv)
     # The inputs and the output path are checked before PyTorch is imported (and without it).
-    check_writable(args.out)
+    check_outputs({"--out": args.out}, {"--model": args.model, "--tokens": args.tokens})
     check_input(args.model, "model")
     ids = read_ids(args.tokens)
     try:

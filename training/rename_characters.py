@@ -9,13 +9,14 @@ generator's invented names (make_corpus.py) come back only in its few sentence s
 copies them only there (docs/models.md). Renamed, the teacher's stories ask for copying in the
 teacher's voice too.
 
-Which words are names: a capitalised word that follows a lower-case word or a comma (so not one
-that only starts sentences) at least --min-count times over the whole file, whose lower-case form
-is at most a tenth as common (so not "Park" beside "park"), and not a title or a family word
-(Mom, Grandpa, Mr, Princess, ...). Each name of a story gets a new one, the same at every
-mention ("Lily's" becomes "Siân's"): from --world-names with probability 1 - --invented-share,
-else an invented one built from syllables as make_corpus.py builds them; never one of
---avoid-names (the generator's list), and two characters of a story never share one.
+Which words are names: a capitalised word (or capitalised words joined by hyphens: "Mary-Jane" is
+one name) that follows a lower-case word or a comma (so not one that only starts sentences) at least
+--min-count times over the whole file, whose lower-case form is at most a tenth as common (so not
+"Park" beside "park"), and not a title or a family word (Mom, Grandpa, Mr, Princess, ...). Each name
+of a story gets a new one, the same at every mention ("Lily's" becomes "Siân's"): from --world-names
+with probability 1 - --invented-share, else an invented one built from syllables as make_corpus.py
+builds them; never one of --avoid-names (the generator's list), and two characters of a story never
+share one.
 With --repeat-share P a story is followed, with probability P, by a second story holding it
 twice in a row: text that can be predicted only by copying it.
 
@@ -29,7 +30,7 @@ import random
 import re
 import sys
 
-from common import (Parser, UsageError, check_writable, format_stories, read_names,
+from common import (Parser, UsageError, check_outputs, format_stories, read_names,
                     read_stories, repo_path, run_main, write_output)
 from make_corpus import invented_name
 
@@ -40,9 +41,12 @@ NOT_NAMES = {
     "Captain", "King", "Queen", "Princess", "Prince", "Santa", "God", "Oh", "Yes", "No", "The",
     "Once",
 }
-NAME = re.compile(r"[A-Z][a-z]+")
+# A capitalised word, or capitalised words joined by hyphens: "Mary-Jane" is one name, so neither
+# "Mary" nor "Jane" alone is renamed inside it. Not part of a longer word ("Mary-jane", "x-Mary").
+WHOLE_WORD = r"(?<![A-Za-z]-)\b{}\b(?!-[A-Za-z])"
+NAME = re.compile(WHOLE_WORD.format(r"[A-Z][a-z]+(?:-[A-Z][a-z]+)*"))
 # A capitalised word after a lower-case word or a comma and a space: not a sentence's start.
-NAME_INSIDE_SENTENCE = re.compile(r"(?<=[a-z,] )([A-Z][a-z]+)\b")
+NAME_INSIDE_SENTENCE = re.compile(r"(?<=[a-z,] )" + NAME.pattern)
 LOWER_WORD = re.compile(r"\b[a-z]+\b")
 
 
@@ -71,7 +75,7 @@ def rename_story(story, names, rng, world, avoid, invented_share):
             mapping[old] = invented_name(rng, taken)
     if not mapping:
         return story, 0
-    pattern = re.compile(r"\b(" + "|".join(map(re.escape, mapping)) + r")\b")
+    pattern = re.compile(WHOLE_WORD.format("(" + "|".join(map(re.escape, mapping)) + ")"))
     return pattern.sub(lambda m: mapping[m.group(1)], story), len(mapping)
 
 
@@ -101,7 +105,9 @@ def main(argv):
         raise UsageError(f"--min-count must be at least 1, got {args.min_count}")
     if args.seed < 0:
         raise UsageError(f"--seed must be 0 or more, got {args.seed}")
-    check_writable(args.out)
+    check_outputs({"--out": args.out}, {"--stories": args.stories,
+                                        "--world-names": args.world_names,
+                                        "--avoid-names": args.avoid_names})
     world = read_names(args.world_names)
     avoid = set(read_names(args.avoid_names))
     stories = read_stories(args.stories)

@@ -138,7 +138,48 @@ def check_renaming():
                     .replace("\0", new_lily).replace("\1", new_tom))
         if out != expected:
             raise UsageError(f"seed {seed}: {out!r} is not every mention renamed")
-    print("renamed characters: every mention, never a listed name, Mom and Park kept: ok")
+    # A hyphenated name is one name: "Mary-Jane" is renamed whole, never to "Siân-Jane", and the
+    # Mary of the same story apart from her.
+    story = "Then Mary-Jane met Mary. Later, Mary-Jane saw Mary, and Mary-Jane waved at Mary."
+    names = rename_characters.find_names([story], 2)
+    if names != ["Mary", "Mary-Jane"]:
+        raise UsageError(f"rename_characters found {names}, expected ['Mary', 'Mary-Jane']")
+    for seed in range(50):
+        out, count = rename_characters.rename_story(story, set(names), random.Random(seed),
+                                                    world, avoid, 0.5)
+        new_pair, new_mary = out.split(" ")[1], out.split(" ")[3].rstrip(".")
+        expected = story.replace("Mary-Jane", "\0").replace("Mary", "\1")
+        expected = expected.replace("\0", new_pair).replace("\1", new_mary)
+        if count != 2 or "Jane" in out or new_pair == new_mary or out != expected:
+            raise UsageError(f"seed {seed}: {out!r} does not rename Mary-Jane and Mary whole")
+    print("renamed characters: every mention, never a listed name, Mom and Park kept, "
+          "Mary-Jane one name: ok")
+
+
+def check_byte_order_mark():
+    """A text's byte-order mark (U+FEFF, as some editors write one first) is no part of the text:
+    every script reads its texts through read_input, which skips it, so a story, a names list or
+    a CSV file reads the same with or without one, and rename_characters.py writes none."""
+    import contextlib
+    import io
+    import rename_characters
+    from common import read_input, read_stories
+    with tempfile.TemporaryDirectory() as folder:
+        stories, out = os.path.join(folder, "stories.txt"), os.path.join(folder, "renamed.txt")
+        text = "Lily met Tom.\n\nThen Lily saw Tom, and Lily waved at Tom.\n"
+        with open(stories, "w", encoding="utf-8") as f:
+            f.write("\ufeff" + text)
+        if read_input(stories, "corpus") != text or read_stories(stories)[0].startswith("\ufeff"):
+            raise UsageError("read_input keeps a text's byte-order mark")
+        with contextlib.redirect_stdout(io.StringIO()):
+            status = rename_characters.main(["--stories", stories, "--out", out,
+                                             "--min-count", "2"])
+        with open(out, "rb") as f:
+            written = f.read()
+        if status != 0 or b"\xef\xbb\xbf" in written or not written[:1].isalpha():
+            raise UsageError(f"rename_characters wrote {written[:20]!r} from a text with a "
+                             "byte-order mark")
+    print("byte-order mark: skipped where a text is read, never copied into an output: ok")
 
 
 def check_model():
@@ -316,6 +357,7 @@ def main(argv):
     check_signal_cleanup()
     check_invented_names()
     check_renaming()
+    check_byte_order_mark()
     check_tokenizer()
     check_model()
     print("selftest: all checks passed")

@@ -6,17 +6,15 @@ those imports it back.
 """
 
 import bpe
-from common import UsageError, count_non_finite_floats, read_input, read_stories
+from common import UsageError, check_checkpoint, read_input, read_stories
 
 
 def read_model_and_stories(model_path, tokenizer_path, stories_path):
     """(tokenizer, story texts, their token lists, BOS first) for a script that measures a
-    checkpoint on stories (evaluate.py, sink_positions.py), all checked before PyTorch is imported:
-    the model file's weights finite, the tokenizer loadable, the stories readable."""
-    bad = count_non_finite_floats(read_input(model_path, "model", binary=True), 28)
-    if bad:
-        raise UsageError(f"model file '{model_path}': {bad} of its weights are NaN or "
-                         "infinite (a diverged training run)")
+    checkpoint on stories (evaluate.py, sink_positions.py, name_diagnosis.py), all checked before
+    PyTorch is imported: the model file's size and weights (check_checkpoint), the tokenizer
+    loadable, the stories readable."""
+    check_checkpoint(model_path, read_input(model_path, "model", binary=True))
     try:
         tok = bpe.Tokenizer.load(tokenizer_path)
     except (OSError, ValueError, UnicodeDecodeError) as e:

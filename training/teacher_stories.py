@@ -26,7 +26,7 @@ import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
 
-from common import Parser, UsageError, check_input, check_writable, format_stories, run_main, \
+from common import Parser, UsageError, check_input, check_outputs, format_stories, run_main, \
     write_output
 
 # Each worker runs this many stories' `generate` processes in a row before handing back (fewer
@@ -57,7 +57,8 @@ def parse_args(argv):
     if not os.access(args.generate, os.X_OK):
         raise UsageError(f"'{args.generate}' is not a program that can run "
                          "(build the project first: bash scripts/build.sh)")
-    check_writable(args.out)
+    check_outputs({"--out": args.out}, {"--generate": args.generate, "--model": args.model,
+                                        "--tokenizer": args.tokenizer})
     return args
 
 

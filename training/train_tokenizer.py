@@ -13,7 +13,7 @@ Usage:
 import sys
 
 import bpe
-from common import Parser, UsageError, check_writable, read_names, read_stories, repo_path, run_main
+from common import Parser, UsageError, check_outputs, read_names, read_stories, repo_path, run_main
 
 
 def parse_args(argv):
@@ -44,7 +44,8 @@ def main(argv):
     args = parse_args(argv)
     # Every input is read and checked before the long work; the tokenizer file is written only
     # at the end, when every check passed (a failed run leaves an existing file as it was).
-    check_writable(args.out)
+    check_outputs({"--out": args.out}, {"--corpus": args.corpus, "--check": args.check,
+                                        "--names": args.names})
     stories = read_stories(args.corpus)
     names = read_names(args.names)
     check_stories = read_stories(args.check) if args.check else []
