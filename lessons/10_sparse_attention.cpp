@@ -16,7 +16,7 @@
 //   5. heads differ (FastGen, Ge et al. 2024): per layer and KV head, the attention on the first
 //      token (a sink, against the uniform share), on the last r tokens, and on the r heavy hitters
 //      outside them (r = 16: head_profile.hpp's kKindSizes, the one definition of a kind that
-//      lesson 13 and the explorer page use too); a head is local, heavy, a sink or mixed
+//      lesson 14 and the explorer page use too); a head is local, heavy, a sink or mixed
 //      (h2o::profile_heads), and what that says of a window against H2O, in the sentence the
 //      explorer page gives as its reason.
 // The new idea written out here is reading those numbers off the attention; the collector of the

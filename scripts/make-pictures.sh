@@ -34,8 +34,8 @@ mkdir -p "$out"
 "$build/bin/11_how_much_cache" --pictures "$out" >/dev/null
 # Lesson 12: quality against KV bytes, one line per storage (float32, 8, 4 and 2 bits) under H2O.
 "$build/bin/12_evict_or_quantise" --pictures "$out" >/dev/null
-# Lesson 13: perplexity against KV bytes, FastGen at each target beside the window at its bytes.
-"$build/bin/13_every_head_its_cache" --pictures "$out" >/dev/null
+# Lesson 14: perplexity against KV bytes, FastGen at each target beside the window at its bytes.
+"$build/bin/14_rules_per_head" --pictures "$out" >/dev/null
 # compare_policies: which positions each policy keeps, step by step, at 10% of the story.
 "$build/bin/compare_policies" --budgets 10 --policies h2o,window,sinks,tova \
   --svg "$out/kept_positions.svg" >/dev/null

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The first of the README's two commands: installs what is missing, builds the lessons and the
-# explorer (build/bin/explore, for the classroom demo), and runs every lesson in order. Lessons
-# 10-12 also draw their pictures, into build/pictures/. Extra arguments go to the lessons that
-# read a real model (09-12), for example --model PATH --tokenizer PATH.
+# explorer (build/bin/explore, for the classroom demo), and runs every lesson in order. The
+# lessons that draw pictures (those whose --help offers --pictures: 10, 11, 12 and 14) draw them
+# into build/pictures/. Extra arguments go to the lessons that read a real model (09 on), for
+# example --model PATH --tokenizer PATH.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${H2O_BUILD_DIR:-$root/build}"
@@ -17,6 +18,8 @@ for lesson in $lessons; do
   number="${lesson%%_*}"
   args=()
   if [ "$number" -ge 9 ]; then args+=("$@"); fi
-  if [ "$number" -ge 10 ]; then args+=(--pictures "$build/pictures"); fi
+  case "$("$build/bin/$lesson" --help)" in
+    *--pictures*) args+=(--pictures "$build/pictures") ;;
+  esac
   "$build/bin/$lesson" "${args[@]+"${args[@]}"}"
 done

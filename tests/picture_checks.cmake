@@ -14,7 +14,7 @@ add_test(NAME pictures_now_emptied
 set_tests_properties(pictures_now_emptied PROPERTIES FIXTURES_SETUP pictures_now_empty
                      LABELS pictures)
 set(runs_that_draw lesson_10_measures lesson_11_sweep_and_verdicts lesson_12_answer_and_numbers
-                   lesson_13_rules_runs_and_answer compare_policies_kept_positions_picture)
+                   lesson_14_rules_runs_and_answer compare_policies_kept_positions_picture)
 set_property(TEST ${runs_that_draw} APPEND PROPERTY FIXTURES_REQUIRED pictures_now_empty)
 set_property(TEST ${runs_that_draw} APPEND PROPERTY FIXTURES_SETUP readme_pictures)
 
@@ -42,9 +42,9 @@ h2o_check_picture(NAME lesson_11_pictures
 # Lesson 12: quality against bytes, one line per storage format.
 h2o_check_picture(NAME lesson_12_picture_evict_or_quantise SVG evict_or_quantise.svg
   EXPECT "<title>" ">fp32 + H2O<" ">4-bit + H2O<" ">2-bit + H2O<" "% of the full float32 cache")
-# Lesson 13: perplexity against bytes, FastGen's targets beside the window at their bytes.
-h2o_check_picture(NAME lesson_13_picture_every_head_its_cache SVG every_head_its_cache.svg
-  EXPECT "<title>" ">FastGen<" "T = 50%, 70%, 90%" ">window<" ">h2o<" ">adakv<"
+# Lesson 14: perplexity against bytes, FastGen's targets beside the window at their bytes.
+h2o_check_picture(NAME lesson_14_picture_rules_per_head SVG rules_per_head.svg
+  EXPECT "<title>" ">FastGen<" "T = 50%, 70%, 90%" ">window<" ">h2o<"
          "% of the full cache's")
 # compare_policies: which positions each policy kept, step by step.
 h2o_check_picture(NAME compare_policies_svg_picture SVG kept_positions.svg

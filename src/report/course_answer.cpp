@@ -33,19 +33,6 @@ namespace {
 
 std::string percent_of(double share) { return fixed(100.0 * share, 1) + "%"; }
 
-// "its perplexity is ..." for a verdict against the window.
-std::string perplexity_words(Verdict verdict) {
-  switch (verdict) {
-    case Verdict::Better:
-      return "lower than the window's beyond noise";
-    case Verdict::Worse:
-      return "higher than the window's beyond noise";
-    case Verdict::WithinNoise:
-      break;
-  }
-  return "no different from the window's within noise";
-}
-
 // Adds `label` to the list of its verdict against the window (the closing sentence).
 void tally(const SweepRun& run, const SweepRun& window, const std::string& label,
            std::vector<std::string>& better, std::vector<std::string>& worse,
@@ -67,9 +54,13 @@ std::string listed(const std::vector<std::string>& labels) {
 
 std::string course_answer_text(const CourseAnswer& a, std::size_t width,
                                const std::string& indent) {
-  for (const SweepRun* run : {a.full, a.h2o, a.window, a.pyramid, a.adakv, a.h2o_cut,
-                              a.window_cut}) {
+  for (const SweepRun* run : {a.full, a.h2o, a.window}) {
     if (run == nullptr) throw std::invalid_argument("course_answer_text: a run is missing");
+  }
+  for (const RulesReading& rules : a.rules) {
+    if (rules.fastgen == nullptr || rules.window == nullptr) {
+      throw std::invalid_argument("course_answer_text: a run is missing");
+    }
   }
   for (const std::vector<HeadProfile>& layer : a.profiles) {
     for (const HeadProfile& p : layer) {
@@ -97,33 +88,25 @@ std::string course_answer_text(const CourseAnswer& a, std::size_t width,
                       std::to_string(a.percent) + "%, H2O against a window of the same bytes: " +
                       against(*a.h2o, *a.window) + ".");
   // Where H2O wins: said only of what the numbers show beyond noise (perplexity) or in counts
-  // (names); where they disagree, said so.
+  // (names); where they disagree, said so. The perplexity's verdict is the sentence before's,
+  // named here, not said again.
   if (verdict == Verdict::Better && !fewer_names) {
-    sentences.push_back("Where H2O wins: its perplexity is " + perplexity_words(verdict) +
-                        (events > 0 ? " (and " + names_counted + ")" : "") +
+    sentences.push_back("Where H2O wins: perplexity" +
+                        (events > 0 ? " and long-gap names (" + names_counted + ")" : "") +
                         ": it holds old tokens the window has dropped.");
   } else if (verdict == Verdict::Better) {
-    sentences.push_back("H2O wins on perplexity (" + perplexity_words(verdict) +
-                        ") but not on names: " + names_counted + ".");
+    sentences.push_back("H2O wins on perplexity but not on names: " + names_counted + ".");
   } else if (more_names) {
-    // Within noise, the sentence before has said so: only a perplexity that disagrees with the
-    // names is said again.
     sentences.push_back("Where H2O wins: long-gap names only (" + names_counted +
                         "), old names the window has dropped" +
-                        (verdict == Verdict::Worse
-                             ? "; yet its perplexity is " + perplexity_words(verdict) +
-                                   ": the names and the perplexity disagree."
-                             : "."));
+                        (verdict == Verdict::Worse ? "; the names and the perplexity disagree."
+                                                   : "."));
   } else {
-    sentences.push_back(
-        "H2O wins nowhere here: its perplexity is " + perplexity_words(verdict) +
-        (events == 0 ? ", and there is no long-gap name to count" : ", and " + names_counted) +
-        ".");
+    sentences.push_back("H2O wins nowhere here" +
+                        (events == 0 ? ", and there is no long-gap name to count"
+                                     : ": " + names_counted) +
+                        ".");
   }
-  sentences.push_back("Cutting a prompt of " + std::to_string(a.prompt) +
-                      " tokens once, by all the scores H2O gathered, rather than token by token "
-                      "(each against the window cut the same way): " +
-                      against(*a.h2o_cut, *a.window_cut) + ".");
   // The heads by the one definition of a kind (kKindSizes): how many are local, what their window
   // recovers; in the others what the heavy hitters add to it.
   const HeadKindCounts kinds = count_head_kinds(a.profiles);
@@ -151,8 +134,8 @@ std::string course_answer_text(const CourseAnswer& a, std::size_t width,
   }
   std::string loses;
   if (verdict == Verdict::Worse) {
-    loses = "Where it loses: its perplexity is " + perplexity_words(verdict) +
-            (fewer_names ? ", and it predicts fewer long-gap names" : "") + "; why: " + heads;
+    loses = std::string("Where it loses: perplexity") +
+            (fewer_names ? " and long-gap names" : "") + "; why: " + heads;
     if (kinds.local > 0) loses += ", and each slot a heavy hitter takes is one token fewer there";
   } else if (fewer_names) {
     loses = "Where it loses: long-gap names (H2O " + std::to_string(h2o_names) + ", the window " +
@@ -186,23 +169,20 @@ std::string course_answer_text(const CourseAnswer& a, std::size_t width,
                              ? ": those are the heads H2O serves."
                              : ": even there the window holds the most."));
   }
-  std::vector<std::string> better, worse, same;
-  tally(*a.h2o, *a.window, "H2O", better, worse, same);
-  tally(*a.pyramid, *a.window, "PyramidKV", better, worse, same);
-  tally(*a.adakv, *a.window, "Ada-KV", better, worse, same);
-  sentences.push_back("Budgets per layer (PyramidKV): " + against(*a.pyramid, *a.window) +
-                      "; per KV head (Ada-KV): " + against(*a.adakv, *a.window) + ".");
-  for (const RulesReading& rules : a.rules) {
-    const std::string label = "FastGen at T = " + fixed(100.0 * rules.target, 0) + "%";
-    sentences.push_back("Rules per head (" + label + ", holding " +
-                        percent_of(static_cast<double>(rules.fastgen->stories_kv_bytes) /
-                                   static_cast<double>(a.full->stories_kv_bytes)) +
-                        " of the full cache's bytes), against the window at those bytes: " +
-                        against(*rules.fastgen, *rules.window) + ".");
-    tally(*rules.fastgen, *rules.window, label, better, worse, same);
+  // Rules per head: the targets by verdict, in one sentence (the numbers are the caller's table).
+  if (!a.rules.empty()) {
+    std::vector<std::string> better, worse, same;
+    for (const RulesReading& rules : a.rules) {
+      tally(*rules.fastgen, *rules.window, fixed(100.0 * rules.target, 0) + "%", better, worse,
+            same);
+    }
+    std::string change = "What rules per head change (FastGen against the window at the bytes it "
+                         "held): better beyond noise at " +
+                         (better.empty() ? std::string("no target") : "T = " + listed(better));
+    if (!worse.empty()) change += "; worse at T = " + listed(worse);
+    if (!same.empty()) change += "; no different within noise at T = " + listed(same);
+    sentences.push_back(change + ".");
   }
-  sentences.push_back("So, beyond noise, better than the window: " + listed(better) + "; worse: " +
-                      listed(worse) + "; no different within noise: " + listed(same) + ".");
   std::string text;
   for (const std::string& sentence : sentences) {
     text += wrap_words(indent + sentence, width, indent) + "\n";
@@ -220,9 +200,9 @@ void write_course_answer_picture(const std::string& dir, const CourseAnswer& a,
   for (const RulesReading& r : a.rules) {
     targets += (targets.empty() ? "" : ", ") + fixed(100.0 * r.target, 0) + "%";
   }
-  LineChart chart{{"Every head its own cache: perplexity against KV bytes",
+  LineChart chart{{"Rules per head: perplexity against KV bytes",
                    {"FastGen at targets T = " + targets + " beside the window at its bytes;",
-                    "the other policies at " + std::to_string(a.percent) + "% of each story; " +
+                    "H2O and the window at " + std::to_string(a.percent) + "% of each story; " +
                         a.stories},
                    command},
                   "KV bytes at the end of a story (% of the full cache's)",
@@ -250,12 +230,8 @@ void write_course_answer_picture(const std::string& dir, const CourseAnswer& a,
     }
   }
   chart.series = {fastgen, window};
-  for (const auto& [name, run] : {std::pair<const char*, const SweepRun*>{"h2o", a.h2o},
-                                  {"pyramid", a.pyramid},
-                                  {"adakv", a.adakv}}) {
-    chart.series.push_back({name, {share(*run)}, {run->perplexity()}, false, true});
-  }
-  save_svg(dir + "/every_head_its_cache.svg", line_chart_svg(chart));
+  chart.series.push_back({"h2o", {share(*a.h2o)}, {a.h2o->perplexity()}, false, true});
+  save_svg(dir + "/rules_per_head.svg", line_chart_svg(chart));
 }
 
 }  // namespace h2o

@@ -64,7 +64,7 @@ std::string read_text_option(const ArgParser& args);
 std::vector<std::string> read_stories_option(const ArgParser& args);
 
 // --text PATH (default data/heldout_stories.txt) and --stories N (default `count`): the lessons
-// that read several stories (12, 13). read_stories_options gives the first N as tokens, each
+// that read several stories (12-14). read_stories_options gives the first N as tokens, each
 // at least min_tokens and at most max_tokens (the model's seq_len), else a one-line error.
 ArgParser& add_stories_options(ArgParser& args, const std::string& count);  // returns args
 TokenisedStories read_stories_options(const ArgParser& args, const Tokenizer& tokenizer,

@@ -61,7 +61,7 @@ struct HeadProfileOptions {
 };
 
 // The one definition of a head's kind ("local", "heavy", "sink"), the same in every program
-// (lesson 10, lesson 13, the explorer page): a profile at these sizes, the last r = 16 tokens
+// (lesson 10, lesson 14, the explorer page): a profile at these sizes, the last r = 16 tokens
 // against the k = 16 heavy hitters outside them and the first token, whatever budget a policy has.
 // The kind must not move with a budget: with a window sized by it (FastGen's r = 36 at 10% of a
 // story) more heads look local only because their window holds more. A profile at other sizes

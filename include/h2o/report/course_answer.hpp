@@ -1,7 +1,7 @@
-// course_answer.hpp: the course's answer in one paragraph (lesson 13's last step): on one model
-// and one set of stories, where H2O wins against a sliding window of the same bytes, where it
-// loses and why, and what budgets and rules per head change - each fact a number the caller
-// measured, each comparison with measure/verdict.hpp's change and 95% interval, in
+// course_answer.hpp: the course's answer in one paragraph (lesson 14 prints it first): on one
+// model and one set of stories, where H2O wins against a sliding window of the same bytes, where
+// it loses and why (each head's kind), and what rules per head change - each fact a number the
+// caller measured, each comparison with measure/verdict.hpp's change and 95% interval, in
 // verdict_text.hpp's words.
 //
 // Dimension legend: L = layers, G = KV heads of a layer, T = FastGen targets.
@@ -43,12 +43,7 @@ struct CourseAnswer {
   const SweepRun* full = nullptr;
   const SweepRun* h2o = nullptr;     // one budget for every layer and KV head
   const SweepRun* window = nullptr;  // the same bytes, the last tokens only
-  const SweepRun* pyramid = nullptr;  // budgets per layer
-  const SweepRun* adakv = nullptr;    // budgets per KV head
-  const SweepRun* h2o_cut = nullptr;  // a prompt of `prompt` tokens cut once, then token by token
-  const SweepRun* window_cut = nullptr;
-  std::size_t prompt = 0;
-  std::vector<RulesReading> rules;  // (T,)
+  std::vector<RulesReading> rules;   // (T,)
   // (L,) x (G,) the first story's heads at kKindSizes (head_profile.hpp's one definition of a
   // kind), as lesson 10 profiles them: which are local, what their window and heavy hitters hold.
   std::vector<std::vector<HeadProfile>> profiles;
@@ -59,14 +54,16 @@ struct CourseAnswer {
 // conclusion only as far as the numbers carry it: H2O "wins" where its perplexity is lower than
 // the window's beyond noise (measure/verdict.hpp) or where it predicts more long-gap names (said
 // as names only, and as a disagreement when its perplexity is worse), "loses" where it is worse
-// beyond noise or predicts fewer names, and neither otherwise. Throws std::invalid_argument when
-// a run is missing or a profile has no kind (not measured at kKindSizes).
+// beyond noise or predicts fewer names, and neither otherwise; then, in one sentence, the targets
+// at which FastGen is better, worse or no different than the window at its bytes (the numbers
+// are the caller's table). Throws std::invalid_argument when a run is missing or a profile has
+// no kind (not measured at kKindSizes).
 std::string course_answer_text(const CourseAnswer& answer, std::size_t width,
                                const std::string& indent);
 
 // Perplexity against KV bytes (both over the full cache's): FastGen at each target beside the
-// window at the same bytes, and H2O, PyramidKV, Ada-KV and the window at the one budget; written
-// to dir/every_head_its_cache.svg, `command` recorded in its <desc>.
+// window at the same bytes, and H2O and the window at the one budget; written to
+// dir/rules_per_head.svg, `command` recorded in its <desc>.
 void write_course_answer_picture(const std::string& dir, const CourseAnswer& answer,
                                  const std::string& command);
 
