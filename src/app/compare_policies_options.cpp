@@ -28,6 +28,12 @@ ArgParser compare_policies_arguments() {
                   "the budget the picture shows (default: the smallest of --budgets)");
   add_names_option(args);
   args.add_option("name-gap", "N", "64", "name recall counts names last seen > N tokens back");
+  args.add_option("twice", "N", "",
+                  "read each story's first N tokens twice in a row; show how much of "
+                  "the second reading each policy predicts, beside the first");
+  args.add_option("secret", "N", "",
+                  "as --twice, with N random pieces (a secret) before each story and "
+                  "again after it");
   add_heavy_share_option(args);
   add_scoring_options(args);
   add_kv_format_options(args);
@@ -48,6 +54,24 @@ ComparePoliciesOptions compare_policies_options(const ArgParser& args) {
   read_scoring_options(args, options.scoring);
   read_heavy_share_option(args, options.scoring);
   options.kv_format = read_kv_format_options(args);
+  // A passage read twice needs 2 tokens at least: the second reading's first piece is not counted.
+  const long long most = 1 << 20;
+  if (args.given("twice")) options.twice = static_cast<std::size_t>(args.integer("twice", 2, most));
+  if (args.given("secret")) {
+    options.secret = static_cast<std::size_t>(args.integer("secret", 2, most));
+  }
+  if (args.given("twice") || args.given("secret")) {
+    const std::string mode = args.given("twice") ? "--twice" : "--secret";
+    if (args.given("twice") && args.given("secret")) {
+      throw UsageError("--twice and --secret are two different readings: give one of them");
+    }
+    for (const char* other : {"svg", "picture-budget", "names", "name-gap"}) {
+      if (args.given(other)) {
+        throw UsageError(mode + " measures the second reading only: --" + other +
+                         " belongs to the default run");
+      }
+    }
+  }
   return options;
 }
 
