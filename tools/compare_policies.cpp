@@ -508,9 +508,15 @@ int read_it_twice(const h2o::ComparePoliciesOptions& options, const h2o::ModelFi
                    100, "  ")
             << "\n";
   if (!twice) {
-    std::string pieces = "The secret of story 1, piece by piece:";
+    // Each piece as the tokenizer holds it, a space shown as SentencePiece shows it, so that the
+    // lines break between pieces only.
+    std::string pieces = "The secret of story 1, piece by piece (\u2581 = a space):";
     for (std::size_t k = 0; k < n; ++k) {
-      pieces += " \"" + h2o::printable(tokenizer.piece(first.tokens[first.first + k])) + "\"";
+      std::string piece = h2o::printable(tokenizer.piece(first.tokens[first.first + k]));
+      for (std::size_t at = piece.find(' '); at != std::string::npos; at = piece.find(' ', at)) {
+        piece.replace(at, 1, "\u2581");
+      }
+      pieces += " " + piece;
     }
     std::cout << h2o::wrap_words(pieces, 100, "  ") << "\n";
   }
