@@ -389,65 +389,14 @@ h2o::OccupancyGrid occupancy_grid(const std::vector<const h2o::SweepRun*>& panel
 // ------------------------------------------------------------------------------------------------
 // --twice N and --secret N: read it twice (measure/second_reading.hpp), instead of Steps 3 to 7.
 
-// Each story built as [BOS] + passage + (the story, --secret) + passage, every story checked
-// before any run: long enough for --twice, and the whole reading within the model's positions.
-std::vector<h2o::TwoReadings> two_readings(const h2o::ComparePoliciesOptions& options,
-                                           const std::vector<std::string>& stories,
-                                           const h2o::Tokenizer& tokenizer, std::size_t seq_len) {
-  const bool twice = options.twice > 0;
-  const std::size_t n = twice ? options.twice : options.secret;
-  const std::string option = (twice ? "--twice " : "--secret ") + std::to_string(n);
-  const std::string model_reads = "; the model reads at most " + std::to_string(seq_len);
-  // BOS, the two readings and (--secret) at least one token of the story between them.
-  const std::size_t least = 2 * n + (twice ? 1 : 2);
-  if (least > seq_len) {
-    throw std::runtime_error(option + ": the two readings take at least " + std::to_string(least) +
-                             " positions (BOS included)" + model_reads);
-  }
-  const std::string text_name =
-      h2o::printable(std::filesystem::path(options.text_path).filename().string());
-  const std::vector<int> pieces = twice ? std::vector<int>() : h2o::secret_pieces(tokenizer);
-  if (!twice && n > pieces.size()) {
-    throw std::runtime_error(option + ": the vocabulary has only " + std::to_string(pieces.size()) +
-                             " pieces to draw a secret of "
-                             "distinct pieces from");
-  }
-  std::vector<h2o::TwoReadings> readings;
-  for (std::size_t i = 0; i < stories.size(); ++i) {
-    const std::string story_name = "story " + std::to_string(i + 1) + " of '" + text_name + "'";
-    if (twice) {
-      // Only the first n tokens are read: the story may be longer than the model reads.
-      const std::vector<int> tokens = tokenizer.encode(stories[i], true, false);
-      if (tokens.size() - 1 < n) {
-        throw std::runtime_error(option + ": " + story_name + " has only " +
-                                 std::to_string(tokens.size() - 1) +
-                                 " tokens (BOS not counted) to read twice");
-      }
-      readings.push_back(h2o::read_twice(tokens, n));
-      continue;
-    }
-    std::vector<int> tokens;
-    try {
-      tokens = tokenizer.encode_at_most(stories[i], true, false, seq_len - 2 * n);
-    } catch (const h2o::TooManyTokens& e) {
-      throw std::runtime_error(option + ": " + story_name + " has " + e.count_text() +
-                               " (BOS included): with the secret before and after it, more than "
-                               "the model's " +
-                               std::to_string(seq_len) + " positions");
-    }
-    readings.push_back(
-        h2o::plant_secret(tokens, h2o::secret_passage(pieces, n, h2o::kSecretSeed + i)));
-  }
-  return readings;
-}
-
 // What was built and run, the table and what it shows (report/second_reading_report.hpp).
 int read_it_twice(const h2o::ComparePoliciesOptions& options, const h2o::ModelFiles& files,
                   std::shared_ptr<const h2o::DecoderWeights> weights,
                   const h2o::Tokenizer& tokenizer, const std::vector<std::string>& stories) {
   const h2o::ModelConfig& config = weights->config;
-  const std::vector<h2o::TwoReadings> readings =
-      two_readings(options, stories, tokenizer, config.seq_len);
+  const std::vector<h2o::TwoReadings> readings = h2o::two_readings(
+      options.read_twice, stories, tokenizer, config.seq_len,
+      h2o::printable(std::filesystem::path(options.text_path).filename().string()));
   std::vector<std::vector<int>> tokens;
   for (const h2o::TwoReadings& reading : readings) tokens.push_back(reading.tokens);
   const h2o::SweepText text = h2o::sweep_text(tokenizer, std::move(tokens), {}, options.name_gap);
@@ -478,7 +427,7 @@ int read_it_twice(const h2o::ComparePoliciesOptions& options, const h2o::ModelFi
   }
 
   // What was run.
-  const bool twice = options.twice > 0;
+  const bool twice = options.read_twice.twice > 0;
   const std::size_t n = first.passage, policies = options.policies.size();
   const std::string text_name =
       h2o::printable(std::filesystem::path(options.text_path).filename().string());
@@ -569,7 +518,7 @@ int compare_policies(int argc, char** argv) {
   const h2o::KvFormat& format = options.kv_format;
   if (format.quantised()) h2o::check_kv_group(format.group, config.head_dim());
   const std::vector<std::string> stories = h2o::read_stories_option(args);
-  if (options.twice > 0 || options.secret > 0) {
+  if (options.read_twice.asked()) {
     return read_it_twice(options, files, weights, tokenizer, stories);
   }
   const std::vector<std::string> names = options.names_path.empty()

@@ -7,6 +7,7 @@
 #include "h2o/app/default_files.hpp"
 #include "h2o/app/kv_format_options.hpp"
 #include "h2o/app/policy_options.hpp"
+#include "h2o/app/read_twice_options.hpp"
 #include "h2o/app/reading_report.hpp"
 #include "h2o/base/format.hpp"
 #include "h2o/policy/policy_factory.hpp"
@@ -28,12 +29,7 @@ ArgParser compare_policies_arguments() {
                   "the budget the picture shows (default: the smallest of --budgets)");
   add_names_option(args);
   args.add_option("name-gap", "N", "64", "name recall counts names last seen > N tokens back");
-  args.add_option("twice", "N", "",
-                  "read each story's first N tokens twice in a row; show how much of "
-                  "the second reading each policy predicts, beside the first");
-  args.add_option("secret", "N", "",
-                  "as --twice, with N random pieces (a secret) before each story and "
-                  "again after it");
+  add_read_twice_options(args, "each story's");
   add_heavy_share_option(args);
   add_scoring_options(args);
   add_kv_format_options(args);
@@ -54,17 +50,9 @@ ComparePoliciesOptions compare_policies_options(const ArgParser& args) {
   read_scoring_options(args, options.scoring);
   read_heavy_share_option(args, options.scoring);
   options.kv_format = read_kv_format_options(args);
-  // A passage read twice needs 2 tokens at least: the second reading's first piece is not counted.
-  const long long most = 1 << 20;
-  if (args.given("twice")) options.twice = static_cast<std::size_t>(args.integer("twice", 2, most));
-  if (args.given("secret")) {
-    options.secret = static_cast<std::size_t>(args.integer("secret", 2, most));
-  }
-  if (args.given("twice") || args.given("secret")) {
+  options.read_twice = read_twice_options(args);
+  if (options.read_twice.asked()) {
     const std::string mode = args.given("twice") ? "--twice" : "--secret";
-    if (args.given("twice") && args.given("secret")) {
-      throw UsageError("--twice and --secret are two different readings: give one of them");
-    }
     for (const char* other : {"svg", "picture-budget", "names", "name-gap"}) {
       if (args.given(other)) {
         throw UsageError(mode + " measures the second reading only: --" + other +
