@@ -490,7 +490,8 @@ int read_it_twice(const h2o::ComparePoliciesOptions& options, const h2o::ModelFi
                        units +
                        "; \"-\": too few for one), and the "
                        "second reading's share against the full cache's, in points. 'kept' = "
-                       "tokens layer 0 holds per KV head after the last step.",
+                       "tokens layer 0 holds per KV head after the last step; 'by rule': a "
+                       "policy whose rules, not the budget, decide what it holds.",
                    100, "")
             << "\n\n"
             << h2o::second_reading_table(results) << "\n";

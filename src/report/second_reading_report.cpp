@@ -16,14 +16,22 @@ std::string points_change_text(double change) {
   return text[0] == '-' || text == "0.0" ? text : "+" + text;
 }
 
-// A budget's runs from the highest second-reading share down, refused runs last (stable: the
-// factory's order among equals).
+// True for a run whose rules, not the budget, decide what it holds (FastGen, DuoAttention).
+bool held_by_rule(const SecondReading& run) {
+  return is_policy_name(run.policy) && !policy_kind(run.policy).sized_by_budget;
+}
+
+// A budget's runs from the highest second-reading share down, then those that held what their
+// rules keep, refused runs last (stable: the factory's order among equals).
 std::vector<const SecondReading*> ranked_by_second(const SecondReadingResults& results,
                                                    std::size_t b) {
   std::vector<const SecondReading*> rows;
   for (const std::vector<SecondReading>& by_budget : results.runs) rows.push_back(&by_budget.at(b));
-  std::stable_sort(rows.begin(), rows.end(), [](const SecondReading* a, const SecondReading* b) {
-    if (a->refused.empty() != b->refused.empty()) return a->refused.empty();
+  const auto rank = [](const SecondReading* r) {
+    return !r->refused.empty() ? 2 : held_by_rule(*r) ? 1 : 0;
+  };
+  std::stable_sort(rows.begin(), rows.end(), [&](const SecondReading* a, const SecondReading* b) {
+    if (rank(a) != rank(b)) return rank(a) < rank(b);
     return a->refused.empty() && a->second.mean > b->second.mean;
   });
   return rows;
@@ -45,10 +53,10 @@ std::string share_text(double share) { return fixed(100.0 * share, 1) + "%"; }
 
 std::string second_reading_table(const SecondReadingResults& results) {
   Table table(
-      {"budget", "policy", "kept", "1st reading", "2nd reading", "95% interval", "vs full"});
+      {"budget", "policy", "kept", "1st reading", "2nd reading", "95% interval", "vs full", ""});
   const auto add = [&](const std::string& budget, const SecondReading& run) {
     if (!run.refused.empty()) {
-      table.add({budget, run.label, "", "", "refused", "", ""});
+      table.add({budget, run.label, "", "", "refused", "", "", ""});
       return;
     }
     const std::string interval = run.second.has_interval() ? share_text(run.second.low) + " to " +
@@ -57,7 +65,8 @@ std::string second_reading_table(const SecondReadingResults& results) {
     const bool reference = &run == &results.full;
     table.add({budget, run.label, std::to_string(run.kept), share_text(run.first.mean),
                share_text(run.second.mean), interval,
-               reference ? "" : points_change_text(run.second.mean - results.full.second.mean)});
+               reference ? "" : points_change_text(run.second.mean - results.full.second.mean),
+               held_by_rule(run) ? "by rule" : ""});
   };
   add("reference", results.full);
   for (std::size_t b = 0; b < results.percents.size(); ++b) {

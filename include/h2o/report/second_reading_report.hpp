@@ -33,9 +33,10 @@ struct SecondReadingResults {
 std::string share_text(double share);
 
 // The table: the full cache, then per budget its runs from the highest second-reading share down
-// (the factory's order on a tie), refused runs last. Columns: budget ("10% = 96"), policy, kept,
-// 1st reading, 2nd reading, its 95% interval ("-" without one), change against the full cache's
-// second reading in points.
+// (the factory's order on a tie), then the runs that held what their rules keep rather than the
+// budget (FastGen, DuoAttention: marked "by rule"), refused runs last. Columns: budget
+// ("10% = 96"), policy, kept, 1st reading, 2nd reading, its 95% interval ("-" without one), change
+// against the full cache's second reading in points, the mark.
 std::string second_reading_table(const SecondReadingResults& results);
 
 // What the table shows, in sentences (each a line of at most 100 columns, wrapped with an indent):
