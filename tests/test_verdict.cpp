@@ -1,6 +1,7 @@
 // test_verdict.cpp: the bootstrap interval of a perplexity difference and the verdict it reads
 // (measure/verdict.hpp): exact worked examples on tiny inputs, seeded random invariants, the
-// zero-count cases. Their words: test_verdict_text.cpp.
+// zero-count cases; the same units and bootstrap for a share of hits (bootstrap_mean). Their words:
+// test_verdict_text.cpp.
 #include <cmath>
 #include <vector>
 
@@ -137,4 +138,58 @@ TEST_CASE("the verdict reads the interval: 0 on its edge is within it", "[verdic
   CHECK(comparison.count(Verdict::Better) == 2);
   CHECK(comparison.count(Verdict::WithinNoise) == 1);
   CHECK(comparison.count(Verdict::Worse) == 0);
+}
+
+TEST_CASE("one measure's units follow the same rule, its mean the same bootstrap", "[verdict]") {
+  // Top-1 hits of one story, 70 predictions: blocks of 32 + 32 + 6, each holding its hits.
+  std::vector<double> hits(70, 0.0);
+  for (std::size_t t = 0; t < 70; t += 2) hits[t] = 1.0;  // every other prediction right
+  const std::vector<PairedUnit> blocks = units_of({hits});
+  REQUIRE(blocks.size() == 3);
+  CHECK(blocks[0].nll_difference == 16.0);
+  CHECK(blocks[2].nll_difference == 3.0);
+  CHECK(blocks[2].predictions == 6);
+  // Eight stories or more: a unit each.
+  const std::vector<PairedUnit> stories = units_of(std::vector<std::vector<double>>(8, hits));
+  CHECK(stories.size() == 8);
+  CHECK(stories[7].nll_difference == 35.0);
+
+  // Four units of one prediction, 1 hit twice and 0 twice: mean 0.5; all-0 and all-1 resamples
+  // each come 1/16 = 6.25% of the time (> 2.5%), so the interval runs exactly from 0 to 1.
+  const BootstrapMean share = bootstrap_mean({{1, 1}, {1, 1}, {0, 1}, {0, 1}});
+  CHECK(share.mean == 0.5);
+  CHECK(share.low == 0.0);
+  CHECK(share.high == 1.0);
+  CHECK(share.units == 4);
+  CHECK(bootstrap_mean({{1, 1}, {0, 1}}).has_interval() == false);
+}
+
+TEST_CASE("a perplexity difference is exp(mean) - 1 of the bootstrap of its mean", "[verdict]") {
+  Rng rng(23);
+  for (int trial = 0; trial < 10; ++trial) {
+    std::vector<std::vector<double>> a(1 + rng.below(10)), b(a.size());
+    for (std::size_t s = 0; s < a.size(); ++s) {
+      for (std::size_t t = 1 + rng.below(100); t > 0; --t) {
+        a[s].push_back(rng.uniform(0.0f, 3.0f));
+        b[s].push_back(rng.uniform(0.0f, 3.0f));
+      }
+    }
+    std::vector<std::vector<double>> difference = a;
+    for (std::size_t s = 0; s < a.size(); ++s) {
+      for (std::size_t t = 0; t < a[s].size(); ++t) difference[s][t] -= b[s][t];
+    }
+    const std::vector<PairedUnit> units = paired_units(a, b);
+    const std::vector<PairedUnit> same = units_of(difference);
+    REQUIRE(same.size() == units.size());
+    for (std::size_t u = 0; u < units.size(); ++u) {
+      CHECK(same[u].nll_difference == Approx(units[u].nll_difference).margin(1e-12));
+      CHECK(same[u].predictions == units[u].predictions);
+    }
+    const PerplexityDifference d = perplexity_difference(units, 300, 5);
+    const BootstrapMean mean = bootstrap_mean(units, 300, 5);
+    CHECK(d.change == std::expm1(mean.mean));
+    CHECK(d.low == std::expm1(mean.low));
+    CHECK(d.high == std::expm1(mean.high));
+    CHECK(d.units == mean.units);
+  }
 }

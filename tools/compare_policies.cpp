@@ -30,9 +30,17 @@
 // groups' scales: cache/window_bytes.hpp), no best is named: each policy is weighed against the
 // window given the bytes it held (read_at_equal_bytes).
 //
+// --twice N / --secret N read it twice instead (measure/second_reading.hpp): each story's first N
+// tokens twice in a row, or N random pieces (a secret) before each story and again after it; for
+// each policy and budget, how much of the second reading it predicts top-1 beside the first
+// reading's, with a 95% interval, and what that shows (report/second_reading_report.hpp): whether
+// the full cache copies at all, whether the window still reaches the first reading, where H2O's
+// choice made before the passage came back loses.
+//
 //   bin/compare_policies                                  stories260K on data/story.txt, 10/20/50%
 //   bin/compare_policies --budgets 5,10 --policies full,h2o --svg /tmp/policies.svg
 //   bin/compare_policies --budgets 25,50 --policies h2o --kv-bits 4
+//   bin/compare_policies --secret 32 --policies full,h2o,window
 //
 // Dimension legend: N = tokens in the text (BOS included), S = N - 1 decoding steps (each step
 // reads one token and predicts the next), V = vocabulary size.
@@ -58,10 +66,12 @@
 #include "h2o/cache/budget.hpp"
 #include "h2o/measure/bits_per_byte.hpp"
 #include "h2o/measure/policy_sweep.hpp"
+#include "h2o/measure/second_reading.hpp"
 #include "h2o/model/checkpoint.hpp"
 #include "h2o/model/decoder.hpp"
 #include "h2o/policy/policy_factory.hpp"
 #include "h2o/report/policy_comparison.hpp"
+#include "h2o/report/second_reading_report.hpp"
 #include "h2o/report/svg.hpp"
 #include "h2o/report/sweep_report.hpp"
 #include "h2o/report/verdict_reason.hpp"
@@ -376,6 +386,121 @@ h2o::OccupancyGrid occupancy_grid(const std::vector<const h2o::SweepRun*>& panel
   return grid;
 }
 
+// ------------------------------------------------------------------------------------------------
+// --twice N and --secret N: read it twice (measure/second_reading.hpp), instead of Steps 3 to 7.
+
+// What was built and run, the table and what it shows (report/second_reading_report.hpp).
+int read_it_twice(const h2o::ComparePoliciesOptions& options, const h2o::ModelFiles& files,
+                  std::shared_ptr<const h2o::DecoderWeights> weights,
+                  const h2o::Tokenizer& tokenizer, const std::vector<std::string>& stories) {
+  const h2o::ModelConfig& config = weights->config;
+  const std::vector<h2o::TwoReadings> readings = h2o::two_readings(
+      options.read_twice, stories, tokenizer, config.seq_len,
+      h2o::printable(std::filesystem::path(options.text_path).filename().string()));
+  std::vector<std::vector<int>> tokens;
+  for (const h2o::TwoReadings& reading : readings) tokens.push_back(reading.tokens);
+  const h2o::SweepText text = h2o::sweep_text(tokenizer, std::move(tokens), {}, options.name_gap);
+  // The asked policies that evict, in the factory's order, as the default run has them.
+  std::vector<h2o::SweepPolicy> evicting;
+  for (const h2o::PolicyKind& kind : h2o::policy_kinds()) {
+    const auto& asked = options.policies;
+    if (kind.evicts && std::find(asked.begin(), asked.end(), kind.name) != asked.end()) {
+      evicting.push_back({kind.name, kind.name, options.scoring, options.kv_format});
+    }
+  }
+  const h2o::PolicySweep sweep = h2o::sweep_policies(weights, text, evicting, options.percents);
+
+  h2o::SecondReadingResults results;
+  results.full = h2o::second_reading(sweep.full, readings);
+  results.percents = options.percents;
+  const h2o::TwoReadings& first = readings.front();
+  results.text_tokens = first.tokens.size();
+  results.distance = first.distance();
+  for (int percent : options.percents) {
+    results.budget_tokens.push_back(h2o::tokens_for_percent(first.tokens.size(), percent));
+  }
+  for (const std::vector<h2o::SweepRun>& by_budget : sweep.runs) {
+    results.runs.emplace_back();
+    for (const h2o::SweepRun& run : by_budget) {
+      results.runs.back().push_back(h2o::second_reading(run, readings));
+    }
+  }
+
+  // What was run.
+  const bool twice = options.read_twice.twice > 0;
+  const std::size_t n = first.passage, policies = options.policies.size();
+  const std::string text_name =
+      h2o::printable(std::filesystem::path(options.text_path).filename().string());
+  std::cout << "compare_policies: " << policies << (policies == 1 ? " policy on " : " policies on ")
+            << h2o::printable(std::filesystem::path(files.model).filename().string()) << " reading "
+            << text_name << (twice ? ", read twice" : " with a secret") << "\n"
+            << "model: " << config.describe() << "\n";
+  const std::string stories_read =
+      readings.size() == 1 ? "the story"
+                           : "each of its " + std::to_string(readings.size()) + " stories";
+  const std::string layout =
+      twice ? "text: the first " + std::to_string(n) + " tokens of " + stories_read +
+                  ", read twice in a row (story 1: BOS + " + std::to_string(n) + " + " +
+                  std::to_string(n) + " = " + std::to_string(first.tokens.size()) + " tokens)."
+            : "text: a secret of " + std::to_string(n) + " random pieces of the vocabulary " +
+                  "(distinct, seeded: the same on every run) before " + stories_read +
+                  " and again after it (story 1: BOS + " + std::to_string(n) + " + " +
+                  std::to_string(first.second - 1 - n) + " + " + std::to_string(n) + " = " +
+                  std::to_string(first.tokens.size()) + " tokens).";
+  std::cout << h2o::wrap_words(layout, 100, "  ") << "\n"
+            << h2o::wrap_words(
+                   "The second reading starts " + std::to_string(first.distance()) +
+                       " tokens after the first; " + std::to_string(results.full.predictions) +
+                       " predictions per reading" +
+                       (readings.size() == 1 ? "" : " over all stories") +
+                       " (its first piece is not counted: nothing says the passage starts).",
+                   100, "  ")
+            << "\n";
+  if (!twice) {
+    // Each piece as the tokenizer holds it, a space shown as SentencePiece shows it, so that the
+    // lines break between pieces only.
+    std::string pieces = "The secret of story 1, piece by piece (\u2581 = a space):";
+    for (std::size_t k = 0; k < n; ++k) {
+      std::string piece = h2o::printable(tokenizer.piece(first.tokens[first.first + k]));
+      for (std::size_t at = piece.find(' '); at != std::string::npos; at = piece.find(' ', at)) {
+        piece.replace(at, 1, "\u2581");
+      }
+      pieces += " " + piece;
+    }
+    std::cout << h2o::wrap_words(pieces, 100, "  ") << "\n";
+  }
+  std::string budgets =
+      "Budgets, in tokens per layer and KV head of story 1's reading (each "
+      "policy splits them as in the default run):";
+  for (std::size_t b = 0; b < options.percents.size(); ++b) {
+    budgets += (b == 0 ? " " : ", ") + std::to_string(options.percents[b]) +
+               "% = " + std::to_string(results.budget_tokens[b]);
+  }
+  std::cout << h2o::wrap_words(budgets + ".", 100, "  ") << "\n";
+
+  // The table and what it shows.
+  const h2o::BootstrapMean& second = results.full.second;
+  const std::string units =
+      h2o::units_name(std::vector<std::vector<double>>(readings.size()), second.units);
+  std::cout << "\n"
+            << h2o::wrap_words(
+                   "Results: the share of each reading each policy predicts top-1 (its most "
+                   "likely next token is the text's), the 95% interval of the second reading's "
+                   "share (bootstrap over " +
+                       units +
+                       "; \"-\": too few for one), and the "
+                       "second reading's share against the full cache's, in points. 'kept' = "
+                       "tokens layer 0 holds per KV head after the last step; 'by rule': a "
+                       "policy whose rules, not the budget, decide what it holds.",
+                   100, "")
+            << "\n\n"
+            << h2o::second_reading_table(results) << "\n";
+  for (const std::string& line : h2o::second_reading_findings(results)) {
+    std::cout << line << "\n";
+  }
+  return 0;
+}
+
 int compare_policies(int argc, char** argv) {
   // Step 1: options, all checked before any file is read (app/compare_policies_options.hpp).
   h2o::ArgParser args = h2o::compare_policies_arguments();
@@ -394,6 +519,9 @@ int compare_policies(int argc, char** argv) {
   const h2o::KvFormat& format = options.kv_format;
   if (format.quantised()) h2o::check_kv_group(format.group, config.head_dim());
   const std::vector<std::string> stories = h2o::read_stories_option(args);
+  if (options.read_twice.asked()) {
+    return read_it_twice(options, files, weights, tokenizer, stories);
+  }
   const std::vector<std::string> names = options.names_path.empty()
                                              ? h2o::default_names(stories)
                                              : h2o::read_names(options.names_path);

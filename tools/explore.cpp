@@ -15,6 +15,9 @@
 // KIVI's layout; the full cache, the reference, keeps float32), and the key/value bytes each
 // policy holds (after every step on the page, at the end in the summary) show what that saves;
 // the verdict against the window then gives the window the bytes the first policy held.
+// With --twice N (--secret N) it reads the story's first N tokens twice in a row (N random pieces
+// before the story and again after it: app/read_twice_options.hpp), and the header and summary
+// say how much of the second reading the full cache and each policy predict, beside the first.
 //
 //   bin/explore --out explorer.html         h2o and window at 10% of the held-out story
 //   bin/explore --text my_story.txt --policies h2o,sinks --budget 64 --out /tmp/sinks.html
@@ -32,6 +35,7 @@
 #include <functional>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -56,6 +60,7 @@
 #include "h2o/model/decoder.hpp"
 #include "h2o/policy/policy_factory.hpp"
 #include "h2o/report/explorer_page.hpp"
+#include "h2o/report/second_reading_report.hpp"
 #include "h2o/report/verdict_reason.hpp"
 #include "h2o/report/verdict_text.hpp"
 #include "h2o/text/token_text.hpp"
@@ -119,6 +124,31 @@ std::string end_bytes_text(const Explored& e, const h2o::KvFormat& format, std::
          "% of the fp32 full cache's " + std::to_string(full_bytes);
 }
 
+// --twice / --secret: how the story was read twice, for the page's header and the summary.
+std::string two_readings_about(const h2o::ReadTwiceOptions& options, const h2o::TwoReadings& two) {
+  const std::string n = std::to_string(two.passage);
+  return (options.twice > 0 ? "read twice: the story's first " + n + " tokens twice in a row"
+                            : "read twice: a secret of " + n +
+                                  " random pieces before the story and again after it") +
+         "; the second reading starts " + std::to_string(two.distance()) +
+         " tokens after the first";
+}
+
+// How much of each reading the full cache and each policy predict top-1 (each reading's first
+// piece not counted): "second reading predicted top-1 (first reading): full 85.9% (78.8%), ...".
+std::string second_reading_line(const h2o::TwoReadings& two, const h2o::TeacherForcedRun& full,
+                                const std::vector<Explored>& explored) {
+  const auto shares = [&](const std::string& name, const std::vector<int>& top1) {
+    const h2o::ReadingHits hits = h2o::reading_hits(two, top1);
+    const double predictions = static_cast<double>(two.predictions());
+    return name + " " + h2o::share_text(hits.second_correct() / predictions) + " (" +
+           h2o::share_text(hits.first_correct() / predictions) + ")";
+  };
+  std::string line = "second reading predicted top-1 (first reading): " + shares("full", full.top1);
+  for (const Explored& e : explored) line += ", " + shares(e.name, e.trace.reading.top1);
+  return line;
+}
+
 int explore(int argc, char** argv) {
   // Step 1: options, all checked before any file is read; then the output paths, so that a path
   // that cannot be written fails before the runs.
@@ -135,7 +165,16 @@ int explore(int argc, char** argv) {
   const h2o::Tokenizer tokenizer = h2o::Tokenizer::load(files.tokenizer, config.vocab_size);
   const std::size_t longest = std::min<std::size_t>(config.seq_len, h2o::kMaxExploreTokens);
   const h2o::StoryTokens story = h2o::read_story(args, tokenizer, 3, longest);
-  const std::vector<int>& tokens = story.tokens;  // the first story of the file, whole
+  const std::string text_name = std::filesystem::path(args.text("text")).filename().string();
+  // The first story of the file, whole; with --twice or --secret, read twice
+  // (app/read_twice_options.hpp, measure/second_reading.hpp).
+  std::optional<h2o::TwoReadings> two;
+  if (options.read_twice.asked()) {
+    two = h2o::two_readings(options.read_twice, {story.text}, tokenizer, longest,
+                            h2o::printable(text_name))
+              .front();
+  }
+  const std::vector<int>& tokens = two ? two->tokens : story.tokens;
   const std::size_t n = tokens.size(), steps = n - 1;
   const std::size_t budget = options.budget.for_text(n);
 
@@ -162,11 +201,11 @@ int explore(int argc, char** argv) {
   }
   page.title = "H2O explorer: which tokens stay in the KV cache";
   const std::string model_name = std::filesystem::path(files.model).filename().string();
-  const std::string text_name = std::filesystem::path(args.text("text")).filename().string();
   page.about = {model_name + " (" + config.describe() + ") reading " + text_name + ": " +
                     std::to_string(n) + " tokens (BOS included), " + std::to_string(steps) +
                     " steps",
                 "budget: " + options.budget.describe(n)};
+  if (two) page.about.push_back(two_readings_about(options.read_twice, *two));
   page.command = h2o::command_line(argc, argv);
   page_texts(tokenizer, tokens, page);
   page.budget = budget;
@@ -288,6 +327,7 @@ int explore(int argc, char** argv) {
     agreement_line += " " + e.name + " " + h2o::fixed(100.0 * e.trace.reading.agreement(), 1) + "%";
   }
   page.about.push_back(agreement_line);
+  if (two) page.about.push_back(second_reading_line(*two, full, explored));
   const std::size_t full_bytes = full_decoder.live_kv_bytes();
   for (const Explored& e : explored) {
     page.about.push_back(e.name + ": " + end_bytes_text(e, options.kv_format, full_bytes));
@@ -305,7 +345,8 @@ int explore(int argc, char** argv) {
                     ? ""
                     : ", " + std::to_string(options.scoring.heavy_percent) +
                           "% of it outside the recent window (--heavy-share)")
-            << "\n  " << h2o::reading_summary(h2o::printable(text_name), 1, story.stories_in_file,
+            << "\n  "
+            << h2o::reading_summary(h2o::printable(text_name), 1, story.stories_in_file,
                                     story.paragraphs, n, std::nullopt)
             << "\n";
   for (const Explored& e : explored) {
@@ -314,6 +355,12 @@ int explore(int argc, char** argv) {
               << e.trace.reading.agreements << " of " << steps << " steps)\n    "
               << evictions(e.trace) << " evictions per layer and KV head\n    "
               << end_bytes_text(e, options.kv_format, full_bytes) << "\n";
+  }
+  if (two) {
+    std::cout << h2o::wrap_words("  " + two_readings_about(options.read_twice, *two), 100, "    ")
+              << "\n"
+              << h2o::wrap_words("  " + second_reading_line(*two, full, explored), 100, "    ")
+              << "\n";
   }
   if (page.has_verdict) {
     const h2o::ExplorerVerdict& v = page.verdict;

@@ -7,6 +7,7 @@
 #include "h2o/app/default_files.hpp"
 #include "h2o/app/kv_format_options.hpp"
 #include "h2o/app/policy_options.hpp"
+#include "h2o/app/read_twice_options.hpp"
 #include "h2o/app/reading_report.hpp"
 #include "h2o/base/format.hpp"
 #include "h2o/policy/policy_factory.hpp"
@@ -28,6 +29,7 @@ ArgParser compare_policies_arguments() {
                   "the budget the picture shows (default: the smallest of --budgets)");
   add_names_option(args);
   args.add_option("name-gap", "N", "64", "name recall counts names last seen > N tokens back");
+  add_read_twice_options(args, "each story's");
   add_heavy_share_option(args);
   add_scoring_options(args);
   add_kv_format_options(args);
@@ -48,6 +50,16 @@ ComparePoliciesOptions compare_policies_options(const ArgParser& args) {
   read_scoring_options(args, options.scoring);
   read_heavy_share_option(args, options.scoring);
   options.kv_format = read_kv_format_options(args);
+  options.read_twice = read_twice_options(args);
+  if (options.read_twice.asked()) {
+    const std::string mode = args.given("twice") ? "--twice" : "--secret";
+    for (const char* other : {"svg", "picture-budget", "names", "name-gap"}) {
+      if (args.given(other)) {
+        throw UsageError(mode + " measures the second reading only: --" + other +
+                         " belongs to the default run");
+      }
+    }
+  }
   return options;
 }
 

@@ -40,6 +40,7 @@ ArgParser explore_arguments() {
   args.add_option("out", "PATH", "explorer.html", "the page to write");
   args.add_option("kept", "PATH", "",
                   "also write every step's kept positions as text (for tests)");
+  add_read_twice_options(args, "the story's");
   add_heavy_share_option(args);
   add_scoring_options(args);
   add_kv_format_options(args);
@@ -85,6 +86,7 @@ ExploreOptions explore_options(const ArgParser& args) {
   read_scoring_options(args, options.scoring);
   read_heavy_share_option(args, options.scoring);
   options.kv_format = read_kv_format_options(args);
+  options.read_twice = read_twice_options(args);
   return options;
 }
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "h2o/app/cli.hpp"
+#include "h2o/app/read_twice_options.hpp"
 #include "h2o/cache/kv_quantiser.hpp"
 #include "h2o/policy/policy_factory.hpp"
 
@@ -27,6 +28,10 @@ struct ComparePoliciesOptions {
   KvFormat kv_format;                 // --kv-bits, --kv-group: how every cache stores K and V
   // --scoring, --h2o-score, --start-area, --heavy-share (the factory sets the budget's tokens)
   PolicySettings scoring;
+  // --twice N, --secret N (app/read_twice_options.hpp): read it twice instead of the default run;
+  // refused with --svg, --picture-budget, --names or --name-gap (the default run's picture and
+  // names: a second reading has neither).
+  ReadTwiceOptions read_twice;
 };
 
 // compare_policies' options (model, tokenizer and text files included) and --help text.

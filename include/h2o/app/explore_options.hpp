@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "h2o/app/cli.hpp"
+#include "h2o/app/read_twice_options.hpp"
 #include "h2o/cache/kv_quantiser.hpp"
 #include "h2o/policy/policy_factory.hpp"
 
@@ -42,6 +43,8 @@ struct ExploreOptions {
   PolicySettings scoring;             // --scoring, --h2o-score, --start-area, --heavy-share
   KvFormat kv_format;                 // --kv-bits, --kv-group: the policies' caches (the full
                                       // cache, the reference, keeps float32)
+  ReadTwiceOptions read_twice;        // --twice, --secret: the story read twice
+                                      // (app/read_twice_options.hpp)
 };
 
 // explore's options (model, tokenizer and text files included) and --help text.

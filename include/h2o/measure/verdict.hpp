@@ -45,6 +45,28 @@ struct PairedUnit {
 std::vector<PairedUnit> paired_units(const std::vector<std::vector<double>>& nll_a,
                                      const std::vector<std::vector<double>>& nll_b);
 
+// The same rule for any one measure given prediction by prediction, (stories,) x (S,): each
+// unit's nll_difference holds the sum of that measure over its predictions (a share of top-1
+// hits: 1 for a hit, 0 for a miss; measure/second_reading.hpp).
+std::vector<PairedUnit> units_of(const std::vector<std::vector<double>>& values);
+
+// The bootstrap itself, for a measure that is a mean per prediction: mean = the units' summed
+// nll_difference / their predictions, and the middle 95% of that mean over `resamples` draws of
+// U units with replacement (Rng(seed)): with the draws' means sorted, low is the one at index
+// floor(resamples * 0.025), high the one as far from the top. perplexity_difference below is
+// exp(mean) - 1 of these numbers.
+struct BootstrapMean {
+  double mean = 0.0;  // over all units (0 without any)
+  double low = 0.0;   // the 95% interval of mean (both = mean without an interval)
+  double high = 0.0;
+  std::size_t units = 0;  // units drawn (U)
+  std::size_t predictions = 0;
+  bool has_interval() const { return units >= kMinUnits; }
+};
+BootstrapMean bootstrap_mean(const std::vector<PairedUnit>& units,
+                             std::size_t resamples = kBootstrapResamples,
+                             std::uint64_t seed = kBootstrapSeed);
+
 struct PerplexityDifference {
   double change = 0.0;  // perplexity_A / perplexity_B - 1 over all units (0 without any)
   double low = 0.0;     // the 95% interval of change (both = change without an interval)

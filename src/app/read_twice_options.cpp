@@ -1,0 +1,81 @@
+#include "h2o/app/read_twice_options.hpp"
+
+#include <stdexcept>
+
+namespace h2o {
+
+std::string ReadTwiceOptions::option() const {
+  return twice > 0 ? "--twice " + std::to_string(twice) : "--secret " + std::to_string(secret);
+}
+
+void add_read_twice_options(ArgParser& args, const std::string& stories) {
+  args.add_option("twice", "N", "",
+                  "read " + stories +
+                      " first N tokens twice in a row; show how much of the second reading each "
+                      "policy predicts, beside the first");
+  args.add_option("secret", "N", "",
+                  "as --twice, with N random pieces (a secret) before each story and again "
+                  "after it");
+}
+
+ReadTwiceOptions read_twice_options(const ArgParser& args) {
+  ReadTwiceOptions options;
+  const long long most = 1 << 20;
+  if (args.given("twice")) options.twice = static_cast<std::size_t>(args.integer("twice", 2, most));
+  if (args.given("secret")) {
+    options.secret = static_cast<std::size_t>(args.integer("secret", 2, most));
+  }
+  if (args.given("twice") && args.given("secret")) {
+    throw UsageError("--twice and --secret are two different readings: give one of them");
+  }
+  return options;
+}
+
+std::vector<TwoReadings> two_readings(const ReadTwiceOptions& options,
+                                      const std::vector<std::string>& stories,
+                                      const Tokenizer& tokenizer, std::size_t positions,
+                                      const std::string& text_name) {
+  const bool twice = options.twice > 0;
+  const std::size_t n = twice ? options.twice : options.secret;
+  const std::string option = options.option();
+  // BOS, the two readings and (--secret) at least one token of the story between them.
+  const std::size_t least = 2 * n + (twice ? 1 : 2);
+  if (least > positions) {
+    throw std::runtime_error(option + ": the two readings take at least " + std::to_string(least) +
+                             " positions (BOS included); the model reads at most " +
+                             std::to_string(positions));
+  }
+  const std::vector<int> pieces = twice ? std::vector<int>() : secret_pieces(tokenizer);
+  if (!twice && n > pieces.size()) {
+    throw std::runtime_error(option + ": the vocabulary has only " + std::to_string(pieces.size()) +
+                             " pieces to draw a secret of distinct pieces from");
+  }
+  std::vector<TwoReadings> readings;
+  for (std::size_t i = 0; i < stories.size(); ++i) {
+    const std::string story_name = "story " + std::to_string(i + 1) + " of '" + text_name + "'";
+    if (twice) {
+      // Only the first n tokens are read: the story may be longer than the model reads.
+      const std::vector<int> tokens = tokenizer.encode(stories[i], true, false);
+      if (tokens.size() - 1 < n) {
+        throw std::runtime_error(option + ": " + story_name + " has only " +
+                                 std::to_string(tokens.size() - 1) +
+                                 " tokens (BOS not counted) to read twice");
+      }
+      readings.push_back(read_twice(tokens, n));
+      continue;
+    }
+    std::vector<int> tokens;
+    try {
+      tokens = tokenizer.encode_at_most(stories[i], true, false, positions - 2 * n);
+    } catch (const TooManyTokens& e) {
+      throw std::runtime_error(option + ": " + story_name + " has " + e.count_text() +
+                               " (BOS included): with the secret before and after it, more than "
+                               "the model's " +
+                               std::to_string(positions) + " positions");
+    }
+    readings.push_back(plant_secret(tokens, secret_passage(pieces, n, kSecretSeed + i)));
+  }
+  return readings;
+}
+
+}  // namespace h2o
