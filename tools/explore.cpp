@@ -293,10 +293,10 @@ int explore(int argc, char** argv) {
     page.about.push_back(e.name + ": " + end_bytes_text(e, options.kv_format, full_bytes));
   }
   const std::string html = h2o::explorer_page_html(page);
-  h2o::write_output_file(options.out_path, "the page", html);
-  if (!options.kept_path.empty()) {
-    h2o::write_output_file(options.kept_path, "the kept positions", kept.str());
-  }
+  std::vector<h2o::FileToWrite> outputs = {{options.out_path, "the page", html}};
+  if (!options.kept_path.empty())
+    outputs.push_back({options.kept_path, "the kept positions", kept.str()});
+  h2o::write_output_files(outputs);  // both, or neither
 
   // Step 7: what was written, in words.
   std::cout << "explore: " << h2o::printable(model_name) << " reading " << h2o::printable(text_name)
