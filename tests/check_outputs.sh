@@ -7,7 +7,8 @@
 #   5. the same for the training scripts (those that run without PyTorch);
 #   6. text from files reaches the terminal escaped, and errors quoting it stay short;
 #   7. no two outputs on one path, no output on an input: refused before any work;
-#   8. all outputs or none: a failed run leaves no file and no folder it made.
+#   8. all outputs or none: a failed run leaves no file and no folder it made;
+#   9. a text's UTF-8 byte-order mark is no text: the same numbers with or without one.
 set -u
 bin="$1"
 work="$2"
@@ -219,6 +220,28 @@ else
   unchanged "explore: --kept cannot be written" "$work/kept_full/page.html" "old page"
   [ -e "$work/kept_full/kept.txt" ] && fail "explore: a cut --kept file was left"
 fi
+
+# 9. A byte-order mark before a text (as some editors write) is no text: the same file with one
+#    and without reads the same tokens, so every number printed is the same.
+mkdir -p "$work/bom" "$work/plain"
+cp "$work/story.txt" "$work/plain/story.txt"
+{ printf '\357\273\277'; cat "$work/story.txt"; } >"$work/bom/story.txt"
+for program in compare_policies 09_real_model; do
+  args=(--model "$model/model.bin" --tokenizer "$model/tok.bin")
+  [ "$program" = compare_policies ] && args+=(--budgets 50 --policies full,h2o)
+  [ "$program" = 09_real_model ] && args+=(--budgets 50 --unseen "$work/plain/story.txt")
+  "$bin/$program" "${args[@]}" --text "$work/plain/story.txt" >"$work/plain/out.txt" 2>&1
+  "$bin/$program" "${args[@]}" --text "$work/bom/story.txt" >"$work/bom/out.txt" 2>&1
+  if ! grep -q perplexity "$work/plain/out.txt"; then
+    fail "$program on the small story printed no perplexity: $(tail -n 3 "$work/plain/out.txt")"
+  elif ! cmp -s "$work/plain/out.txt" "$work/bom/out.txt"; then
+    fail "$program reads a text with a byte-order mark differently: $(diff "$work/plain/out.txt" \
+      "$work/bom/out.txt" | head -n 6)"
+  else
+    echo "ok: $program reads a text with a byte-order mark as without"
+  fi
+done
+
 # 5. The training scripts (standard library only here): a failed run leaves the old file.
 training="$(dirname "$0")/../training"
 data="$(dirname "$0")/../data"

@@ -61,6 +61,12 @@ TEST_CASE("read_text_file returns a regular file's bytes exactly") {
   const std::vector<char> bytes = {'a', '\0', '\n', '\xFF', 'b'};
   write_bytes(dir.file("t.txt"), bytes);
   CHECK(read_text_file(dir.file("t.txt"), "t", 5) == std::string(bytes.begin(), bytes.end()));
+  // A UTF-8 byte-order mark at the start is no text (an editor wrote it); anywhere else it stays.
+  write_bytes(dir.file("bom.txt"), {'\xEF', '\xBB', '\xBF', 'T', 'o', 'm', '\xEF', '\xBB', '\xBF'});
+  CHECK(read_text_file(dir.file("bom.txt"), "t", 100) == "Tom\xEF\xBB\xBF");
+  CHECK(read_file_bytes(dir.file("bom.txt"), "t", 100).size() == 9);  // bytes as they are
+  write_bytes(dir.file("only_bom.txt"), {'\xEF', '\xBB', '\xBF'});
+  CHECK(read_text_file(dir.file("only_bom.txt"), "t", 100).empty());
   // Exactly the limit is allowed; one byte more is not.
   CHECK_THAT(text_error(dir.file("t.txt"), 4),
              Contains("is 5 bytes, more than the limit of 4 bytes"));
