@@ -7,7 +7,8 @@
 #   5. the same for the training scripts (those that run without PyTorch);
 #   6. text from files reaches the terminal escaped, and errors quoting it stay short;
 #   7. no two outputs on one path, no output on an input: refused before any work;
-#   8. all outputs or none: a failed run leaves no file and no folder it made;
+#   8. all outputs or none: a failed run leaves no file and no folder it made; a run that
+#      measures nothing fails and writes nothing;
 #   9. a text's UTF-8 byte-order mark is no text: the same numbers with or without one.
 set -u
 bin="$1"
@@ -194,7 +195,8 @@ for lesson in 10_sparse_attention 12_evict_or_quantise 13_every_head_its_cache; 
 done
 
 # 8. All outputs or none. A run that fails after making its --pictures folder takes the folder
-#    away again (and the parents it made); one that fails writing --kept leaves no page either.
+#    away again (and the parents it made); one that fails writing --kept leaves no page either;
+#    one whose every policy is refused measures nothing: an error, and no picture.
 expect_error "lesson 11 fails, its new --pictures folder removed" "does not exist" \
   "$bin/11_how_much_cache" --model "$work/none.bin" --pictures "$work/made/charts"
 [ -e "$work/made" ] && fail "lesson 11 failed but left the folder it made: $(find "$work/made")"
@@ -220,6 +222,10 @@ else
   unchanged "explore: --kept cannot be written" "$work/kept_full/page.html" "old page"
   [ -e "$work/kept_full/kept.txt" ] && fail "explore: a cut --kept file was left"
 fi
+expect_error "compare_policies: every policy refused" "nothing to measure" \
+  "$bin/compare_policies" "${small[@]}" --policies fastgen --fastgen-profile 1 \
+  --svg "$work/refused.svg"
+[ -e "$work/refused.svg" ] && fail "compare_policies measured nothing but wrote a picture"
 
 # 9. A byte-order mark before a text (as some editors write) is no text: the same file with one
 #    and without reads the same tokens, so every number printed is the same.
