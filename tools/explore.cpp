@@ -32,6 +32,7 @@
 #include <functional>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -127,6 +128,10 @@ int explore(int argc, char** argv) {
   const h2o::ExploreOptions options = h2o::explore_options(args);
   h2o::check_output_path(options.out_path, "the page");
   if (!options.kept_path.empty()) h2o::check_output_path(options.kept_path, "the kept positions");
+  // --names is read now, with one policy or two (only two use it, in step 5): a file that is
+  // missing, empty, too big or not a list of names fails before the runs, as in every program.
+  std::optional<std::vector<std::string>> given_names;
+  if (args.given("names")) given_names = h2o::read_names(args.text("names"));
 
   // Step 2: the model and the first story of the text, as token ids (BOS first).
   const h2o::ModelFiles files = h2o::model_files_from_options(args);
@@ -218,8 +223,8 @@ int explore(int argc, char** argv) {
   // window given the bytes the first held at the end.
   std::size_t names_counted = 0;  // long-gap name events, for step 7's note
   if (explored.size() == 2) {
-    const h2o::NameTokens names =
-        h2o::names_as_tokens(tokenizer, h2o::names_from_options(args, {story.text}));
+    const h2o::NameTokens names = h2o::names_as_tokens(
+        tokenizer, given_names ? *given_names : h2o::default_names({story.text}));
     const std::vector<h2o::NameMention> mentions = h2o::find_name_mentions(tokens, names).mentions;
     const std::size_t counted = h2o::long_gap_name_steps(tokens, names, h2o::kNameGap).size();
     const std::size_t full_recalled =
