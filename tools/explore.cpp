@@ -23,7 +23,10 @@
 // Page size (and, about, memory): two bytes per kept position, step, layer and KV head for a
 // policy with scores, one without (for the shipped model, 912 tokens at 10%: about 4 MB); the
 // page's size is estimated before the runs (explorer_page_bytes) and refused above
-// kMaxExploreBytes, the text above kMaxExploreTokens (app/explore_options.hpp).
+// kMaxExploreBytes, the text above kMaxExploreTokens (app/explore_options.hpp). A policy whose
+// rules decide what each head keeps (FastGen, DuoAttention) may keep every token in a head: its
+// estimate is only a bound, allowed up to kMaxExploreRunBytes, and the page is weighed again after
+// the runs; one too big then is refused with the size each policy alone would make.
 //
 // Dimension legend: N = tokens in the story (BOS included), S = N - 1 steps, L = layers,
 // G = KV heads.
@@ -120,6 +123,47 @@ std::string end_bytes_text(const Explored& e, const h2o::KvFormat& format, std::
          "% of the fp32 full cache's " + std::to_string(full_bytes);
 }
 
+// "4.3 MiB".
+std::string mebibytes(std::uint64_t bytes) {
+  return h2o::fixed(static_cast<double>(bytes) / (1 << 20), 1) + " MiB";
+}
+
+// Whether every policy of `names` keeps what its rules decide, not what the budget says.
+bool all_decided_by_rules(const std::vector<std::string>& names) {
+  for (const std::string& name : names) {
+    if (h2o::policy_kind(name).sized_by_budget) return false;
+  }
+  return true;
+}
+
+// The error for a page of `bytes` over the limit, known after the runs (the policies' rules
+// decided what they kept), with the setting that makes one that fits: each policy on a page of
+// its own when each fits alone (its size computed here), else a shorter text or a smaller budget.
+std::string page_too_big(const h2o::ExplorerPage& page, std::size_t bytes) {
+  std::string advice;
+  if (page.policies.size() == 2) {
+    bool each_fits = true;
+    for (const h2o::ExplorerPolicy& policy : page.policies) {
+      h2o::ExplorerPage alone = page;
+      alone.policies = {policy};
+      alone.has_verdict = false;
+      const std::size_t alone_bytes = h2o::explorer_page_html(alone).size();
+      each_fits = each_fits && alone_bytes <= h2o::kMaxExploreBytes;
+      advice += (advice.empty() ? "" : ", ") + ("--policies " + policy.name) + " makes " +
+                mebibytes(alone_bytes);
+    }
+    advice = each_fits ? "show one policy a page (" + advice + ")" : "";
+  }
+  if (advice.empty()) {
+    std::vector<std::string> names;
+    for (const h2o::ExplorerPolicy& policy : page.policies) names.push_back(policy.name);
+    advice = std::string("choose ") + (all_decided_by_rules(names) ? "" : "a smaller --budget or ") +
+             "a shorter text";
+  }
+  return "the page would be " + mebibytes(bytes) + " (at most " +
+         h2o::byte_size_text(h2o::kMaxExploreBytes) + "): " + advice;
+}
+
 int explore(int argc, char** argv) {
   // Step 1: options, all checked before any file is read; then the output paths, so that a path
   // that cannot be written fails before the runs.
@@ -177,13 +221,21 @@ int explore(int argc, char** argv) {
   page.budget = budget;
   // Keys and values of every layer, float32: what the full cache's live_kv_bytes() adds a token.
   page.full_kv_bytes_per_token = config.n_layers * 2 * config.kv_dim() * sizeof(float);
+  // A policy whose rules decide what each head keeps (FastGen, DuoAttention) may keep every token
+  // in every head: the estimate counts that, the most its page could take, and only the run
+  // tells what it took. Its page is allowed to that bound up to kMaxExploreRunBytes (memory for
+  // the traces) and weighed again, exactly, once the runs are done (step 6).
+  bool rules_decide = false;
+  for (const std::string& name : options.policies)
+    rules_decide = rules_decide || !h2o::policy_kind(name).sized_by_budget;
   const std::uint64_t page_bytes =
       h2o::explorer_page_bytes(page, config.n_layers, config.n_kv_heads, shapes);
-  if (page_bytes > h2o::kMaxExploreBytes) {
-    throw std::runtime_error("the page would be about " +
-                             h2o::fixed(static_cast<double>(page_bytes) / (1 << 20), 1) + " MiB" +
-                             " (at most " + h2o::byte_size_text(h2o::kMaxExploreBytes) +
-                             "): choose a smaller --budget or a shorter text");
+  if (page_bytes > (rules_decide ? h2o::kMaxExploreRunBytes : h2o::kMaxExploreBytes)) {
+    throw std::runtime_error(
+        "the page would be " + std::string(rules_decide ? "up to " : "about ") +
+        mebibytes(page_bytes) + " (at most " + h2o::byte_size_text(h2o::kMaxExploreBytes) +
+        "): choose " + (all_decided_by_rules(options.policies) ? "" : "a smaller --budget or ") +
+        "a shorter text");
   }
 
   // Step 4: the full cache, the reference, then each policy's traced run.
@@ -298,6 +350,7 @@ int explore(int argc, char** argv) {
     page.about.push_back(e.name + ": " + end_bytes_text(e, options.kv_format, full_bytes));
   }
   const std::string html = h2o::explorer_page_html(page);
+  if (html.size() > h2o::kMaxExploreBytes) throw std::runtime_error(page_too_big(page, html.size()));
   std::vector<h2o::FileToWrite> outputs = {{options.out_path, "the page", html}};
   if (!options.kept_path.empty())
     outputs.push_back({options.kept_path, "the kept positions", kept.str()});
