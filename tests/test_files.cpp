@@ -245,7 +245,7 @@ namespace {
 // The signals that end a program by default and that it can catch (base/output_file.cpp's
 // kCleanupSignals), and a real-time one: each must leave no temporary file behind.
 std::vector<int> catchable_signals() {
-  return {SIGHUP,  SIGINT,  SIGQUIT, SIGABRT,   SIGUSR1, SIGUSR2, SIGPIPE,    SIGALRM,
+  return {SIGHUP,  SIGINT,  SIGQUIT, SIGABRT,   SIGUSR1, SIGUSR2, SIGPIPE,     SIGALRM,
           SIGTERM, SIGXCPU, SIGXFSZ, SIGVTALRM, SIGPROF, SIGIO,   SIGRTMIN + 2};
 }
 
@@ -330,7 +330,8 @@ int status_after_two_signals(pid_t child, int first, int second, bool* controlle
     status = wait_for(child);
     if (WIFEXITED(status) || WIFSIGNALED(status)) return status;
     // Stopped as a signal is about to be delivered: deliver it (a trap is ptrace's own).
-    const long signal_number = WIFSTOPPED(status) && WSTOPSIG(status) != SIGTRAP ? WSTOPSIG(status) : 0;
+    const long signal_number =
+        WIFSTOPPED(status) && WSTOPSIG(status) != SIGTRAP ? WSTOPSIG(status) : 0;
     ::ptrace(PTRACE_CONT, child, nullptr, reinterpret_cast<void*>(signal_number));
   }
 }
@@ -427,9 +428,9 @@ TEST_CASE("a program's outputs: none on another's path, none on an input, before
   CHECK(refusal({"--out", dir.file("x"), "--kept", dir.file("sub/../x")}) ==
         "--kept names the same file as --out ('" + dir.file("sub/../x") +
             "'): each output needs a file of its own");
-  CHECK(refusal({"--out", dir.file("story.txt")}) ==
-        "--out names the file --text reads ('" + dir.file("story.txt") +
-            "'): an output must not replace an input");
+  CHECK(refusal({"--out", dir.file("story.txt")}) == "--out names the file --text reads ('" +
+                                                         dir.file("story.txt") +
+                                                         "'): an output must not replace an input");
   // The input given, the output by default.
   write_bytes(dir.file("page.html"), {'<'});
   CHECK_THAT(refusal({"--text", dir.file("page.html")}), Contains("--out names the file --text"));
@@ -446,8 +447,8 @@ TEST_CASE("a program's outputs: none on another's path, none on an input, before
 TEST_CASE("write_output_files refuses two files on one path, and writes neither") {
   TempDir dir("output_same_twice");
   CHECK(error_of<std::runtime_error>([&] {
-          write_output_files({{dir.file("a.svg"), "the CSV file", "A"},
-                              {dir.file("./a.svg"), "the chart", "B"}});
+          write_output_files(
+              {{dir.file("a.svg"), "the CSV file", "A"}, {dir.file("./a.svg"), "the chart", "B"}});
         }) == "the chart '" + dir.file("./a.svg") + "' is the same file as the CSV file '" +
                   dir.file("a.svg") + "'");
   CHECK(names_in(dir.path).empty());

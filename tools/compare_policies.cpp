@@ -138,8 +138,10 @@ void check_something_measured(const h2o::ComparePoliciesOptions& options,
     if (!refusal.empty() && picture_refused.empty()) picture_refused = name + ": " + refusal;
   }
   if (evicting && !measured) {
-    throw std::runtime_error("nothing to measure: every policy asked for is refused at every "
-                             "budget (" + refused + ")");
+    throw std::runtime_error(
+        "nothing to measure: every policy asked for is refused at every "
+        "budget (" +
+        refused + ")");
   }
   if (!options.svg_path.empty() && !pictured) {
     throw std::runtime_error("--svg: every policy asked for is refused at the picture's budget (" +

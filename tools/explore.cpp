@@ -157,8 +157,8 @@ std::string page_too_big(const h2o::ExplorerPage& page, std::size_t bytes) {
   if (advice.empty()) {
     std::vector<std::string> names;
     for (const h2o::ExplorerPolicy& policy : page.policies) names.push_back(policy.name);
-    advice = std::string("choose ") + (all_decided_by_rules(names) ? "" : "a smaller --budget or ") +
-             "a shorter text";
+    advice = std::string("choose ") +
+             (all_decided_by_rules(names) ? "" : "a smaller --budget or ") + "a shorter text";
   }
   return "the page would be " + mebibytes(bytes) + " (at most " +
          h2o::byte_size_text(h2o::kMaxExploreBytes) + "): " + advice;
@@ -350,7 +350,8 @@ int explore(int argc, char** argv) {
     page.about.push_back(e.name + ": " + end_bytes_text(e, options.kv_format, full_bytes));
   }
   const std::string html = h2o::explorer_page_html(page);
-  if (html.size() > h2o::kMaxExploreBytes) throw std::runtime_error(page_too_big(page, html.size()));
+  if (html.size() > h2o::kMaxExploreBytes)
+    throw std::runtime_error(page_too_big(page, html.size()));
   std::vector<h2o::FileToWrite> outputs = {{options.out_path, "the page", html}};
   if (!options.kept_path.empty())
     outputs.push_back({options.kept_path, "the kept positions", kept.str()});
@@ -363,7 +364,8 @@ int explore(int argc, char** argv) {
                     ? ""
                     : ", " + std::to_string(options.scoring.heavy_percent) +
                           "% of it outside the recent window (--heavy-share)")
-            << "\n  " << h2o::reading_summary(h2o::printable(text_name), 1, story.stories_in_file,
+            << "\n  "
+            << h2o::reading_summary(h2o::printable(text_name), 1, story.stories_in_file,
                                     story.paragraphs, n, std::nullopt)
             << "\n";
   for (const Explored& e : explored) {

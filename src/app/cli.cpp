@@ -103,7 +103,8 @@ void ArgParser::parse(int argc, const char* const* argv) {
       inputs.push_back({"--" + name, text(name)});
     }
   }
-  if (const std::string clash = files_clash(outputs, inputs); !clash.empty()) throw UsageError(clash);
+  if (const std::string clash = files_clash(outputs, inputs); !clash.empty())
+    throw UsageError(clash);
 }
 
 bool ArgParser::given(const std::string& name) const { return values_.count(name) > 0; }

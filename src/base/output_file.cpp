@@ -45,14 +45,14 @@ TemporarySlot created_folders[kMaxCreatedFolders];  // in the order they were ma
 // limits of ulimit (SIGXCPU, SIGXFSZ), timers (SIGALRM, SIGVTALRM, SIGPROF), abort() and the
 // signals a user sends (SIGUSR1, SIGUSR2, the real-time signals). Not the faults (SIGSEGV,
 // SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS), which belong to debuggers and sanitizers.
-constexpr int kCleanupSignals[] = {SIGHUP,  SIGINT,    SIGQUIT,   SIGABRT, SIGUSR1,
-                                   SIGUSR2, SIGPIPE,   SIGALRM,   SIGTERM, SIGXCPU,
-                                   SIGXFSZ, SIGVTALRM, SIGPROF,   SIGIO,
+constexpr int kCleanupSignals[] = {
+    SIGHUP,    SIGINT,  SIGQUIT, SIGABRT, SIGUSR1,   SIGUSR2, SIGPIPE,
+    SIGALRM,   SIGTERM, SIGXCPU, SIGXFSZ, SIGVTALRM, SIGPROF, SIGIO,
 #ifdef SIGPWR
-                                   SIGPWR,
+    SIGPWR,
 #endif
 #ifdef SIGSTKFLT
-                                   SIGSTKFLT,
+    SIGSTKFLT,
 #endif
 };
 
@@ -406,19 +406,26 @@ void remove_created_folders() {
 
 bool same_file(const std::string& a, const std::string& b) {
   namespace fs = std::filesystem;
-  struct stat sa {}, sb {};
+  struct stat sa {};
+  struct stat sb {};
   const bool a_exists = ::stat(a.c_str(), &sa) == 0, b_exists = ::stat(b.c_str(), &sb) == 0;
   if (a_exists || b_exists) {
     return a_exists && b_exists && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
   }
-  std::error_code ea, eb;
-  const fs::path pa = fs::weakly_canonical(fs::absolute(a, ea), ea);
-  const fs::path pb = fs::weakly_canonical(fs::absolute(b, eb), eb);
-  if (ea || eb) return fs::absolute(a).lexically_normal() == fs::absolute(b).lexically_normal();
-  return pa.lexically_normal() == pb.lexically_normal();
+  // Neither exists: the same path once absolute and normal, the links in its folders followed
+  // (as far as they can be: a folder that cannot be read is compared as written).
+  const auto normal = [](const std::string& path) {
+    std::error_code ec;
+    fs::path absolute = fs::absolute(path, ec);
+    if (ec) absolute = path;
+    const fs::path resolved = fs::weakly_canonical(absolute, ec);
+    return (ec ? absolute : resolved).lexically_normal();
+  };
+  return normal(a) == normal(b);
 }
 
-std::string files_clash(const std::vector<NamedPath>& outputs, const std::vector<NamedPath>& inputs) {
+std::string files_clash(const std::vector<NamedPath>& outputs,
+                        const std::vector<NamedPath>& inputs) {
   for (std::size_t i = 0; i < outputs.size(); ++i) {
     if (outputs[i].path.empty()) continue;
     for (std::size_t j = 0; j < i; ++j) {
@@ -428,7 +435,8 @@ std::string files_clash(const std::vector<NamedPath>& outputs, const std::vector
       }
     }
     for (const NamedPath& input : inputs) {
-      if (input.path.empty() || !std::filesystem::exists(input.path)) continue;
+      std::error_code ec;
+      if (input.path.empty() || !std::filesystem::exists(input.path, ec)) continue;
       if (same_file(outputs[i].path, input.path)) {
         return outputs[i].option + " names the file " + input.option + " reads ('" +
                outputs[i].path + "'): an output must not replace an input";

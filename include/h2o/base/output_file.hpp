@@ -109,6 +109,7 @@ struct NamedPath {
 // two outputs on one path ("--kept names the same file as --out ('x.html'): ..."), or an output on
 // an existing input ("--svg names the file --text reads ('s.txt'): ..."). Empty paths are skipped;
 // an input that does not exist cannot be replaced, so it clashes with nothing.
-std::string files_clash(const std::vector<NamedPath>& outputs, const std::vector<NamedPath>& inputs);
+std::string files_clash(const std::vector<NamedPath>& outputs,
+                        const std::vector<NamedPath>& inputs);
 
 }  // namespace h2o
