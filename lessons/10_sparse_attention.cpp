@@ -61,7 +61,7 @@ int run_lesson(int argc, char** argv) {
                       "model.");
   h2o::add_model_options(args);
   h2o::add_text_option(args);
-  args.add_option("pictures", "DIR", "", "also write the SVG pictures into this folder");
+  args.add_output("pictures", "DIR", "", "also write the SVG pictures into this folder");
   args.parse(argc, argv);
   const std::string pictures = args.text("pictures");
   if (!pictures.empty()) h2o::make_output_folder(pictures, "--pictures");  // before the work

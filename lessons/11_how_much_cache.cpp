@@ -50,8 +50,8 @@ int run_lesson(int argc, char** argv) {
       .add_option("name-gap", "N", "64", "name recall counts names last seen > N tokens back")
       .add_option("prompts", "LIST", "25,50,75", "Step 6's prompt lengths, percent of the text")
       .add_option("prompt-budget", "PERCENT", "10", "Step 6's cache budget, percent of the text")
-      .add_option("csv", "PATH", "", "write the sweep's numbers as CSV to this file")
-      .add_option("pictures", "DIR", "", "write one SVG chart per measure into this folder");
+      .add_output("csv", "PATH", "", "write the sweep's numbers as CSV to this file")
+      .add_output("pictures", "DIR", "", "write one SVG chart per measure into this folder");
   args.parse(argc, argv);
   const std::vector<int> percents = h2o::parse_percent_list("budgets", args.text("budgets"));
   const auto min_gap = static_cast<std::size_t>(args.integer("name-gap", 1, 100000));

@@ -86,7 +86,7 @@ int run_lesson(int argc, char** argv) {
   h2o::add_stories_options(args, "6")
       .add_option("budgets", "LIST", "6,12,25,50,100", "H2O budgets, percent of each story")
       .add_option("kv-group", "B", "32", "quantised KV: tokens per key group (KIVI's 32)");
-  h2o::add_names_option(args).add_option("pictures", "DIR", "",
+  h2o::add_names_option(args).add_output("pictures", "DIR", "",
                                          "write quality against bytes as SVG into this folder");
   args.parse(argc, argv);
   std::vector<int> percents = h2o::parse_percent_list("budgets", args.text("budgets"));

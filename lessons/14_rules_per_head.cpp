@@ -74,7 +74,7 @@ int run_lesson(int argc, char** argv) {
   h2o::add_stories_options(args, "12")
       .add_option("budget", "PERCENT", "10", "tokens each policy keeps, percent of each story")
       .add_option("targets", "LIST", "50,70,90", "FastGen's targets T, percent of attention");
-  h2o::add_names_option(args).add_option("pictures", "DIR", "",
+  h2o::add_names_option(args).add_output("pictures", "DIR", "",
                                          "write perplexity against bytes as SVG into this folder");
   args.parse(argc, argv);
   const std::string pictures = args.text("pictures");

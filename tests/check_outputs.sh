@@ -5,7 +5,11 @@
 #   3. an existing file survives a run that fails, and no temporary file is left behind;
 #   4. a write that fails half-way (a file size limit, as a full disk) is an error, not a cut file;
 #   5. the same for the training scripts (those that run without PyTorch);
-#   6. text from files reaches the terminal escaped, and errors quoting it stay short.
+#   6. text from files reaches the terminal escaped, and errors quoting it stay short;
+#   7. no two outputs on one path, no output on an input: refused before any work;
+#   8. all outputs or none: a failed run leaves no file and no folder it made; a run that
+#      measures nothing fails and writes nothing;
+#   9. a text's UTF-8 byte-order mark is no text: the same numbers with or without one.
 set -u
 bin="$1"
 work="$2"
@@ -148,6 +152,101 @@ if "$bin/10_sparse_attention" --model "$model/model.bin" --tokenizer "$model/tok
 else
   fail "lesson 10 on a text of control characters failed: $(cat "$work/err.txt")"
 fi
+
+# 7. Two outputs on one path, or an output on an input, is a usage error before any work, and the
+#    file is left as it was (it was replaced by the picture, the page or the CSV before).
+mkdir -p "$work/same"
+printf 'Tom had a red ball. Tom gave the ball to Lily.\n' >"$work/same/story.txt"
+ln "$work/same/story.txt" "$work/same/hard_link.txt"
+echo "old page" >"$work/same/page.html"
+echo "old table" >"$work/same/t.csv"
+same_story() { unchanged "$1" "$work/same/story.txt" "Tom had a red ball. Tom gave the ball to Lily."; }
+expect_error "compare_policies --text S --svg S" "--svg names the file --text reads" \
+  "$bin/compare_policies" "${small[@]:0:4}" --text "$work/same/story.txt" --svg "$work/same/story.txt"
+same_story "compare_policies --text S --svg S"
+expect_error "compare_policies --svg on a hard link of --text" "--svg names the file --text reads" \
+  "$bin/compare_policies" "${small[@]:0:4}" --text "$work/same/story.txt" \
+  --svg "$work/same/hard_link.txt"
+same_story "compare_policies --svg on a hard link"
+expect_error "explore --out X --kept X" "--kept names the same file as --out" \
+  "$bin/explore" "${small[@]}" --out "$work/same/page.html" --kept "$work/same/../same/page.html"
+unchanged "explore --out X --kept X" "$work/same/page.html" "old page"
+expect_error "explore --out X --kept X, X new" "--kept names the same file as --out" \
+  "$bin/explore" "${small[@]}" --out "$work/same/new.html" --kept "$work/same/./new.html"
+[ -e "$work/same/new.html" ] && fail "explore --out X --kept X: X written"
+cp "$model/model.bin" "$work/same/model.bin"
+expect_error "explore --out on the model" "--out names the file --model reads" \
+  "$bin/explore" --model "$work/same/model.bin" "${small[@]:2}" --out "$work/same/model.bin"
+cmp -s "$model/model.bin" "$work/same/model.bin" || fail "explore --out on the model: model changed"
+echo "Tom had a red ball." >"$work/same/explorer.html"
+expect_error "explore --text on its default --out" "--out names the file --text reads" \
+  bash -c 'cd "$1" && "$0" "${@:2}"' "$(cd "$bin" && pwd)/explore" "$work/same" "${small[@]:0:4}" \
+  --text explorer.html
+unchanged "explore --text on its default --out" "$work/same/explorer.html" "Tom had a red ball."
+expect_error "lesson 11 --csv X --pictures X" "--pictures names the same file as --csv" \
+  "$bin/11_how_much_cache" "${small[@]}" --csv "$work/same/t.csv" --pictures "$work/same/t.csv"
+unchanged "lesson 11 --csv X --pictures X" "$work/same/t.csv" "old table"
+expect_error "lesson 11 --csv on --text" "--csv names the file --text reads" \
+  "$bin/11_how_much_cache" "${small[@]:0:4}" --text "$work/same/story.txt" --csv "$work/same/story.txt"
+same_story "lesson 11 --csv on --text"
+for lesson in 10_sparse_attention 12_evict_or_quantise 14_rules_per_head; do
+  expect_error "lesson $lesson --pictures on --tokenizer" "--pictures names the file --tokenizer reads" \
+    "$bin/$lesson" "${small[@]}" --pictures "$model/tok.bin"
+done
+
+# 8. All outputs or none. A run that fails after making its --pictures folder takes the folder
+#    away again (and the parents it made); one that fails writing --kept leaves no page either;
+#    one whose every policy is refused measures nothing: an error, and no picture.
+expect_error "lesson 11 fails, its new --pictures folder removed" "does not exist" \
+  "$bin/11_how_much_cache" --model "$work/none.bin" --pictures "$work/made/charts"
+[ -e "$work/made" ] && fail "lesson 11 failed but left the folder it made: $(find "$work/made")"
+expect_error "lesson 10 fails, its new --pictures folder removed" "does not exist" \
+  "$bin/10_sparse_attention" --model "$work/none.bin" --pictures "$work/made/pictures"
+[ -e "$work/made" ] && fail "lesson 10 failed but left the folder it made"
+mkdir -p "$work/kept_full"
+echo "old page" >"$work/kept_full/page.html"
+page_kib=0
+kept_kib=0
+if "$bin/explore" "${small[@]}" --out "$work/page_size.html" --kept "$work/kept_size.txt" >/dev/null
+then
+  page_kib=$(($(stat -c %s "$work/page_size.html") / 1024 + 1))
+  kept_kib=$(($(stat -c %s "$work/kept_size.txt") / 1024))
+fi
+if [ "$kept_kib" -le "$page_kib" ]; then
+  fail "the kept positions ($kept_kib KiB) are no larger than the page ($page_kib KiB)"
+else
+  # A file size limit the page fits in and the kept positions do not (as a disk that fills up).
+  expect_error "explore: --kept cannot be written" "the kept positions" \
+    bash -c 'trap "" XFSZ; ulimit -f "$1"; "$0" "${@:2}" >/dev/null' "$bin/explore" "$page_kib" \
+    "${small[@]}" --out "$work/kept_full/page.html" --kept "$work/kept_full/kept.txt"
+  unchanged "explore: --kept cannot be written" "$work/kept_full/page.html" "old page"
+  [ -e "$work/kept_full/kept.txt" ] && fail "explore: a cut --kept file was left"
+fi
+expect_error "compare_policies: every policy refused" "nothing to measure" \
+  "$bin/compare_policies" "${small[@]}" --policies fastgen --fastgen-profile 1 \
+  --svg "$work/refused.svg"
+[ -e "$work/refused.svg" ] && fail "compare_policies measured nothing but wrote a picture"
+
+# 9. A byte-order mark before a text (as some editors write) is no text: the same file with one
+#    and without reads the same tokens, so every number printed is the same.
+mkdir -p "$work/bom" "$work/plain"
+cp "$work/story.txt" "$work/plain/story.txt"
+{ printf '\357\273\277'; cat "$work/story.txt"; } >"$work/bom/story.txt"
+for program in compare_policies 09_real_model; do
+  args=(--model "$model/model.bin" --tokenizer "$model/tok.bin")
+  [ "$program" = compare_policies ] && args+=(--budgets 50 --policies full,h2o)
+  [ "$program" = 09_real_model ] && args+=(--budgets 50 --unseen "$work/plain/story.txt")
+  "$bin/$program" "${args[@]}" --text "$work/plain/story.txt" >"$work/plain/out.txt" 2>&1
+  "$bin/$program" "${args[@]}" --text "$work/bom/story.txt" >"$work/bom/out.txt" 2>&1
+  if ! grep -q perplexity "$work/plain/out.txt"; then
+    fail "$program on the small story printed no perplexity: $(tail -n 3 "$work/plain/out.txt")"
+  elif ! cmp -s "$work/plain/out.txt" "$work/bom/out.txt"; then
+    fail "$program reads a text with a byte-order mark differently: $(diff "$work/plain/out.txt" \
+      "$work/bom/out.txt" | head -n 6)"
+  else
+    echo "ok: $program reads a text with a byte-order mark as without"
+  fi
+done
 
 # 5. The training scripts (standard library only here): a failed run leaves the old file.
 training="$(dirname "$0")/../training"

@@ -62,7 +62,7 @@
 namespace {
 
 std::vector<float> read_floats(const std::string& path) {
-  const std::string bytes = h2o::read_text_file(path, "float file '" + path + "'", 1ull << 30);
+  const std::string bytes = h2o::read_file_bytes(path, "float file '" + path + "'", 1ull << 30);
   if (bytes.size() % sizeof(float) != 0) {
     throw std::runtime_error("'" + path + "' is not a whole number of float32 values");
   }

@@ -5,6 +5,7 @@
 // a sensible size, before reading a byte: a device (/dev/zero would be read forever), a pipe
 // (opening one blocks until someone writes), a folder, a missing or empty file, or a file over
 // the reader's limit.
+#include <sys/ptrace.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -13,8 +14,10 @@
 #include <algorithm>
 #include <csignal>
 #include <cstdint>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -58,6 +61,12 @@ TEST_CASE("read_text_file returns a regular file's bytes exactly") {
   const std::vector<char> bytes = {'a', '\0', '\n', '\xFF', 'b'};
   write_bytes(dir.file("t.txt"), bytes);
   CHECK(read_text_file(dir.file("t.txt"), "t", 5) == std::string(bytes.begin(), bytes.end()));
+  // A UTF-8 byte-order mark at the start is no text (an editor wrote it); anywhere else it stays.
+  write_bytes(dir.file("bom.txt"), {'\xEF', '\xBB', '\xBF', 'T', 'o', 'm', '\xEF', '\xBB', '\xBF'});
+  CHECK(read_text_file(dir.file("bom.txt"), "t", 100) == "Tom\xEF\xBB\xBF");
+  CHECK(read_file_bytes(dir.file("bom.txt"), "t", 100).size() == 9);  // bytes as they are
+  write_bytes(dir.file("only_bom.txt"), {'\xEF', '\xBB', '\xBF'});
+  CHECK(read_text_file(dir.file("only_bom.txt"), "t", 100).empty());
   // Exactly the limit is allowed; one byte more is not.
   CHECK_THAT(text_error(dir.file("t.txt"), 4),
              Contains("is 5 bytes, more than the limit of 4 bytes"));
@@ -233,54 +242,274 @@ TEST_CASE("output paths are checked when the file is made: folders, devices, mis
 }
 
 namespace {
-// Runs a child process that makes two OutputFiles beside an existing file, writes to both, then
-// waits; kills it with `signal_number` once both temporary files exist; returns the child's wait
-// status. The pipe makes it deterministic: the signal lands exactly while the files are open.
-int status_of_child_killed_while_writing(const TempDir& dir, int signal_number) {
+// The signals that end a program by default and that it can catch (base/output_file.cpp's
+// kCleanupSignals), and a real-time one: each must leave no temporary file behind.
+std::vector<int> catchable_signals() {
+  std::vector<int> signals = {SIGHUP,  SIGINT,  SIGQUIT, SIGABRT, SIGUSR1,   SIGUSR2, SIGPIPE,
+                              SIGALRM, SIGTERM, SIGXCPU, SIGXFSZ, SIGVTALRM, SIGPROF, SIGIO};
+#ifdef SIGRTMIN
+  signals.push_back(SIGRTMIN + 2);
+#endif
+  return signals;
+}
+
+// In a forked child: the start of a program (every signal at its default action, as Catch2 put
+// its own handlers on some), no core file from the signals whose default writes one, and a limit
+// on its life should the test break.
+void start_child_as_a_program() {
+  for (int each = 1; each < NSIG; ++each) {
+    if (each != SIGKILL && each != SIGSTOP) std::signal(each, SIG_DFL);
+  }
+  sigset_t none;
+  sigemptyset(&none);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+  const struct rlimit no_core = {0, 0};
+  ::setrlimit(RLIMIT_CORE, &no_core);
+  ::alarm(30);  // never outlives a broken test (SIGALRM would then show in the status)
+}
+
+// Makes a child process that makes `files` OutputFiles beside an existing model.bin (the last in
+// a folder make_output_folder made, `folder`, when given), writes to all, then works on (with no
+// system call); returns once they all exist. The pipe makes a signal sent then land exactly while
+// the files are open.
+pid_t child_writing(const TempDir& dir, int files, const std::string& folder) {
   int ready[2];
   REQUIRE(::pipe(ready) == 0);
   const pid_t child = ::fork();
   REQUIRE(child >= 0);
   if (child == 0) {
     ::close(ready[0]);
-    ::alarm(30);  // never outlives a broken test (SIGALRM would then show in the status)
-    // A program starts with the default actions; Catch2 has put its own handlers there.
-    for (const int each : {SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGQUIT}) std::signal(each, SIG_DFL);
+    start_child_as_a_program();
     try {
-      OutputFile model(dir.file("model.bin"), "checkpoint");
-      OutputFile tokenizer(dir.file("tok.bin"), "tokenizer");
-      model.stream() << std::string(200000, 'm') << std::flush;  // past the buffer: on disk
-      tokenizer.stream() << "tok" << std::flush;
+      std::vector<std::unique_ptr<OutputFile>> outs;
+      outs.push_back(std::make_unique<OutputFile>(dir.file("model.bin"), "checkpoint"));
+      for (int i = 1; i < files; ++i) {
+        std::string path = dir.file("out" + std::to_string(i) + ".bin");
+        if (!folder.empty() && i + 1 == files) {
+          make_output_folder(dir.file(folder), "--pictures");
+          path = dir.file(folder + "/picture.svg");
+        }
+        outs.push_back(std::make_unique<OutputFile>(path, "the file"));
+      }
+      outs[0]->stream() << std::string(200000, 'm') << std::flush;  // past the buffer: on disk
+      for (auto& out : outs) out->stream() << "tok" << std::flush;
       if (::write(ready[1], "r", 1) != 1) ::_exit(3);
-      for (;;) ::pause();
+      for (volatile unsigned busy = 0;; busy = busy + 1) {  // at work, as a program is
+      }
     } catch (...) {
       ::_exit(4);
     }
   }
   ::close(ready[1]);
   char byte = 0;
-  const bool child_ready = ::read(ready[0], &byte, 1) == 1;
+  CHECK(::read(ready[0], &byte, 1) == 1);
   ::close(ready[0]);
-  CHECK(child_ready);
-  if (child_ready) CHECK(names_in(dir.path).size() == 3);  // model.bin and two temporaries
-  ::kill(child, signal_number);
+  return child;
+}
+
+int wait_for(pid_t child) {
   int status = 0;
   REQUIRE(::waitpid(child, &status, 0) == child);
   return status;
 }
+
+// Sends `first`, and `second` while the handler `first` started is at work: the child is traced
+// (ptrace), stopped at the handler's first system call (its first unlink: the child's own work
+// makes none), sent `second` there, and let go. Returns its wait status, and in `controlled`
+// whether it could be traced (where ptrace is not allowed, the two are sent back to back).
+int status_after_two_signals(pid_t child, int first, int second, bool* controlled) {
+#ifdef PTRACE_SEIZE
+  *controlled = ::ptrace(PTRACE_SEIZE, child, nullptr, nullptr) == 0;
+#else
+  *controlled = false;  // (macOS: no PTRACE_SEIZE)
+#endif
+  ::kill(child, first);
+  if (!*controlled) {
+    ::kill(child, second);
+    return wait_for(child);
+  }
+#ifdef PTRACE_SEIZE
+  int status = wait_for(child);  // stopped as `first` is about to be delivered
+  CHECK((WIFSTOPPED(status) && WSTOPSIG(status) == first));
+  ::ptrace(PTRACE_SYSCALL, child, nullptr, reinterpret_cast<void*>(static_cast<long>(first)));
+  status = wait_for(child);  // in the handler, at its first system call
+  ::kill(child, second);
+  ::ptrace(PTRACE_CONT, child, nullptr, nullptr);
+  for (;;) {
+    status = wait_for(child);
+    if (WIFEXITED(status) || WIFSIGNALED(status)) return status;
+    // Stopped as a signal is about to be delivered: deliver it (a trap is ptrace's own).
+    const long signal_number =
+        WIFSTOPPED(status) && WSTOPSIG(status) != SIGTRAP ? WSTOPSIG(status) : 0;
+    ::ptrace(PTRACE_CONT, child, nullptr, reinterpret_cast<void*>(signal_number));
+  }
+#else
+  return wait_for(child);  // not reached: never controlled
+#endif
+}
 }  // namespace
 
-TEST_CASE("a program killed by a signal while writing leaves no temporary file and dies of it") {
-  for (const int signal_number : {SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGQUIT}) {
-    INFO("signal " << signal_number);
+TEST_CASE("a program killed by any catchable signal while writing leaves no temporary file") {
+  for (const int signal_number : catchable_signals()) {
+    INFO("signal " << signal_number << " (" << ::strsignal(signal_number) << ")");
     TempDir dir("output_signal");
     write_bytes(dir.file("model.bin"), {'k', 'e', 'e', 'p'});
-    const int status = status_of_child_killed_while_writing(dir, signal_number);
+    const pid_t child = child_writing(dir, 2, "new");
+    CHECK(names_in(dir.path).size() == 3);  // model.bin, its temporary file, the new folder
+    ::kill(child, signal_number);
+    const int status = wait_for(child);
+    // It dies of that signal, as if no handler had run, and leaves only what was there before:
+    // no temporary file, and not the folder it made.
     CHECK(WIFSIGNALED(status));
     if (WIFSIGNALED(status)) CHECK(WTERMSIG(status) == signal_number);
     CHECK(names_in(dir.path) == std::vector<std::string>{"model.bin"});
     CHECK(h2o_test::read_bytes(dir.file("model.bin")) == std::vector<char>{'k', 'e', 'e', 'p'});
   }
+}
+
+TEST_CASE("a second signal while the first is handled, as a second Ctrl-C, leaves no file") {
+  // The second signal lands while the handler removes the first's files (see above), each pair
+  // 5 times: the same signal twice (Ctrl-C twice, `timeout` sending TERM twice) and two others.
+  const std::vector<std::vector<int>> pairs = {
+      {SIGINT, SIGINT}, {SIGTERM, SIGTERM}, {SIGINT, SIGTERM}, {SIGHUP, SIGUSR1}};
+  bool controlled = true;
+  for (const std::vector<int>& pair : pairs) {
+    for (int i = 0; i < 5; ++i) {
+      INFO("signals " << pair[0] << " then " << pair[1] << ", run " << i);
+      TempDir dir("output_two_signals");
+      const pid_t child = child_writing(dir, 8, "");
+      const int status = status_after_two_signals(child, pair[0], pair[1], &controlled);
+      // It dies of the first: the second waits until the files are gone, then the program is.
+      CHECK(WIFSIGNALED(status));
+      if (WIFSIGNALED(status) && controlled) CHECK(WTERMSIG(status) == pair[0]);
+      CHECK(names_in(dir.path).empty());  // every file was a temporary one
+    }
+  }
+  if (!controlled) WARN("ptrace is not allowed here: the signals were sent back to back");
+}
+
+// ------------------------------------------------------------------------ one path, one file
+// No two outputs of a program on one path, no output on a file it reads (output_file.hpp's
+// same_file and files_clash, which ArgParser applies to every program's options).
+
+TEST_CASE("same_file: one file by any name, existing or not yet") {
+  TempDir dir("same_file");
+  write_bytes(dir.file("a.txt"), {'a'});
+  write_bytes(dir.file("b.txt"), {'a'});  // the same bytes, another file
+  std::filesystem::create_symlink("a.txt", dir.file("link.txt"));
+  std::filesystem::create_hard_link(dir.file("a.txt"), dir.file("hard.txt"));
+  std::filesystem::create_directory(dir.file("sub"));
+  std::filesystem::create_directory_symlink(dir.path, dir.file("sub/up"));
+  CHECK(same_file(dir.file("a.txt"), dir.file("a.txt")));
+  CHECK(same_file(dir.file("a.txt"), dir.file("link.txt")));
+  CHECK(same_file(dir.file("a.txt"), dir.file("hard.txt")));
+  CHECK(same_file(dir.file("a.txt"), dir.file("sub/../a.txt")));
+  CHECK(same_file(dir.file("a.txt"), dir.file("sub/up/a.txt")));
+  CHECK_FALSE(same_file(dir.file("a.txt"), dir.file("b.txt")));
+  // Not yet written: the same path once made absolute and normal, links in its folders followed.
+  CHECK(same_file(dir.file("new.svg"), dir.file("./sub/../new.svg")));
+  CHECK(same_file(dir.file("new.svg"), dir.file("sub/up/new.svg")));
+  CHECK_FALSE(same_file(dir.file("new.svg"), dir.file("new.html")));
+  CHECK_FALSE(same_file(dir.file("new.svg"), dir.file("a.txt")));  // one exists, one does not
+  const std::filesystem::path here = std::filesystem::current_path();
+  std::filesystem::current_path(dir.path);
+  CHECK(same_file("x.html", dir.file("x.html")));
+  CHECK(same_file("a.txt", "./hard.txt"));
+  std::filesystem::current_path(here);
+}
+
+TEST_CASE("a program's outputs: none on another's path, none on an input, before any work") {
+  TempDir dir("output_clash");
+  write_bytes(dir.file("story.txt"), {'T', 'o', 'm', '.'});
+  const auto parsed = [&](const std::vector<std::string>& words) {
+    ArgParser args("test", "outputs");
+    args.add_option("text", "PATH", dir.file("story.txt"), "the text read")
+        .add_option("names", "PATH", "the project's lists", "names (a default that is no file)")
+        .add_output("out", "PATH", dir.file("page.html"), "the page")
+        .add_output("kept", "PATH", "", "the kept positions")
+        .add_output("pictures", "DIR", "", "a folder of pictures");
+    const std::vector<const char*> argv = argv_of(words);
+    args.parse(static_cast<int>(argv.size()), argv.data());
+  };
+  const auto refusal = [&](const std::vector<std::string>& words) {
+    return error_of<UsageError>([&] { parsed(words); });
+  };
+  CHECK(refusal({"--kept", dir.file("page.html")}) ==
+        "--kept names the same file as --out ('" + dir.file("page.html") +
+            "'): each output needs a file of its own");
+  CHECK(refusal({"--out", dir.file("x"), "--kept", dir.file("sub/../x")}) ==
+        "--kept names the same file as --out ('" + dir.file("sub/../x") +
+            "'): each output needs a file of its own");
+  CHECK(refusal({"--out", dir.file("story.txt")}) == "--out names the file --text reads ('" +
+                                                         dir.file("story.txt") +
+                                                         "'): an output must not replace an input");
+  // The input given, the output by default.
+  write_bytes(dir.file("page.html"), {'<'});
+  CHECK_THAT(refusal({"--text", dir.file("page.html")}), Contains("--out names the file --text"));
+  CHECK_THAT(refusal({"--pictures", dir.file("story.txt")}),
+             Contains("--pictures names the file --text reads"));
+  CHECK_THAT(refusal({"--kept", dir.file("k"), "--pictures", dir.file("./k")}),
+             Contains("--pictures names the same file as --kept"));
+  // Different files are fine, and so is an input that is no file (the default names).
+  CHECK_NOTHROW(parsed({"--kept", dir.file("kept.txt"), "--pictures", dir.file("pictures")}));
+  CHECK_NOTHROW(parsed({"--out", "the project's lists"}));
+  CHECK(files_clash({{"--a", ""}, {"--b", ""}}, {{"--text", ""}}).empty());  // empty: not given
+}
+
+TEST_CASE("write_output_files refuses two files on one path, and writes neither") {
+  TempDir dir("output_same_twice");
+  CHECK(error_of<std::runtime_error>([&] {
+          write_output_files(
+              {{dir.file("a.svg"), "the CSV file", "A"}, {dir.file("./a.svg"), "the chart", "B"}});
+        }) == "the chart '" + dir.file("./a.svg") + "' is the same file as the CSV file '" +
+                  dir.file("a.svg") + "'");
+  CHECK(names_in(dir.path).empty());
+}
+
+TEST_CASE("files committed together: when the second cannot be written, the first stays old") {
+  TempDir dir("output_together");
+  write_bytes(dir.file("model.bin"), {'o', 'l', 'd'});
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {  // a limit of 4 KiB on every file, as a full disk: the tokenizer does not fit
+    start_child_as_a_program();
+    std::signal(SIGXFSZ, SIG_IGN);
+    const struct rlimit small = {4096, 4096};
+    ::setrlimit(RLIMIT_FSIZE, &small);
+    try {
+      OutputFile model(dir.file("model.bin"), "checkpoint");
+      OutputFile tokenizer(dir.file("tok.bin"), "tokenizer");
+      model.stream() << "new";
+      tokenizer.stream() << std::string(100000, 't');
+      OutputFile::commit_together({&model, &tokenizer});
+      ::_exit(0);
+    } catch (const std::runtime_error&) {
+      ::_exit(5);
+    }
+  }
+  int status = 0;
+  REQUIRE(::waitpid(child, &status, 0) == child);
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 5);
+  CHECK(names_in(dir.path) == std::vector<std::string>{"model.bin"});
+  CHECK(h2o_test::read_bytes(dir.file("model.bin")) == std::vector<char>{'o', 'l', 'd'});
+}
+
+TEST_CASE("a failed run takes away the folders it made for its outputs, while they are empty") {
+  TempDir dir("output_folders");
+  std::filesystem::create_directory(dir.file("there"));
+  make_output_folder(dir.file("there/new/deeper/"), "--pictures");
+  make_output_folder(dir.file("kept/pictures"), "--pictures");
+  make_output_folder(dir.file("there"), "--pictures");  // made by no one here: it stays
+  write_bytes(dir.file("kept/pictures/a.svg"), {'<'});  // a file written: it and its folders stay
+  CHECK(std::filesystem::is_directory(dir.file("there/new/deeper")));
+  remove_created_folders();
+  CHECK(names_in(dir.path) == std::vector<std::string>{"kept", "there"});
+  CHECK(names_in(dir.file("there")).empty());
+  CHECK(names_in(dir.file("kept/pictures")) == std::vector<std::string>{"a.svg"});
+  write_bytes(dir.file("file"), {'x'});
+  CHECK_THROWS_WITH(make_output_folder(dir.file("file"), "--pictures"),
+                    "--pictures '" + dir.file("file") + "' is a file, not a folder");
 }
 
 // ------------------------------------------------------------------------ numbers and stories

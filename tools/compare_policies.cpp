@@ -123,6 +123,43 @@ std::vector<std::vector<int>> read_text(const std::vector<std::string>& texts,
   return stories;
 }
 
+// Step 2's last check: a run the factory refuses measures nothing, and a picture without a panel
+// shows nothing. When every policy asked for is refused at every budget, or at the picture's, that
+// is an error now, before the runs, and no file is written.
+void check_something_measured(const h2o::ComparePoliciesOptions& options,
+                              const h2o::SweepText& text) {
+  bool evicting = false, measured = false, pictured = false;
+  std::string refused, picture_refused;  // the first refusal of each, for the message
+  for (const std::string& name : options.policies) {
+    if (!h2o::policy_kind(name).evicts) {  // the full cache, the reference: always read
+      pictured = true;
+      continue;
+    }
+    evicting = true;
+    const h2o::SweepPolicy policy{name, name, options.scoring, options.kv_format};
+    for (const int percent : options.percents) {
+      const std::string refusal = h2o::sweep_refusal(text, policy, {percent, 0});
+      measured = measured || refusal.empty();
+      if (!refusal.empty() && refused.empty())
+        refused = name + " at " + std::to_string(percent) + "%: " + refusal;
+    }
+    const std::string refusal = h2o::sweep_refusal(text, policy, {options.picture_percent, 0});
+    pictured = pictured || refusal.empty();
+    if (!refusal.empty() && picture_refused.empty()) picture_refused = name + ": " + refusal;
+  }
+  if (evicting && !measured) {
+    throw std::runtime_error(
+        "nothing to measure: every policy asked for is refused at every "
+        "budget (" +
+        refused + ")");
+  }
+  if (!options.svg_path.empty() && !pictured) {
+    throw std::runtime_error("--svg: every policy asked for is refused at the picture's budget (" +
+                             std::to_string(options.picture_percent) + "%, " + picture_refused +
+                             "): the picture would be empty; choose another --picture-budget");
+  }
+}
+
 // Everything the runs of Step 3 give the later steps.
 struct Runs {
   h2o::PolicySweep sweep;
@@ -529,6 +566,7 @@ int compare_policies(int argc, char** argv) {
       h2o::sweep_text(tokenizer, read_text(stories, tokenizer, options.text_path, config.seq_len),
                       h2o::names_as_tokens(tokenizer, names), options.name_gap);
   const std::size_t n = text.stories.front().size(), steps = n - 1;  // the pictures: story 1
+  check_something_measured(options, text);
 
   // Steps 3-5: the runs, what was run, the results.
   const std::unique_ptr<Runs> runs = run_policies(weights, text, options);

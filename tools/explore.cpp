@@ -26,7 +26,10 @@
 // Page size (and, about, memory): two bytes per kept position, step, layer and KV head for a
 // policy with scores, one without (for the shipped model, 912 tokens at 10%: about 4 MB); the
 // page's size is estimated before the runs (explorer_page_bytes) and refused above
-// kMaxExploreBytes, the text above kMaxExploreTokens (app/explore_options.hpp).
+// kMaxExploreBytes, the text above kMaxExploreTokens (app/explore_options.hpp). A policy whose
+// rules decide what each head keeps (FastGen, DuoAttention) may keep every token in a head: its
+// estimate is only a bound, allowed up to kMaxExploreRunBytes, and the page is weighed again after
+// the runs; one too big then is refused with the size each policy alone would make.
 //
 // Dimension legend: N = tokens in the story (BOS included), S = N - 1 steps, L = layers,
 // G = KV heads.
@@ -149,6 +152,47 @@ std::string second_reading_line(const h2o::TwoReadings& two, const h2o::TeacherF
   return line;
 }
 
+// "4.3 MiB".
+std::string mebibytes(std::uint64_t bytes) {
+  return h2o::fixed(static_cast<double>(bytes) / (1 << 20), 1) + " MiB";
+}
+
+// Whether every policy of `names` keeps what its rules decide, not what the budget says.
+bool all_decided_by_rules(const std::vector<std::string>& names) {
+  for (const std::string& name : names) {
+    if (h2o::policy_kind(name).sized_by_budget) return false;
+  }
+  return true;
+}
+
+// The error for a page of `bytes` over the limit, known after the runs (the policies' rules
+// decided what they kept), with the setting that makes one that fits: each policy on a page of
+// its own when each fits alone (its size computed here), else a shorter text or a smaller budget.
+std::string page_too_big(const h2o::ExplorerPage& page, std::size_t bytes) {
+  std::string advice;
+  if (page.policies.size() == 2) {
+    bool each_fits = true;
+    for (const h2o::ExplorerPolicy& policy : page.policies) {
+      h2o::ExplorerPage alone = page;
+      alone.policies = {policy};
+      alone.has_verdict = false;
+      const std::size_t alone_bytes = h2o::explorer_page_html(alone).size();
+      each_fits = each_fits && alone_bytes <= h2o::kMaxExploreBytes;
+      advice += (advice.empty() ? "" : ", ") + ("--policies " + policy.name) + " makes " +
+                mebibytes(alone_bytes);
+    }
+    advice = each_fits ? "show one policy a page (" + advice + ")" : "";
+  }
+  if (advice.empty()) {
+    std::vector<std::string> names;
+    for (const h2o::ExplorerPolicy& policy : page.policies) names.push_back(policy.name);
+    advice = std::string("choose ") +
+             (all_decided_by_rules(names) ? "" : "a smaller --budget or ") + "a shorter text";
+  }
+  return "the page would be " + mebibytes(bytes) + " (at most " +
+         h2o::byte_size_text(h2o::kMaxExploreBytes) + "): " + advice;
+}
+
 int explore(int argc, char** argv) {
   // Step 1: options, all checked before any file is read; then the output paths, so that a path
   // that cannot be written fails before the runs.
@@ -157,6 +201,10 @@ int explore(int argc, char** argv) {
   const h2o::ExploreOptions options = h2o::explore_options(args);
   h2o::check_output_path(options.out_path, "the page");
   if (!options.kept_path.empty()) h2o::check_output_path(options.kept_path, "the kept positions");
+  // --names is read now, with one policy or two (only two use it, in step 5): a file that is
+  // missing, empty, too big or not a list of names fails before the runs, as in every program.
+  std::optional<std::vector<std::string>> given_names;
+  if (args.given("names")) given_names = h2o::read_names(args.text("names"));
 
   // Step 2: the model and the first story of the text, as token ids (BOS first).
   const h2o::ModelFiles files = h2o::model_files_from_options(args);
@@ -211,13 +259,21 @@ int explore(int argc, char** argv) {
   page.budget = budget;
   // Keys and values of every layer, float32: what the full cache's live_kv_bytes() adds a token.
   page.full_kv_bytes_per_token = config.n_layers * 2 * config.kv_dim() * sizeof(float);
+  // A policy whose rules decide what each head keeps (FastGen, DuoAttention) may keep every token
+  // in every head: the estimate counts that, the most its page could take, and only the run
+  // tells what it took. Its page is allowed to that bound up to kMaxExploreRunBytes (memory for
+  // the traces) and weighed again, exactly, once the runs are done (step 6).
+  bool rules_decide = false;
+  for (const std::string& name : options.policies)
+    rules_decide = rules_decide || !h2o::policy_kind(name).sized_by_budget;
   const std::uint64_t page_bytes =
       h2o::explorer_page_bytes(page, config.n_layers, config.n_kv_heads, shapes);
-  if (page_bytes > h2o::kMaxExploreBytes) {
-    throw std::runtime_error("the page would be about " +
-                             h2o::fixed(static_cast<double>(page_bytes) / (1 << 20), 1) + " MiB" +
-                             " (at most " + h2o::byte_size_text(h2o::kMaxExploreBytes) +
-                             "): choose a smaller --budget or a shorter text");
+  if (page_bytes > (rules_decide ? h2o::kMaxExploreRunBytes : h2o::kMaxExploreBytes)) {
+    throw std::runtime_error(
+        "the page would be " + std::string(rules_decide ? "up to " : "about ") +
+        mebibytes(page_bytes) + " (at most " + h2o::byte_size_text(h2o::kMaxExploreBytes) +
+        "): choose " + (all_decided_by_rules(options.policies) ? "" : "a smaller --budget or ") +
+        "a shorter text");
   }
 
   // Step 4: the full cache, the reference, then each policy's traced run.
@@ -257,8 +313,8 @@ int explore(int argc, char** argv) {
   // window given the bytes the first held at the end.
   std::size_t names_counted = 0;  // long-gap name events, for step 7's note
   if (explored.size() == 2) {
-    const h2o::NameTokens names =
-        h2o::names_as_tokens(tokenizer, h2o::names_from_options(args, {story.text}));
+    const h2o::NameTokens names = h2o::names_as_tokens(
+        tokenizer, given_names ? *given_names : h2o::default_names({story.text}));
     const std::vector<h2o::NameMention> mentions = h2o::find_name_mentions(tokens, names).mentions;
     const std::size_t counted = h2o::long_gap_name_steps(tokens, names, h2o::kNameGap).size();
     const std::size_t full_recalled =
@@ -333,10 +389,12 @@ int explore(int argc, char** argv) {
     page.about.push_back(e.name + ": " + end_bytes_text(e, options.kv_format, full_bytes));
   }
   const std::string html = h2o::explorer_page_html(page);
-  h2o::write_output_file(options.out_path, "the page", html);
-  if (!options.kept_path.empty()) {
-    h2o::write_output_file(options.kept_path, "the kept positions", kept.str());
-  }
+  if (html.size() > h2o::kMaxExploreBytes)
+    throw std::runtime_error(page_too_big(page, html.size()));
+  std::vector<h2o::FileToWrite> outputs = {{options.out_path, "the page", html}};
+  if (!options.kept_path.empty())
+    outputs.push_back({options.kept_path, "the kept positions", kept.str()});
+  h2o::write_output_files(outputs);  // both, or neither
 
   // Step 7: what was written, in words.
   std::cout << "explore: " << h2o::printable(model_name) << " reading " << h2o::printable(text_name)

@@ -54,7 +54,7 @@ int run(int argc, char** argv) {
                       "model (model.bin) and a made-up tokenizer for it (tok.bin) into a folder.");
   args.add_option("shape", "NAME", "15m", "260k, 15m (dim 288, 6 layers) or 110m (dim 768, 12)");
   args.add_option("seq-len", "N", "0", "positions the model allows (0 = the shape's own)");
-  args.add_option("out", "FOLDER", "", "folder to write model.bin and tok.bin into (required)");
+  args.add_output("out", "FOLDER", "", "folder to write model.bin and tok.bin into (required)");
   args.add_option("seed", "N", "1", "seed of the random weights");
   args.parse(argc, argv);
   h2o::ModelConfig config;
@@ -80,8 +80,7 @@ int run(int argc, char** argv) {
   for (std::size_t c = 0; c < config.dim; ++c) weights.token_embedding(1, c) = 0.0f;  // BOS row
   h2o::write_checkpoint(model_file.stream(), weights);
   made_up_tokenizer(config.vocab_size, seed).write(tokenizer_file.stream());
-  model_file.commit();
-  tokenizer_file.commit();
+  h2o::OutputFile::commit_together({&model_file, &tokenizer_file});  // both in place, or neither
   std::cout << "wrote " << (folder / "model.bin").string() << " (" << config.describe() << ") and "
             << (folder / "tok.bin").string() << "\n";
   return 0;

@@ -11,6 +11,7 @@
 
 #include "h2o/app/program.hpp"
 #include "h2o/base/format.hpp"
+#include "h2o/base/output_file.hpp"
 
 namespace h2o {
 
@@ -32,6 +33,13 @@ ArgParser& ArgParser::add_option(const std::string& name, const std::string& val
                                  const std::string& default_value, const std::string& help) {
   order_.push_back(name);
   options_[name] = Option{value_name, default_value, help, false};
+  return *this;
+}
+
+ArgParser& ArgParser::add_output(const std::string& name, const std::string& value_name,
+                                 const std::string& default_value, const std::string& help) {
+  add_option(name, value_name, default_value, help);
+  options_[name].is_output = true;
   return *this;
 }
 
@@ -84,6 +92,19 @@ void ArgParser::parse(int argc, const char* const* argv) {
     if (kind == "PATH") throw UsageError("--" + name + " needs a file path");
     if (kind == "DIR" || kind == "FOLDER") throw UsageError("--" + name + " needs a folder");
   }
+  // The outputs, each on a path of its own and none on an input (given or by default), in the
+  // order of the help.
+  std::vector<NamedPath> outputs, inputs;
+  for (const std::string& name : order_) {
+    const Option& option = options_.at(name);
+    if (option.is_output) {
+      outputs.push_back({"--" + name, text(name)});
+    } else if (option.value_name == "PATH") {
+      inputs.push_back({"--" + name, text(name)});
+    }
+  }
+  if (const std::string clash = files_clash(outputs, inputs); !clash.empty())
+    throw UsageError(clash);
 }
 
 bool ArgParser::given(const std::string& name) const { return values_.count(name) > 0; }

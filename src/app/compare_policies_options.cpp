@@ -24,7 +24,7 @@ ArgParser compare_policies_arguments() {
   add_text_option(args);
   args.add_option("budgets", "LIST", "10,20,50", "cache budgets, in percent of the text's tokens");
   args.add_option("policies", "LIST", "all", "policies to compare: all, or names from the list");
-  args.add_option("svg", "PATH", "", "write the picture (SVG) to this file");
+  args.add_output("svg", "PATH", "", "write the picture (SVG) to this file");
   args.add_option("picture-budget", "PERCENT", "",
                   "the budget the picture shows (default: the smallest of --budgets)");
   add_names_option(args);

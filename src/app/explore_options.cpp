@@ -37,8 +37,8 @@ ArgParser explore_arguments() {
   args.add_option("policies", "LIST", "h2o,window", "one or two policies, shown side by side");
   args.add_option("budget", "B", "10%",
                   "cache budget: a share of the text (10%) or tokens per layer and head (91)");
-  args.add_option("out", "PATH", "explorer.html", "the page to write");
-  args.add_option("kept", "PATH", "",
+  args.add_output("out", "PATH", "explorer.html", "the page to write");
+  args.add_output("kept", "PATH", "",
                   "also write every step's kept positions as text (for tests)");
   add_read_twice_options(args, "the story's");
   add_heavy_share_option(args);

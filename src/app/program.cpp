@@ -11,6 +11,7 @@
 
 #include "h2o/app/cli.hpp"
 #include "h2o/base/format.hpp"
+#include "h2o/base/output_file.hpp"
 
 namespace h2o {
 
@@ -86,6 +87,7 @@ int run_program(int argc, char** argv, ProgramBody body) {
     }
     if (code == 0) code = 1;
   }
+  if (code != 0) remove_created_folders();  // a failed run leaves no empty --pictures folder
   std::cerr.flush();
   return code;
 }

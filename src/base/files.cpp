@@ -32,14 +32,21 @@ bool read_exact(std::ifstream& in, void* out, std::size_t n) {
   return static_cast<std::size_t>(in.gcount()) == n;
 }
 
-std::string read_text_file(const std::string& path, const std::string& what,
-                           std::uint64_t max_bytes) {
+std::string read_file_bytes(const std::string& path, const std::string& what,
+                            std::uint64_t max_bytes) {
   std::ifstream in;
   const std::uint64_t size = open_binary_file(path, what, in, max_bytes);
-  std::string text(static_cast<std::size_t>(size), '\0');
-  if (!read_exact(in, text.data(), text.size())) {
+  std::string bytes(static_cast<std::size_t>(size), '\0');
+  if (!read_exact(in, bytes.data(), bytes.size())) {
     throw std::runtime_error(what + " changed while it was read");
   }
+  return bytes;
+}
+
+std::string read_text_file(const std::string& path, const std::string& what,
+                           std::uint64_t max_bytes) {
+  std::string text = read_file_bytes(path, what, max_bytes);
+  if (text.compare(0, 3, "\xEF\xBB\xBF") == 0) text.erase(0, 3);
   return text;
 }
 

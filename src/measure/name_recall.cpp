@@ -383,8 +383,6 @@ std::vector<std::string> read_names(const std::string& path) {
   while (std::getline(lines, line)) {
     ++number;
     if (!line.empty() && line.back() == '\r') line.pop_back();
-    // A byte-order mark (U+FEFF, as some editors write one) before the first line is no name.
-    if (number == 1 && line.compare(0, 3, "\xEF\xBB\xBF") == 0) line.erase(0, 3);
     if (line.empty()) continue;
     if (!is_one_name(line)) {
       // The line is quoted escaped and cut (a bad line may be a megabyte of anything).

@@ -173,6 +173,18 @@ SweepRun read_stories(std::shared_ptr<const DecoderWeights> weights, const Sweep
   return run;
 }
 
+std::string sweep_refusal(const SweepText& text, const SweepPolicy& policy, SweepBudget budget) {
+  for (const std::vector<int>& tokens : text.stories) {
+    try {
+      make_policy(policy.policy,
+                  settings_for_budget(policy.policy, budget.of(tokens.size()), policy.settings));
+    } catch (const std::invalid_argument& e) {
+      return e.what();
+    }
+  }
+  return "";
+}
+
 SweepRun read_at_equal_bytes(std::shared_ptr<const DecoderWeights> weights, const SweepText& text,
                              const SweepPolicy& policy, const SweepRun& other,
                              const SweepRun* reference, SweepOptions options) {

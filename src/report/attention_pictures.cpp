@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "h2o/base/output_file.hpp"
 #include "h2o/report/svg.hpp"
 
 namespace h2o {
@@ -44,15 +45,15 @@ void save_attention_pictures(const std::string& folder, const Matrix& first_rows
                              const std::string& command) {
   const std::size_t shown = first_rows.shape()[0];
   const std::size_t n_tokens = accumulated.empty() ? 0 : accumulated.front().size();
-  save_svg(
-      folder + "/attention_heatmap.svg",
-      attention_heatmap_svg(first_rows,
-                            model + ", layer " + std::to_string(layer) + ", head 0, the first " +
-                                std::to_string(shown) + " tokens of " + text_name,
-                            command));
-  save_svg(folder + "/rank_score.svg",
-           rank_score_svg(accumulated, model + " reading " + std::to_string(n_tokens) + " tokens",
-                          command));
+  write_output_files(  // both pictures, or neither
+      {{folder + "/attention_heatmap.svg", "the picture",
+        attention_heatmap_svg(first_rows,
+                              model + ", layer " + std::to_string(layer) + ", head 0, the first " +
+                                  std::to_string(shown) + " tokens of " + text_name,
+                              command)},
+       {folder + "/rank_score.svg", "the picture",
+        rank_score_svg(accumulated, model + " reading " + std::to_string(n_tokens) + " tokens",
+                       command)}});
 }
 
 }  // namespace h2o

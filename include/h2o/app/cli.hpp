@@ -34,12 +34,18 @@ class ArgParser {
   // Both return the parser, so that options can be added in one statement.
   ArgParser& add_option(const std::string& name, const std::string& value_name,
                         const std::string& default_value, const std::string& help);
+  // An option naming a file (value_name PATH) or a folder (DIR, FOLDER) the program writes.
+  // parse() refuses, before any work, two outputs on one path and an output on a file another
+  // PATH option names for reading, given or by default (base/output_file.hpp's files_clash):
+  // every option that names an output must be added so.
+  ArgParser& add_output(const std::string& name, const std::string& value_name,
+                        const std::string& default_value, const std::string& help);
   // A boolean flag, false unless given.
   ArgParser& add_flag(const std::string& name, const std::string& help);
 
   // Reads the command line. With --help it prints the help to stdout and throws HelpShown. An
   // option whose value names a file or folder (value_name PATH, DIR or FOLDER) refuses an empty
-  // value: "--csv needs a file path".
+  // value: "--csv needs a file path". Outputs that clash (add_output) are a UsageError.
   void parse(int argc, const char* const* argv);
 
   bool given(const std::string& name) const;  // typed on the command line
@@ -56,6 +62,7 @@ class ArgParser {
   struct Option {
     std::string value_name, default_value, help;
     bool is_flag = false;
+    bool is_output = false;
   };
   std::string program_, summary_;
   std::vector<std::string> order_;

@@ -25,6 +25,11 @@ constexpr std::size_t kMaxExploreTokens = 2048;
 // allows any budget for h2o beside window on the held-out story (912 tokens at 100%: 20 MB, which
 // a browser opens in seconds) and refuses two policies with scores at 100% (26 MB).
 constexpr std::uint64_t kMaxExploreBytes = 24ull << 20;
+// A policy whose rules decide what each head keeps (FastGen, DuoAttention) has a page whose size
+// only its run tells: before the runs the explorer knows the most it could be (every head keeping
+// every token), and allows that up to this bound (the traces in memory take about the page's
+// bytes), then weighs the page itself against kMaxExploreBytes.
+constexpr std::uint64_t kMaxExploreRunBytes = 4 * kMaxExploreBytes;
 
 // --budget: "10%" (a share of the text's tokens) or "91" (tokens per layer and KV head).
 struct ExploreBudget {

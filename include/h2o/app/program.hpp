@@ -13,7 +13,9 @@
 //   any other exception                                  -> 1, its message
 //   stdout could not be written (a full disk, /dev/full) -> 1, "cannot write the output to stdout"
 // Every exception is caught here, inside main, so the stack unwinds before the program ends: each
-// OutputFile still open removes its temporary file (base/output_file.hpp), whatever went wrong.
+// OutputFile still open removes its temporary file (base/output_file.hpp), whatever went wrong;
+// and a program that ends with any code but 0 removes the folders it created for its outputs
+// while they are empty (remove_created_folders): a failed run leaves nothing behind.
 // No exit(), _Exit() or terminate handler ends a program early: main returns the code, and the
 // C++ runtime ends the program as usual. Messages pass through printable() (base/format.hpp), cut
 // to 400 bytes, so one line stays one line.

@@ -23,7 +23,13 @@ std::uint64_t open_binary_file(const std::string& path, const std::string& what,
 // Reads exactly n bytes; false when the file ends first.
 bool read_exact(std::ifstream& in, void* out, std::size_t n);
 
-// The whole of a text file (bytes as they are), with the checks of open_binary_file.
+// The whole of a file, bytes as they are, with the checks of open_binary_file.
+std::string read_file_bytes(const std::string& path, const std::string& what,
+                            std::uint64_t max_bytes);
+
+// The whole of a text file (a story, a names list): its bytes as they are, but for a UTF-8
+// byte-order mark at its start (U+FEFF, bytes EF BB BF, which some editors write first), which is
+// no text: every reader of a text reads the same text with or without one.
 std::string read_text_file(const std::string& path, const std::string& what,
                            std::uint64_t max_bytes);
 

@@ -10,11 +10,18 @@
 //   - any failure (a full disk, a read-only folder, a close that reports a late error) is a
 //     std::runtime_error of one line naming the file and the reason, and the temporary file is
 //     removed; an existing file at `path` is left exactly as it was;
-//   - a program stopped by SIGINT (Ctrl-C), SIGQUIT (Ctrl-\), SIGTERM, SIGHUP or SIGPIPE removes
-//     the temporary files of its live OutputFiles before it dies of that signal (a handler
-//     installed with the first OutputFile, for each of those signals still at its default action);
+//   - a program stopped by a signal it can catch and does not handle itself (Ctrl-C, Ctrl-\,
+//     `kill`, a closed terminal or pipe, SIGUSR1, SIGALRM, SIGXCPU, ...: kCleanupSignals) removes
+//     the temporary files of its live OutputFiles, and the folders make_output_folder created,
+//     before it dies of that signal: a handler installed with the first OutputFile or folder, for
+//     each of those signals still at its default action, which runs with all of them blocked, so a
+//     second Ctrl-C or a `timeout` that signals twice cannot cut it short;
 //   - a program that ends by an error removes them too: run_program (app/program.hpp) catches
-//     every exception inside main, so each OutputFile's destructor runs.
+//     every exception inside main, so each OutputFile's destructor runs, and then removes the
+//     folders it created (remove_created_folders) if they are still empty;
+//   - no two outputs of a program share a path, and no output replaces a file the program reads:
+//     ArgParser (app/cli.hpp) checks its options' paths with files_clash before any work, and
+//     write_output_files refuses two files on one path.
 //
 //   h2o::OutputFile out("/tmp/x.csv", "the CSV file");   // checks the path now
 //   ... the long computation ...
@@ -43,6 +50,9 @@ class OutputFile {
   void finish();
   // finish(), then renames the temporary file to the path.
   void commit();
+  // Files that belong together (a checkpoint and its tokenizer): every one finished before any is
+  // put in place, so a failure leaves every old file as it was.
+  static void commit_together(const std::vector<OutputFile*>& files);
   const std::string& path() const { return path_; }
 
  private:
@@ -65,7 +75,8 @@ void write_output_file(const std::string& path, const std::string& what,
 // checked first, every file then written whole to its temporary file, and only when all are
 // written are they renamed into place (renames within a folder do not fail for want of space).
 // On any failure nothing new is left behind and the error names the file; a signal removes the
-// temporary files as it does every OutputFile's.
+// temporary files as it does every OutputFile's. Two files on one path (same_file) are refused
+// before any is made.
 struct FileToWrite {
   std::string path, what, content;
 };
@@ -76,7 +87,29 @@ void write_output_files(const std::vector<FileToWrite>& files);
 void check_output_path(const std::string& path, const std::string& what);
 
 // Creates the folder `dir` (and its parents) if needed and checks that files can be written in
-// it; a one-line std::runtime_error otherwise.
+// it; a one-line std::runtime_error otherwise. The folders it creates are remembered: a signal,
+// or remove_created_folders(), takes them away again while they are empty.
 void make_output_folder(const std::string& dir, const std::string& what);
+
+// Removes the folders make_output_folder created that are still empty, the deepest first, and
+// forgets them all: for a program that failed (run_program calls it), so that a failed run leaves
+// no empty folder behind. A folder holding a file stays.
+void remove_created_folders();
+
+// Whether two paths name one file: the same file on disk (the same device and inode, so a link,
+// a hard link, "a" and "./a" are one), or, where no such file exists yet, the same absolute path
+// once "." and ".." are gone and the links in its folders are followed.
+bool same_file(const std::string& a, const std::string& b);
+
+// A path a program was given, with the option that named it ("--out").
+struct NamedPath {
+  std::string option, path;
+};
+// The rule every program's paths follow, in words when they break it (empty when they do not):
+// two outputs on one path ("--kept names the same file as --out ('x.html'): ..."), or an output on
+// an existing input ("--svg names the file --text reads ('s.txt'): ..."). Empty paths are skipped;
+// an input that does not exist cannot be replaced, so it clashes with nothing.
+std::string files_clash(const std::vector<NamedPath>& outputs,
+                        const std::vector<NamedPath>& inputs);
 
 }  // namespace h2o

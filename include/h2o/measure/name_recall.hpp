@@ -47,8 +47,9 @@ constexpr std::size_t kNameGap = 64;
 
 // The character names of the project's stories, one per line (data/names.txt by default).
 // A name is letters (with marks), and ' or - between two of them: "Zoë", "O'Brien", "Mary-Jane";
-// a byte-order mark before the first line is skipped. Throws std::runtime_error naming the file
-// when it cannot be read, holds no name, or holds a line that is not one name.
+// a byte-order mark before the first line is skipped (read_text_file, as for every text). Throws
+// std::runtime_error naming the file when it cannot be read, holds no name, or holds a line that
+// is not one name.
 std::vector<std::string> read_names(const std::string& path);
 
 // The names a text itself shows: a capitalised word that comes at least twice, once at least where

@@ -142,6 +142,10 @@ SweepRun read_stories(std::shared_ptr<const DecoderWeights> weights, const Sweep
                       const SweepPolicy& policy, SweepBudget budget, const SweepRun* reference,
                       const SweepOptions& options = {});
 
+// Why the factory refuses `policy` at `budget` for some story of `text` ("" when it takes every
+// story): the `refused` read_stories would give that run, known before any run.
+std::string sweep_refusal(const SweepText& text, const SweepPolicy& policy, SweepBudget budget);
+
 // `policy` (the window, say) reading every story of `text` with the tokens `other` held at the
 // end of that story (equal_bytes_tokens): the same KV bytes, story by story. And the same start:
 // where `other` read a prompt with every token kept (story_prompt), `policy` reads as many

@@ -29,8 +29,9 @@ std::string rank_score_svg(const std::vector<std::vector<double>>& accumulated,
 
 // Lesson 10's two pictures, written into `folder` as attention_heatmap.svg and rank_score.svg:
 // head 0 of layer `layer` over its first R steps, `first_rows` (R, R), and every layer's
-// accumulated attention (L, T), titled with the model's and the text's names. Throws
-// std::runtime_error naming a file that cannot be written.
+// accumulated attention (L, T), titled with the model's and the text's names: both or neither
+// (base/output_file.hpp's write_output_files). Throws std::runtime_error naming a file that
+// cannot be written.
 void save_attention_pictures(const std::string& folder, const Matrix& first_rows,
                              std::size_t layer, const std::vector<std::vector<double>>& accumulated,
                              const std::string& model, const std::string& text_name,
