@@ -171,7 +171,7 @@ int run_lesson(int argc, char** argv) {
   const std::size_t n = first.size();
   const std::size_t budget = h2o::tokens_for_percent(n, percent);
   h2o::PolicySettings settings = h2o::settings_for_budget("fastgen", budget);
-  settings.fastgen_target = targets.back() / 100.0;
+  settings.fastgen.target = targets.back() / 100.0;
   h2o::Decoder decoder(weights, h2o::make_policy("fastgen", settings), n);
   for (int token : first) decoder.forward(token);
   // Each layer's FastGen object holds that layer's profiles and rules.
@@ -203,7 +203,7 @@ int run_lesson(int argc, char** argv) {
       row.push_back(h2o::to_string(kinds.at(l).at(p.kv_head).kind));
       for (int t : targets) row.push_back(h2o::to_string(cheapest_rule_by_hand(p, t / 100.0)));
       table.add(row);
-      same = same && cheapest_rule_by_hand(p, settings.fastgen_target) ==
+      same = same && cheapest_rule_by_hand(p, settings.fastgen.target) ==
                          fastgen_layer(l).rules().at(p.kv_head);
     }
   }
@@ -312,7 +312,7 @@ int run_lesson(int argc, char** argv) {
   // FastGen at each target, and the window given, story by story, the tokens FastGen held.
   for (int t : targets) {
     h2o::SweepPolicy policy{"fastgen", "fastgen"};
-    policy.settings.fastgen_target = t / 100.0;
+    policy.settings.fastgen.target = t / 100.0;
     RulesRuns rules{t, h2o::read_stories(weights, text, policy, {percent, 0}, &full), {}};
     rules.window =
         h2o::read_at_equal_bytes(weights, text, {"window", "window"}, rules.fastgen, &full);

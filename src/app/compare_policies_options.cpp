@@ -70,8 +70,10 @@ std::vector<std::string> parse_policy_list(const std::string& option, const std:
   }
   std::vector<std::string> names;
   for (const PolicyKind& kind : policy_kinds()) {
-    if (wanted.count(kind.name) > 0) names.push_back(kind.name);
+    if (wanted.erase(kind.name) > 0) names.push_back(kind.name);
   }
+  // Then the budgets spread over another scored policy ("adakv:knorm"), by name.
+  names.insert(names.end(), wanted.begin(), wanted.end());
   return names;
 }
 
