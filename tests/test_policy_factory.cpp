@@ -449,6 +449,15 @@ TEST_CASE("A budget spread over a scored policy is named by both", "[policy_fact
   CHECK_THROWS_WITH(make_policy("adakv:pyramid:h2o"), h2o_catch::Contains("a scored policy"));
   CHECK_THROWS_WITH(make_policy("window:h2o"), h2o_catch::Contains("spreads no budget"));
   CHECK_THROWS_WITH(make_policy("lru:h2o"), h2o_catch::Contains("unknown cache policy 'lru:h2o'"));
+  // The programs' message for a name they cannot run says what is wrong with it.
+  CHECK(unknown_policy_message("adakv:window") ==
+        "cache policy 'adakv:window': adakv spreads a budget over a scored policy (one of: h2o, "
+        "tova, knorm)");
+  CHECK(unknown_policy_message("lru").rfind("unknown cache policy 'lru' (expected one of: ", 0) ==
+        0);
+  CHECK(budget_spread_help() ==
+        "pyramid and adakv spread the budget of any scored policy (h2o, tova, knorm), named after "
+        "a colon: adakv:knorm (h2o's when none is named).");
 }
 
 TEST_CASE("A running policy knows its kind", "[policy_factory]") {

@@ -60,6 +60,11 @@ std::vector<std::string> parse_policy_list(const std::string& option, const std:
     std::string item;
     while (std::getline(list, item, ',')) {
       if (item.empty()) throw UsageError("--" + option + " has an empty name in '" + text + "'");
+      if (item.find(':') != std::string::npos && is_policy_name(item)) {
+        // A budget spread over another scored policy runs in generate, not in a comparison.
+        throw UsageError("--" + option + ": " + item + " is not one of the compared policies (" +
+                         policy_names() + "); generate --cache " + item + " runs it");
+      }
       if (!is_policy_name(item)) {
         throw UsageError("--" + option + ": unknown cache policy '" + item +
                          "' (expected all, or names from: " + policy_names() + ")");
@@ -70,10 +75,8 @@ std::vector<std::string> parse_policy_list(const std::string& option, const std:
   }
   std::vector<std::string> names;
   for (const PolicyKind& kind : policy_kinds()) {
-    if (wanted.erase(kind.name) > 0) names.push_back(kind.name);
+    if (wanted.count(kind.name) > 0) names.push_back(kind.name);
   }
-  // Then the budgets spread over another scored policy ("adakv:knorm"), by name.
-  names.insert(names.end(), wanted.begin(), wanted.end());
   return names;
 }
 

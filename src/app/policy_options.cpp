@@ -55,7 +55,7 @@ std::string policy_lines(const std::string& indent, bool evicting_only) {
 std::string policy_list_help() {
   return "cache policies (--cache):\n" + policy_lines("  ", false) +
          wrap_words("Policies that read attention score it as their papers do (--scoring paper): " +
-                        paper_scoring_names() + ".",
+                        paper_scoring_names() + ". " + budget_spread_help(),
                     100, "");
 }
 

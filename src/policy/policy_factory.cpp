@@ -291,15 +291,24 @@ struct Named {
   const Row* scorer;  // the scored policy a spreading row takes; null for the others
 };
 
+// "unknown cache policy 'lru' (expected one of: ...)".
+std::string unknown_name(const std::string& name) {
+  return "unknown cache policy '" + name + "' (expected one of: " + policy_names() + ")";
+}
+
 Named parse_name(const std::string& name) {
   const std::size_t colon = name.find(':');
   const Row* row = row_named(name.substr(0, colon));
-  if (row == nullptr) throw std::invalid_argument(unknown_policy_message(name));
+  if (row == nullptr) throw std::invalid_argument(unknown_name(name));
   if (!row->spreader) {
     if (colon != std::string::npos) {
+      std::string spreading;
+      for (const Row& each : policy_table()) {
+        if (each.spreader) spreading += (spreading.empty() ? "" : ", ") + each.kind.name;
+      }
       throw std::invalid_argument("cache policy '" + name + "': " + row->kind.name +
-                                  " spreads no budget over another policy (" +
-                                  "only pyramid and adakv do)");
+                                  " spreads no budget over another policy (only " + spreading +
+                                  " do)");
     }
     return {row, nullptr};
   }
@@ -309,7 +318,7 @@ Named parse_name(const std::string& name) {
     std::string scored;
     for (const Row& each : policy_table()) {
       if (each.scorer)
-        scored += (scored.empty() ? "" : ", ") + each.kind.name;
+        scored += (scored.empty() ? "" : ", ") + each.kind.name;  // the table's order
     }
     throw std::invalid_argument("cache policy '" + name + "': " + row->kind.name +
                                 " spreads a budget over a scored policy (one of: " + scored + ")");
@@ -406,8 +415,30 @@ std::string paper_scoring_names() {
   return text;
 }
 
+std::string budget_spread_help() {
+  std::vector<std::string> spreading, scored;
+  for (const Row& row : policy_table()) {
+    if (row.spreader) spreading.push_back(row.kind.name);
+    if (row.scorer && row.kind.name != kDefaultScorer) scored.push_back(row.kind.name);
+  }
+  std::string text, list = kDefaultScorer;
+  for (std::size_t i = 0; i < spreading.size(); ++i) {
+    text += (i == 0 ? "" : i + 1 == spreading.size() ? " and " : ", ") + spreading[i];
+  }
+  for (const std::string& name : scored) list += ", " + name;
+  const std::string example =
+      spreading.back() + ":" + (scored.empty() ? kDefaultScorer : scored.back());
+  return text + " spread the budget of any scored policy (" + list +
+         "), named after a colon: " + example + " (" + kDefaultScorer + "'s when none is named).";
+}
+
 std::string unknown_policy_message(const std::string& name) {
-  return "unknown cache policy '" + name + "' (expected one of: " + policy_names() + ")";
+  try {
+    parse_name(name);
+  } catch (const std::invalid_argument& e) {
+    return e.what();  // what is wrong with "adakv:window" is more than its being unknown
+  }
+  return unknown_name(name);
 }
 
 std::unique_ptr<CachePolicy> make_policy(const std::string& name, const PolicySettings& settings) {

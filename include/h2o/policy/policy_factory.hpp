@@ -128,7 +128,13 @@ const PolicyKind& baseline_policy();
 // "h2o per-head, tova shared, snapkv per-head": each attention-reading policy's paper scoring.
 std::string paper_scoring_names();
 
-// "unknown cache policy 'lru' (expected one of: full, h2o, ...)".
+// "pyramid and adakv spread the budget of any scored policy (h2o, tova, knorm), named after a
+// colon: adakv:knorm (h2o's when none is named).", from the table.
+std::string budget_spread_help();
+
+// "unknown cache policy 'lru' (expected one of: full, h2o, ...)", or what is wrong with a budget
+// spread over another policy ("cache policy 'adakv:window': adakv spreads a budget over a scored
+// policy (one of: h2o, tova, knorm)").
 std::string unknown_policy_message(const std::string& name);
 
 // A new policy of the named kind, with the paper's scoring unless settings.scoring says otherwise;
