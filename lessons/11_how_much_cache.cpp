@@ -168,7 +168,7 @@ int run_lesson(int argc, char** argv) {
                   << "now;\n"
                   << indent << "   the other heads' next queries find it gone\n";
       }
-      if (variant.settings.h2o_score == h2o::H2OScore::NormalisedSum && !evicting.empty()) {
+      if (variant.settings.h2o.score == h2o::H2OScore::NormalisedSum && !evicting.empty()) {
         std::cout << indent << "=> the paper's \"averaging did worse\" "
                   << (worse > better ? "holds here" : "does not hold here") << " (perplexity)\n";
       }

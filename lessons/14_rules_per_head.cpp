@@ -100,7 +100,7 @@ int run_lesson(int argc, char** argv) {
   const std::size_t n = first.size();
   const std::size_t budget = h2o::tokens_for_percent(n, percent);
   h2o::PolicySettings settings = h2o::settings_for_budget("fastgen", budget);
-  settings.fastgen_target = targets.back() / 100.0;
+  settings.fastgen.target = targets.back() / 100.0;
   h2o::Decoder decoder(weights, h2o::make_policy("fastgen", settings), n);
   for (int token : first) decoder.forward(token);
   const auto fastgen_layer = [&](std::size_t l) -> const h2o::FastGenPolicy& {
@@ -124,7 +124,7 @@ int run_lesson(int argc, char** argv) {
     window = checked(h2o::read_stories(weights, text, {"window", "window"}, {percent, 0}, &full));
     for (int t : targets) {
       h2o::SweepPolicy policy{"fastgen", "fastgen"};
-      policy.settings.fastgen_target = t / 100.0;
+      policy.settings.fastgen.target = t / 100.0;
       RulesRuns at{t, checked(h2o::read_stories(weights, text, policy, {percent, 0}, &full)), {}};
       at.window = checked(
           h2o::read_at_equal_bytes(weights, text, {"window", "window"}, at.fastgen, &full));
@@ -183,7 +183,7 @@ int run_lesson(int argc, char** argv) {
       row.push_back(h2o::to_string(kinds.at(l).at(p.kv_head).kind));
       for (int t : targets) row.push_back(h2o::to_string(cheapest_rule_by_hand(p, t / 100.0)));
       table.add(row);
-      same = same && cheapest_rule_by_hand(p, settings.fastgen_target) ==
+      same = same && cheapest_rule_by_hand(p, settings.fastgen.target) ==
                          fastgen_layer(l).rules().at(p.kv_head);
     }
   }

@@ -11,7 +11,8 @@ kvpress (github.com/NVIDIA/kvpress, commit 8bb29b9) writes them so:
   AdaKVPress.compress (presses/adakv_press.py): n_kept = int(k_len (1 - c)) tokens a head on
     average, n_safe = int(n_kept * alpha_safeguard) (0.20): each head's n_safe best scores are set
     to the largest float, then the n_pruned = heads (k_len - n_kept) lowest scores over all heads
-    together are masked out.
+    together are masked out. It wraps any scorer press; KnormPress.score (presses/knorm_press.py)
+    is -keys.norm(dim=-1).
 The C++ side (`h2o_model_parity kvpress-dump`) writes seeded cases; this script replays kvpress's
 lines above, in PyTorch where kvpress uses it, and compares. Where the two differ by design:
   - the project spreads only the heavy hitters along the line and keeps each layer's window apart
@@ -24,8 +25,11 @@ lines above, in PyTorch where kvpress uses it, and compares. Where the two diffe
   - Ada-KV's floor and its joint ranking are applied to the tokens outside each head's recent
     window (the window kept apart, as H2O keeps it): the replay runs AdaKVPress's lines on those
     tokens with n_kept = HEAVY, so n_safe = int(0.2 HEAVY) is the project's floor.
+  - Ada-KV over key norm ("adakv-knorm" cases): the scores are KnormPress.score's on the C++'s
+    keys, not the C++'s own, and AdaKVPress runs on them as above (with RECENT 0, exactly
+    AdaKVPress(KnormPress()) on the whole cache).
 Passes when every layer budget is within 1 of kvpress's and sums to layers x HEAVY, and every
-Ada-KV cut keeps exactly the positions kvpress's keeps. Without PyTorch: prints SKIPPED, exits 0.
+Ada-KV cut (over H2O's scores or over key norm) keeps exactly the positions kvpress's keeps. Without PyTorch: prints SKIPPED, exits 0.
 
   python3 tests/kvpress_anchor.py --dump cases.txt
 """
@@ -62,6 +66,11 @@ def adakv_kept(torch, scores, n_kept, alpha_safeguard=0.20):
     return kept.reshape(num_key_value_heads, k_len)
 
 
+def knorm_score(keys):
+    """KnormPress.score: keys (1, heads, k_len, D) -> scores (1, heads, k_len)."""
+    return -keys.norm(dim=-1)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--dump", required=True, help="cases from h2o_model_parity kvpress-dump")
@@ -76,7 +85,7 @@ def main():
     except ImportError:
         print("SKIPPED: PyTorch is not installed (python3-torch); the replay needs torch.topk")
         return 0
-    failures, pyramid_cases, adakv_cases, i = [], 0, 0, 0
+    failures, pyramid_cases, adakv_cases, knorm_cases, i = [], 0, 0, 0, 0
     while i < len(lines):
         words = lines[i]
         if words[0] == "pyramid":
@@ -104,12 +113,27 @@ def main():
                                 f"ours {ours}, kvpress {theirs}")
             adakv_cases += 1
             i += 1 + 2 * G
+        elif words[0] == "adakv-knorm":
+            G, n, recent, heavy, D = (int(w) for w in words[1:6])
+            keys = torch.tensor([[[float(w) for w in lines[i + 1 + g][1:]] for g in range(G)]],
+                                dtype=torch.float32).reshape(1, G, n, D)
+            ours = [[int(w) for w in lines[i + 1 + G + g][1:]] for g in range(G)]
+            outside = n - recent
+            mask = adakv_kept(torch, knorm_score(keys[:, :, :outside, :]), heavy)
+            theirs = [[p for p in range(outside) if mask[g, p]] + list(range(outside, n))
+                      for g in range(G)]
+            if ours != theirs:
+                failures.append(f"adakv over key norm {G} heads, {n} tokens, recent {recent}, "
+                                f"heavy {heavy}: ours {ours}, kvpress {theirs}")
+            knorm_cases += 1
+            i += 1 + 2 * G
         else:
             sys.exit(f"kvpress_anchor.py: unknown line '{words[0]}' in '{args.dump}'")
     for failure in failures[:5]:
         print("DIFFERENT: " + failure)
-    print(f"{pyramid_cases} PyramidKV budgets and {adakv_cases} Ada-KV cuts replayed against "
-          f"kvpress: {pyramid_cases + adakv_cases - len(failures)} agree")
+    cases = pyramid_cases + adakv_cases + knorm_cases
+    print(f"{pyramid_cases} PyramidKV budgets, {adakv_cases} Ada-KV cuts and {knorm_cases} "
+          f"Ada-KV cuts over key norm replayed against kvpress: {cases - len(failures)} agree")
     return 1 if failures else 0
 
 

@@ -25,7 +25,11 @@
 // pyramid_heavy_budget gives each layer; and "adakv G N RECENT HEAVY", then per head a line
 // "scores s_0 .. s_(N-1)" (a cache of N tokens at positions 0..N-1, seeded random scores) and a
 // line "kept p ..." (the positions AdaKVPolicy::compress keeps in that head; in every other case
-// head 0 holds the lowest scores, so that only its floor keeps any of its old tokens).
+// head 0 holds the lowest scores, so that only its floor keeps any of its old tokens); and
+// "adakv-knorm G N RECENT HEAVY D", then per head a line "keys k_0 .. k_(N D - 1)" (N key rows of
+// D numbers; each has one non-zero entry, so its L2 norm is exact, and the norms are distinct and
+// exact at key norm's rounding) and a line "kept p ..." (the positions AdaKVPolicy over
+// KeyNormPolicy keeps after scoring every token as it came and cutting once).
 // duo-dump writes, for tests/duo_anchor.py (DuoAttention's sparsify_attention_heads and streaming
 // cache replayed), per case a line "duo G H SINKS RECENT P N SPARSITY", the profile's attention
 // rows "row h t w_0 .. w_t" (t < P, seeded, each summing to 1, every float's exact digits), then
@@ -53,6 +57,7 @@
 #include "h2o/cache/kv_cache.hpp"
 #include "h2o/policy/adakv_policy.hpp"
 #include "h2o/policy/duo_attention_policy.hpp"
+#include "h2o/policy/knorm_policy.hpp"
 #include "h2o/policy/pyramid_policy.hpp"
 #include "h2o/model/checkpoint.hpp"
 #include "h2o/model/decoder.hpp"
@@ -234,8 +239,60 @@ int kvpress_dump(const std::string& out_path) {
       out << "\n";
     }
   }
+  // Ada-KV over key norm: the scores are key norm's own, given as each token arrives.
+  for (int c = 0; c < 100; ++c) {
+    const std::size_t G = 1 + below(8), D = 2, recent = below(8);
+    const std::size_t heavy = 1 + below(40), n = recent + heavy + 1 + below(80);
+    // Norm rank i is (1 + (i mod 512) / 512) 2^(i / 512): distinct, exact in float, and exact at
+    // the 10 bits key norm compares (so no tie is broken). Every other case gives head 0 the
+    // longest keys (its lowest scores).
+    std::vector<std::size_t> rank(G * n);
+    for (std::size_t i = 0; i < rank.size(); ++i) rank[i] = i;
+    const auto shuffle = [&](std::size_t from, std::size_t to) {
+      for (std::size_t i = to; i > from + 1; --i) {
+        std::swap(rank[i - 1], rank[from + below(i - from)]);
+      }
+    };
+    if (c % 2 == 0) {
+      shuffle(0, rank.size() - n), shuffle(rank.size() - n, rank.size());
+      for (std::size_t s = 0; s < n; ++s) std::swap(rank[s], rank[rank.size() - n + s]);
+    } else {
+      shuffle(0, rank.size());
+    }
+    std::vector<float> keys(G * n * D, 0.0f);  // (G, N, D)
+    for (std::size_t i = 0; i < G * n; ++i) {
+      const std::size_t r = rank[i];
+      const float norm = std::ldexp(1.0f + static_cast<float>(r % 512) / 512.0f,
+                                    static_cast<int>(r / 512));
+      keys[i * D + below(D)] = below(2) == 0 ? norm : -norm;
+    }
+    h2o::AdaKVPolicy policy(h2o::CacheBudget{heavy, recent},
+                            std::make_unique<h2o::KeyNormPolicy>(h2o::CacheBudget{heavy, recent}),
+                            h2o::AdaKVPolicy::kPaperSafeguard, h2o::LayerShape{0, 1, G});
+    h2o::LayerKVCache cache(G, D, n);
+    std::vector<float> key_rows(G * D), weights(G * n, 0.0f);  // key norm reads no attention
+    for (std::size_t t = 0; t < n; ++t) {
+      for (std::size_t g = 0; g < G; ++g) {
+        for (std::size_t d = 0; d < D; ++d) key_rows[g * D + d] = keys[(g * n + t) * D + d];
+      }
+      cache.append(key_rows.data(), key_rows.data(), static_cast<h2o::Position>(t));
+      policy.observe(cache, h2o::StepAttention{weights.data(), G, n});
+    }
+    policy.compress(cache, heavy + recent);
+    out << "adakv-knorm " << G << " " << n << " " << recent << " " << heavy << " " << D << "\n";
+    for (std::size_t g = 0; g < G; ++g) {
+      out << "keys";
+      for (std::size_t i = 0; i < n * D; ++i) out << " " << h2o::fixed(keys[g * n * D + i], 9);
+      out << "\n";
+    }
+    for (std::size_t g = 0; g < G; ++g) {
+      out << "kept";
+      for (h2o::Position p : cache.sorted_positions(g)) out << " " << p;
+      out << "\n";
+    }
+  }
   if (!out) throw std::runtime_error("cannot write '" + out_path + "'");
-  std::cout << "400 cases written to " << out_path << "\n";
+  std::cout << "500 cases written to " << out_path << "\n";
   return 0;
 }
 

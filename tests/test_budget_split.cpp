@@ -5,13 +5,17 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <memory>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "h2o/base/random.hpp"
 #include "h2o/policy/adakv_policy.hpp"
+#include "h2o/policy/knorm_policy.hpp"
 #include "h2o/policy/policy_factory.hpp"
 #include "h2o/policy/pyramid_policy.hpp"
+#include "h2o/policy/tova_policy.hpp"
 #include "h2o_catch.hpp"
 #include "policy_test_support.hpp"
 
@@ -191,6 +195,77 @@ TEST_CASE("Budgets by layer and by head hold in a decoder what H2O holds in all"
       }
       if (t + 1 >= 40) REQUIRE(all == c.n_layers * c.n_kv_heads * per_head);  // as H2O's
     }
+  }
+}
+
+namespace {
+
+// A scored policy by name, for the layer of `shape`: key norm, or TOVA with per-head scores (with
+// shared scores every head keeps the same tokens and there is nothing to spread by head).
+std::unique_ptr<ScoredPolicy> scorer_named(const std::string& name, CacheBudget budget,
+                                           const LayerShape& shape) {
+  if (name == "knorm") return std::make_unique<KeyNormPolicy>(budget, shape);
+  return std::make_unique<TovaPolicy>(budget, ScoringMode::PerHead, shape);
+}
+
+// A decoder's logits and caches, step by step: true when the two decoders agree on both.
+bool same_run(Decoder& a, Decoder& b, const std::vector<int>& tokens, std::size_t n_layers) {
+  for (int token : tokens) {
+    if (a.forward(token) != b.forward(token)) return false;
+    for (std::size_t l = 0; l < n_layers; ++l) {
+      for (std::size_t g = 0; g < a.cache(l).n_kv_heads(); ++g) {
+        if (a.cache(l).sorted_positions(g) != b.cache(l).sorted_positions(g)) return false;
+      }
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+TEST_CASE("Ada-KV and PyramidKV spread the budget of any scored policy", "[budget_split]") {
+  // Spread so that nothing moves (Ada-KV: every head's floor is its whole share; PyramidKV:
+  // beta 1, a flat line), each is exactly the scored policy it wraps: same logits, same caches.
+  // At the paper's settings Ada-KV's heads hold different counts, the layer what the scorer holds.
+  const auto weights = h2o_test::random_model(80, 17);
+  const ModelConfig& c = weights->config;
+  REQUIRE(c.n_kv_heads > 1);
+  const std::vector<int> tokens = h2o_test::random_tokens(80, c.vocab_size, 18);
+  const CacheBudget budget{8, 4};
+  for (const std::string scorer : {"knorm", "tova"}) {
+    INFO(scorer);
+    const auto alone = [&] {
+      return std::make_unique<CachePolicy>([&](const LayerShape& shape) {
+        return std::unique_ptr<LayerPolicy>(scorer_named(scorer, budget, shape));
+      });
+    };
+    const auto spread = [&](const std::string& how, double share) {
+      return std::make_unique<CachePolicy>([&, how, share](const LayerShape& shape) {
+        std::unique_ptr<ScoredPolicy> scores = scorer_named(scorer, budget, shape);
+        return how == "adakv"
+                   ? std::unique_ptr<LayerPolicy>(
+                         std::make_unique<AdaKVPolicy>(budget, std::move(scores), share, shape))
+                   : std::make_unique<PyramidKVPolicy>(budget, std::move(scores), share, shape);
+      });
+    };
+    Decoder plain(weights, alone(), tokens.size());
+    Decoder ada_floor_all(weights, spread("adakv", 1.0), tokens.size());
+    CHECK(same_run(plain, ada_floor_all, tokens, c.n_layers));
+    Decoder plain_again(weights, alone(), tokens.size());
+    Decoder flat_pyramid(weights, spread("pyramid", 1.0), tokens.size());
+    CHECK(same_run(plain_again, flat_pyramid, tokens, c.n_layers));
+
+    Decoder ada(weights, spread("adakv", AdaKVPolicy::kPaperSafeguard), tokens.size());
+    bool uneven = false;
+    for (int token : tokens) {
+      ada.forward(token);
+      for (std::size_t l = 0; l < c.n_layers; ++l) {
+        const LayerKVCache& cache = ada.cache(l);
+        REQUIRE(cache.total_size() <= c.n_kv_heads * budget.total());
+        for (std::size_t g = 1; g < c.n_kv_heads; ++g) uneven |= cache.size(g) != cache.size(0);
+      }
+    }
+    CHECK(uneven);
   }
 }
 

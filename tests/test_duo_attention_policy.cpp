@@ -25,6 +25,7 @@ using namespace h2o;
 using h2o_test::append_token;
 using h2o_test::four_kinds;
 using h2o_test::read_tokens;
+using h2o_test::step_weights;
 using h2o_test::WeightOf;
 
 namespace {
@@ -191,6 +192,36 @@ TEST_CASE("DuoAttention cuts a prompt read to be compressed as it cuts it step b
     CHECK(once.scores() == step_by_step.scores());
     CHECK(once.retrieval() == step_by_step.retrieval());
     for (std::size_t g = 0; g < 4; ++g) CHECK(a.sorted_positions(g) == b.sorted_positions(g));
+  }
+}
+
+TEST_CASE("DuoAttention's prompt cut honours compress's keep", "[duo]") {
+  // Streaming heads keep their 2 sinks + 3; retrieval heads, capped at 6, their sinks and the
+  // newest 4. A keep of 0: the split alone.
+  for (std::uint64_t seed = 1; seed <= 5; ++seed) {
+    Rng rng(seed);
+    const std::size_t T = 16;
+    std::vector<float> dense(4 * T * T);
+    for (float& w : dense) w = rng.uniform();
+    const WeightOf weight = [&](std::size_t h, Position j, std::size_t t) {
+      return dense[(h * T + t) * T + static_cast<std::size_t>(j)];
+    };
+    DuoAttentionPolicy policy(2, 3, 0.5, T + 100);
+    LayerKVCache cache(4, 2, T + 1);
+    for (std::size_t t = 0; t < T; ++t) {
+      append_token(cache, static_cast<Position>(t));
+      const std::vector<float> data = step_weights(cache, 4, t, weight);
+      policy.observe(cache, StepAttention{data.data(), 4, cache.capacity()});
+    }
+    policy.compress(cache, 6);
+    INFO("seed " << seed);
+    for (std::size_t g = 0; g < 4; ++g) {
+      const std::vector<Position> kept = cache.sorted_positions(g);
+      const std::vector<Position> expected = policy.retrieval()[g]
+                                                 ? std::vector<Position>{0, 1, 12, 13, 14, 15}
+                                                 : std::vector<Position>{0, 1, 13, 14, 15};
+      CHECK(kept == expected);
+    }
   }
 }
 

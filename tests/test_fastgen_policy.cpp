@@ -159,6 +159,36 @@ TEST_CASE("FastGen cuts a prompt read to be compressed as it cuts the same promp
   }
 }
 
+TEST_CASE("FastGen's prompt cut honours compress's keep", "[fastgen]") {
+  // Cut to the rules, then every head above keep loses its own victims: a subset of what the
+  // rules kept, never above keep, the newest token always there. A keep of 0: the rules alone.
+  for (std::uint64_t seed = 1; seed <= 5; ++seed) {
+    Rng rng(seed);
+    const std::size_t T = 16;
+    std::vector<float> dense(4 * T * T);
+    for (float& w : dense) w = rng.uniform();
+    const WeightOf weight = [&](std::size_t h, Position j, std::size_t t) {
+      return h < 3 ? four_kinds(h, j, t) : dense[(h * T + t) * T + static_cast<std::size_t>(j)];
+    };
+    FastGenPolicy ruled(CacheBudget{2, 3}, 1, 0.7, T + 100), capped(CacheBudget{2, 3}, 1, 0.7, T + 100);
+    LayerKVCache a(4, 2, T + 1), b(4, 2, T + 1);
+    read_tokens(ruled, a, 4, T, weight, /*compress_once=*/true);
+    for (std::size_t t = 0; t < T; ++t) {
+      append_token(b, static_cast<Position>(t));
+      const std::vector<float> data = step_weights(b, 4, t, weight);
+      capped.observe(b, StepAttention{data.data(), 4, b.capacity()});
+    }
+    capped.compress(b, 4);
+    INFO("seed " << seed);
+    for (std::size_t g = 0; g < 4; ++g) {
+      const std::vector<Position> all = a.sorted_positions(g), kept = b.sorted_positions(g);
+      CHECK(kept.size() == std::min<std::size_t>(all.size(), 4));
+      CHECK(std::includes(all.begin(), all.end(), kept.begin(), kept.end()));
+      CHECK(kept.back() == static_cast<Position>(T - 1));
+    }
+  }
+}
+
 TEST_CASE("FastGen profiles a second sequence afresh", "[fastgen]") {
   FastGenPolicy policy(CacheBudget{1, 2}, 1, 0.9, 8);
   LayerKVCache cache(4, 2, 16);
@@ -185,7 +215,7 @@ TEST_CASE("FastGen at a target of 1 keeps every token and reads as the full cach
   const auto weights = h2o_test::random_model(48, 7);
   const std::vector<int> tokens = h2o_test::random_tokens(48, weights->config.vocab_size, 3);
   PolicySettings settings = settings_for_budget("fastgen", 8);
-  settings.fastgen_target = 1.0;
+  settings.fastgen.target = 1.0;
   Decoder fastgen(weights, make_policy("fastgen", settings), tokens.size());
   Decoder full(weights, make_policy("full"), tokens.size());
   for (int token : tokens) {
@@ -204,7 +234,7 @@ TEST_CASE("FastGen in a decoder: every head within its rule, the window always k
   const std::vector<int> tokens = h2o_test::random_tokens(96, weights->config.vocab_size, 5);
   for (double target : {0.3, 0.6, 0.9}) {
     PolicySettings settings = settings_for_budget("fastgen", 12);
-    settings.fastgen_target = target;
+    settings.fastgen.target = target;
     Decoder decoder(weights, make_policy("fastgen", settings), tokens.size());
     CHECK(decoder.policy().prompt_tokens() == 24);  // twice the budget
     for (std::size_t i = 0; i < tokens.size(); ++i) {

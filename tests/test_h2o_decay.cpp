@@ -203,11 +203,11 @@ TEST_CASE("the decayed sum refuses a gamma outside (0, 1)", "[h2o-decay]") {
   CHECK_NOTHROW(H2OPolicy(CacheBudget(2, 2), ScoringMode::PerHead, H2OScore::Sum, 0, 7.0f));
   // Through the factory, and named in the description.
   PolicySettings settings = settings_for_budget("h2o", 10);
-  settings.h2o_score = H2OScore::DecayedSum;
-  settings.h2o_decay = 0.9f;
+  settings.h2o.score = H2OScore::DecayedSum;
+  settings.h2o.decay = 0.9f;
   CHECK(make_policy("h2o", settings)->describe() ==
         "H2O, heavy 5 + recent 5 = 10 tokens, per-head scores, decayed by 0.900 per step");
-  settings.h2o_decay = 1.0f;
+  settings.h2o.decay = 1.0f;
   CHECK_THROWS_AS(make_policy("h2o", settings), std::invalid_argument);
   CHECK(parse_h2o_score("decayed-sum") == H2OScore::DecayedSum);
   CHECK(to_string(H2OScore::DecayedSum) == "decayed-sum");

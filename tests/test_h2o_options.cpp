@@ -258,19 +258,19 @@ TEST_CASE("the H2O options refuse what cannot work", "[h2o-options]") {
 
 TEST_CASE("an equal budget cuts H2O's start area to the heavy half", "[h2o-options]") {
   PolicySettings base;
-  base.start_area = 20;
-  base.h2o_score = H2OScore::NormalisedSum;
+  base.h2o.start_area = 20;
+  base.h2o.score = H2OScore::NormalisedSum;
   const PolicySettings small = settings_for_budget("h2o", 9, base);
   CHECK(small.heavy == 4);
   CHECK(small.recent == 5);
-  CHECK(small.start_area == 4);
-  CHECK(small.h2o_score == H2OScore::NormalisedSum);  // the rest comes from base
+  CHECK(small.h2o.start_area == 4);
+  CHECK(small.h2o.score == H2OScore::NormalisedSum);  // the rest comes from base
   const PolicySettings roomy = settings_for_budget("h2o", 91, base);
-  CHECK(roomy.start_area == 20);
+  CHECK(roomy.h2o.start_area == 20);
   CHECK_NOTHROW(make_policy("h2o", small));
   // Asked for directly, a start area that does not fit is still refused (H2OPolicy's rule).
   PolicySettings direct = small;
-  direct.start_area = 5;
+  direct.h2o.start_area = 5;
   CHECK_THROWS_WITH(
       make_policy("h2o", direct),
       h2o_catch::Contains("a start area of 5 tokens does not fit in the heavy budget of 4"));

@@ -15,6 +15,7 @@
 #include "h2o/policy/h2o_policy.hpp"
 #include "h2o/policy/policy_factory.hpp"
 #include "h2o/policy/random_eviction_policy.hpp"
+#include "h2o/policy/scored_policy.hpp"
 #include "h2o/policy/sink_window_policy.hpp"
 #include "h2o/policy/sliding_window_policy.hpp"
 #include "h2o/policy/tova_policy.hpp"
@@ -98,7 +99,7 @@ TEST_CASE("the factory's properties are what the policies do in a decoder") {
   // A random model spreads its attention evenly; FastGen needs a low target there to give some
   // head a rule smaller than the full cache (the others ignore it).
   PolicySettings base;
-  base.fastgen_target = 0.05;
+  base.fastgen.target = 0.05;
   for (const PolicyKind& kind : policy_kinds()) {
     INFO(kind.name);
     Decoder decoder(weights, make_policy(kind.name, settings_for_budget(kind.name, 8, base)));
@@ -179,7 +180,7 @@ TEST_CASE("each policy's recent window, as its row names it, is always in its ca
     for (std::size_t budget : {2, 3, 5, 9, 16, 40, 70}) {
       INFO(kind.name << " at a budget of " << budget << ", prompt of " << prompt << " tokens");
       PolicySettings base;
-      base.fastgen_target = 0.05;  // random attention is spread: FastGen's heads must evict
+      base.fastgen.target = 0.05;  // random attention is spread: FastGen's heads must evict
       const PolicySettings settings = settings_for_budget(kind.name, budget, base);
       const std::unique_ptr<CachePolicy> policy = make_policy(kind.name, settings);
       const std::size_t keeps = policy->max_tokens(n_tokens);
@@ -257,11 +258,11 @@ TEST_CASE("a heavy share other than half: 19 tokens at 10% and at 75%, worked ou
   CHECK(snapkv.heavy == 1);
   PolicySettings most;
   most.heavy_percent = 75;  // 19 * 75 / 100 = 14.25: 14 heavy, 5 recent
-  most.start_area = 20;
+  most.h2o.start_area = 20;
   const PolicySettings h2o_most = settings_for_budget("h2o", 19, most);
   CHECK(h2o_most.heavy == 14);
   CHECK(h2o_most.recent == 5);
-  CHECK(h2o_most.start_area == 14);  // cut to the heavy part
+  CHECK(h2o_most.h2o.start_area == 14);  // cut to the heavy part
   const PolicySettings window = settings_for_budget("window", 19, most);
   CHECK(window.heavy + window.recent == 19);  // a window keeps the whole budget either way
 }
@@ -390,7 +391,7 @@ TEST_CASE("a factory h2o policy whose budget covers every step matches the full 
   settings.heavy = 12;
   settings.recent = 12;
   settings.scoring = GENERATE(ScoringMode::PerHead, ScoringMode::Shared);
-  settings.h2o_score = GENERATE(H2OScore::Sum, H2OScore::NormalisedSum, H2OScore::DecayedSum);
+  settings.h2o.score = GENERATE(H2OScore::Sum, H2OScore::NormalisedSum, H2OScore::DecayedSum);
   Decoder full(weights, make_policy("full", settings));
   Decoder h2o(weights, make_policy("h2o", settings));
   for (int pos = 0; pos < 24; ++pos) {
@@ -416,4 +417,54 @@ TEST_CASE("a factory h2o policy with a small budget evicts one token per step") 
     CHECK(decoder.cache(layer).uniform_size() == 5);
     CHECK(decoder.evicted_tokens(layer) == 15);
   }
+}
+
+TEST_CASE("A budget spread over a scored policy is named by both", "[policy_factory]") {
+  // "adakv:knorm" is Ada-KV over key norm's scores; "adakv" alone is over H2O's.
+  for (const std::string name : {"adakv:knorm", "adakv:tova", "pyramid:knorm", "pyramid:tova"}) {
+    INFO(name);
+    REQUIRE(is_policy_name(name));
+    const auto policy = make_policy(name, settings_for_budget(name, 20));
+    CHECK(&policy->kind() == &policy_kind(name));
+    CHECK(policy->kind().name == name);
+    const auto layer = policy->for_layer({0, 2, 2, 100});
+    const auto* spread = dynamic_cast<const BudgetSpreadPolicy*>(layer.get());
+    REQUIRE(spread != nullptr);
+    CHECK(spread->scorer().name() == name.substr(name.find(':') + 1));
+  }
+  CHECK(policy_kind("adakv:knorm").prose_name == "Ada-KV over key norm");
+  CHECK_FALSE(policy_kind("adakv:knorm").uses_attention());  // key norm reads no attention
+  // Ada-KV's paper scores per head, whatever TOVA's says (shared would leave nothing to spread).
+  CHECK(policy_kind("adakv:tova").paper_scoring == ScoringMode::PerHead);
+  CHECK_FALSE(policy_kind("adakv:tova").protects_newest);  // TOVA protects no window
+  CHECK(&policy_kind("adakv:h2o") == &policy_kind("adakv"));
+  CHECK(make_policy("adakv", settings_for_budget("adakv", 20))->describe() ==
+        make_policy("adakv:h2o", settings_for_budget("adakv", 20))->describe());
+  // Listed: the rows only.
+  for (const PolicyKind& kind : policy_kinds()) CHECK(kind.name.find(':') == std::string::npos);
+  // What cannot be spread, or over what, is refused by name.
+  CHECK_FALSE(is_policy_name("adakv:window"));
+  CHECK_THROWS_WITH(make_policy("adakv:window"),
+                    h2o_catch::Contains("a scored policy (one of: h2o, tova, knorm)"));
+  CHECK_THROWS_WITH(make_policy("adakv:pyramid:h2o"), h2o_catch::Contains("a scored policy"));
+  CHECK_THROWS_WITH(make_policy("window:h2o"), h2o_catch::Contains("spreads no budget"));
+  CHECK_THROWS_WITH(make_policy("lru:h2o"), h2o_catch::Contains("unknown cache policy 'lru:h2o'"));
+  // The programs' message for a name they cannot run says what is wrong with it.
+  CHECK(unknown_policy_message("adakv:window") ==
+        "cache policy 'adakv:window': adakv spreads a budget over a scored policy (one of: h2o, "
+        "tova, knorm)");
+  CHECK(unknown_policy_message("lru").rfind("unknown cache policy 'lru' (expected one of: ", 0) ==
+        0);
+  CHECK(budget_spread_help() ==
+        "pyramid and adakv spread the budget of any scored policy (h2o, tova, knorm), named after "
+        "a colon: adakv:knorm (h2o's when none is named).");
+}
+
+TEST_CASE("A running policy knows its kind", "[policy_factory]") {
+  for (const PolicyKind& kind : policy_kinds()) {
+    INFO(kind.name);
+    CHECK(&make_policy(kind.name, settings_for_budget(kind.name, 64))->kind() == &kind);
+  }
+  // A program's own policy has none.
+  CHECK_THROWS_WITH(policy_of<FullCachePolicy>()->kind(), h2o_catch::Contains("not made by"));
 }

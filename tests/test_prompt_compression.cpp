@@ -349,7 +349,7 @@ TEST_CASE("snapkv refuses a pooling kernel that is even, zero or too wide",
             SnapKVPolicy(CacheBudget{4, 4}, ScoringMode::PerHead, {SnapKVPool::Max, kernel});
           }) == message);
     PolicySettings settings = settings_for_budget("snapkv", 20);
-    settings.snapkv_pooling.kernel = kernel;
+    settings.snapkv.kernel = kernel;
     CHECK(h2o_test::error_of<std::invalid_argument>([&] { make_policy("snapkv", settings); }) ==
           message);
   }
@@ -385,7 +385,7 @@ TEST_CASE("snapkv decodes token by token exactly as h2o", "[prompt-compression]"
   INFO(pooling.describe());
   PolicySettings settings = settings_for_budget("snapkv", 20);
   settings.scoring = mode;
-  settings.snapkv_pooling = pooling;
+  settings.snapkv = pooling;
   Decoder snapkv(weights, make_policy("snapkv", settings), 160);
   Decoder h2o(weights, make_policy("h2o", settings), 160);
   for (int token : tokens) REQUIRE(same_numbers(snapkv.forward(token), h2o.forward(token)));

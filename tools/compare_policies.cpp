@@ -220,7 +220,7 @@ std::unique_ptr<Runs> run_policies(std::shared_ptr<const h2o::DecoderWeights> we
       const h2o::SweepRun& run = by_budget[b];
       const std::string& window = h2o::baseline_policy().name;
       if (!run.refused.empty()) continue;
-      if (!h2o::policy_kind(run.policy).sized_by_budget) {
+      if (!run.kind->sized_by_budget) {
         runs->equal_bytes.push_back(h2o::read_at_equal_bytes(
             weights, text, {window, window, options.scoring, format}, run, &full));
         budget.equal_bytes.emplace_back(&run, &runs->equal_bytes.back());
@@ -367,7 +367,7 @@ std::vector<const h2o::SweepRun*> picture_panels(const h2o::ComparePoliciesOptio
                                                  const Runs& runs) {
   std::vector<const h2o::SweepRun*> panels;
   for (const std::string& name : options.policies) {
-    if (!h2o::policy_kind(name).evicts) {
+    if (name == runs.sweep.full.policy) {
       panels.push_back(&runs.sweep.full);
       continue;
     }

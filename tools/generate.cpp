@@ -192,7 +192,7 @@ int generate(int argc, char** argv) {
                     ? " (" + h2o::describe_kv_format(options.kv_format) + ")"
                     : std::string())
             << "\n";
-  if (h2o::policy_kind(decoder.policy().name()).evicts) {
+  if (decoder.policy().kind().evicts) {
     std::vector<std::size_t> evicted;
     std::size_t total = 0;
     for (std::size_t l = 0; l < config.n_layers; ++l) {

@@ -72,6 +72,11 @@ std::vector<std::string> parse_policy_list(const std::string& option, const std:
     std::string item;
     while (std::getline(list, item, ',')) {
       if (item.empty()) throw UsageError("--" + option + " has an empty name in '" + text + "'");
+      if (item.find(':') != std::string::npos && is_policy_name(item)) {
+        // A budget spread over another scored policy runs in generate, not in a comparison.
+        throw UsageError("--" + option + ": " + item + " is not one of the compared policies (" +
+                         policy_names() + "); generate --cache " + item + " runs it");
+      }
       if (!is_policy_name(item)) {
         throw UsageError("--" + option + ": unknown cache policy '" + item +
                          "' (expected all, or names from: " + policy_names() + ")");

@@ -7,9 +7,9 @@
 
 namespace h2o {
 
-AttentionSplitter::AttentionSplitter(const CacheTrace& first, const CacheTrace& second,
-                                     std::size_t query_heads)
-    : first_(first), second_(second), query_heads_(query_heads) {
+namespace {
+// The query groups of two traces of the same text and model (std::invalid_argument otherwise).
+QueryGroups groups_of(const CacheTrace& first, const CacheTrace& second, std::size_t query_heads) {
   if (first.layers != second.layers || first.kv_heads != second.kv_heads ||
       first.steps != second.steps || first.heads.size() != first.layers ||
       second.heads.size() != second.layers) {
@@ -17,11 +17,13 @@ AttentionSplitter::AttentionSplitter(const CacheTrace& first, const CacheTrace& 
         "attention split: the two traces are not of the same text and "
         "model (layers, KV heads or steps differ)");
   }
-  if (first.kv_heads == 0 || query_heads == 0 || query_heads % first.kv_heads != 0) {
-    throw std::invalid_argument("attention split: " + std::to_string(query_heads) +
-                                " query heads are not a multiple of " +
-                                std::to_string(first.kv_heads) + " KV heads");
-  }
+  return QueryGroups(query_heads, first.kv_heads, "attention split");
+}
+}  // namespace
+
+AttentionSplitter::AttentionSplitter(const CacheTrace& first, const CacheTrace& second,
+                                     std::size_t query_heads)
+    : first_(first), second_(second), groups_(groups_of(first, second, query_heads)) {
   first_by_layer_.assign(first.layers, 0.0);
   second_by_layer_.assign(first.layers, 0.0);
   rows_by_layer_.assign(first.layers, 0);
@@ -38,12 +40,12 @@ bool AttentionSplitter::held(const CacheTrace& trace, std::size_t l, std::size_t
 
 void AttentionSplitter::add(std::size_t t, std::size_t l, std::size_t h, const Position* positions,
                             const float* weights, std::size_t count) {
-  if (t >= first_.steps || l >= first_.layers || h >= query_heads_) {
+  if (t >= first_.steps || l >= first_.layers || h >= groups_.n_heads()) {
     throw std::invalid_argument("attention split: step " + std::to_string(t) + ", layer " +
                                 std::to_string(l) + ", query head " + std::to_string(h) +
                                 " is out of range");
   }
-  const std::size_t g = h / (query_heads_ / first_.kv_heads);
+  const std::size_t g = groups_.kv_head_of(h);
   for (std::size_t s = 0; s < count; ++s) {
     if (positions[s] < 0 || static_cast<std::size_t>(positions[s]) > t) {
       throw std::invalid_argument("attention split: position " + std::to_string(positions[s]) +
@@ -91,13 +93,13 @@ AttentionSplit split_full_attention(Decoder& full, const std::vector<int>& token
                                 " tokens, the traces " + std::to_string(first.steps + 1));
   }
   full.set_record_attention(true);
-  const std::size_t group = H / full.config().n_kv_heads;
+  const QueryGroups groups(H, full.config().n_kv_heads, "attention split");
   TeacherForcingOptions options;
   options.after_step = [&](std::size_t t) {
     for (std::size_t l = 0; l < L; ++l) {
       const AttentionRecord& record = full.attention(l);
       for (std::size_t h = 0; h < H; ++h) {
-        const std::vector<Position>& held = record.positions[h / group];  // (T,)
+        const std::vector<Position>& held = record.positions[groups.kv_head_of(h)];  // (T,)
         splitter.add(t, l, h, held.data(), &record.weights(h, 0), held.size());
       }
     }

@@ -6,6 +6,8 @@
 #include <stdexcept>
 #include <utility>
 
+#include "h2o/attention/query_groups.hpp"
+
 namespace h2o {
 
 std::uint8_t shade_level(float value, float max) {
@@ -44,7 +46,7 @@ CacheTrace trace_cache(Decoder& decoder, const std::vector<int>& tokens,
   const std::size_t L = config.n_layers, G = config.n_kv_heads, H = config.n_heads;
   if (tokens.size() < 2) throw std::invalid_argument("a trace needs a text of at least 2 tokens");
   const std::size_t steps = tokens.size() - 1;
-  const std::size_t group = H / G;  // query heads per KV head
+  const QueryGroups groups(H, G, "cache trace");
 
   CacheTrace trace;
   trace.layers = L;
@@ -76,10 +78,10 @@ CacheTrace trace_cache(Decoder& decoder, const std::vector<int>& tokens,
         // Attention: the mean of the query group's rows, as the per-head scoring adds it.
         const std::vector<Position>& held = before.positions[g];  // (T,)
         row.assign(held.size(), 0.0f);
-        for (std::size_t h = g * group; h < (g + 1) * group; ++h) {
+        for (std::size_t h = groups.first(g); h < groups.end(g); ++h) {
           for (std::size_t s = 0; s < held.size(); ++s) row[s] += before.weights(h, s);
         }
-        for (float& w : row) w /= static_cast<float>(group);
+        for (float& w : row) w /= static_cast<float>(groups.size());
         head.attention.emplace_back();
         head.attention_max.push_back(
             levels_in_order(row, position_order(held.data(), held.size()), head.attention.back()));

@@ -38,9 +38,9 @@ std::vector<SweepPolicy> score_variants() {
       {"h2o+start" + std::to_string(kStartArea), "h2o", {}},
       {"h2o-heavy" + std::to_string(kSmallHeavyPercent), "h2o", {}},
       {"tova-per-head", "tova", {}}};
-  variants[0].settings.h2o_score = H2OScore::NormalisedSum;
-  variants[1].settings.h2o_score = H2OScore::DecayedSum;  // gamma: kDefaultH2ODecay
-  variants[2].settings.start_area = kStartArea;
+  variants[0].settings.h2o.score = H2OScore::NormalisedSum;
+  variants[1].settings.h2o.score = H2OScore::DecayedSum;  // gamma: kDefaultH2ODecay
+  variants[2].settings.h2o.start_area = kStartArea;
   variants[3].settings.heavy_percent = kSmallHeavyPercent;
   variants[4].settings.scoring = ScoringMode::PerHead;
   return variants;
@@ -97,6 +97,12 @@ SweepRun read_stories(std::shared_ptr<const DecoderWeights> weights, const Sweep
   SweepRun run;
   run.label = policy.label;
   run.policy = policy.policy;
+  try {
+    run.kind = &policy_kind(policy.policy);  // the one look-up: the run carries its kind
+  } catch (const std::invalid_argument& e) {
+    run.refused = e.what();
+    return run;
+  }
   run.budget = budget;
   for (std::size_t i = 0; i < text.stories.size(); ++i) {
     const std::vector<int>& tokens = text.stories[i];
@@ -125,7 +131,7 @@ SweepRun read_stories(std::shared_ptr<const DecoderWeights> weights, const Sweep
       // A policy holding more or fewer tokens than the budget is no equal comparison: flag it.
       const std::size_t holds = cache_policy->max_tokens(tokens.size());
       // (A policy whose budget is an outcome of its rules, FastGen, holds what they keep.)
-      const bool by_budget = policy_kind(policy.policy).sized_by_budget;
+      const bool by_budget = cache_policy->kind().sized_by_budget;
       if (tokens_kept > 0 && by_budget && holds != std::min(tokens_kept, tokens.size())) {
         run.description += " [holds " + std::to_string(holds) + " tokens, not " +
                            std::to_string(tokens_kept) + "]";

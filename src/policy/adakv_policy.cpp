@@ -5,70 +5,76 @@
 #include <string>
 #include <vector>
 
-#include "h2o/base/format.hpp"
-
 namespace h2o {
 
 namespace {
 
+// The tokens a head keeps outside its scorer's window: m.
+std::size_t scored_part(CacheBudget budget, const ScoredPolicy& scorer) {
+  const std::size_t window = scorer.rule().recent;
+  return budget.total() > window ? budget.total() - window : 0;
+}
+
 // As kvpress: int(n_kept * alpha), rounded down.
-std::size_t adakv_floor(CacheBudget budget, double safeguard) {
+std::size_t adakv_floor(CacheBudget budget, const ScoredPolicy& scorer, double safeguard) {
   if (!(safeguard >= 0.0 && safeguard <= 1.0)) {
     throw std::invalid_argument("Ada-KV: the safeguard share must be between 0 and 1");
   }
-  return static_cast<std::size_t>(static_cast<double>(budget.heavy) * safeguard);
+  return static_cast<std::size_t>(static_cast<double>(scored_part(budget, scorer)) * safeguard);
 }
 
 // r + G m - (G - 1) f: what one head holds when every other is at its floor f.
-std::size_t adakv_head_capacity(CacheBudget budget, ScoringMode mode, std::size_t floor,
+std::size_t adakv_head_capacity(CacheBudget budget, const ScoredPolicy& scorer, std::size_t floor,
                                 std::size_t n_kv_heads) {
-  if (mode == ScoringMode::Shared) return budget.total();
+  if (scorer.shared()) return budget.total();
   const std::size_t others = n_kv_heads == 0 ? 0 : n_kv_heads - 1;
-  const std::size_t most = budget.recent + n_kv_heads * budget.heavy - others * floor;
+  const std::size_t most =
+      scorer.rule().recent + n_kv_heads * scored_part(budget, scorer) - others * floor;
   return std::max(most, budget.total());
 }
 
 }  // namespace
 
+AdaKVPolicy::Parts AdaKVPolicy::parts(CacheBudget budget, std::unique_ptr<ScoredPolicy> scorer,
+                                      double safeguard, std::size_t n_kv_heads) {
+  if (!scorer) throw std::invalid_argument("Ada-KV: no scored policy to share a budget out for");
+  const std::size_t floor = adakv_floor(budget, *scorer, safeguard);
+  const std::size_t capacity = adakv_head_capacity(budget, *scorer, floor, n_kv_heads);
+  return {std::move(scorer), floor, capacity};
+}
+
+AdaKVPolicy::AdaKVPolicy(CacheBudget budget, Parts parts, const LayerShape& shape)
+    : BudgetSpreadPolicy(shape, budget.total(), parts.head_capacity, std::move(parts.scorer)),
+      budget_(budget),
+      floor_(parts.floor) {}
+
+AdaKVPolicy::AdaKVPolicy(CacheBudget budget, std::unique_ptr<ScoredPolicy> scorer, double safeguard,
+                         const LayerShape& shape)
+    : AdaKVPolicy(budget, parts(budget, std::move(scorer), safeguard, shape.n_kv_heads), shape) {}
+
 AdaKVPolicy::AdaKVPolicy(CacheBudget budget, ScoringMode mode, H2OScore score, float decay,
                          double safeguard, const LayerShape& shape)
-    : LayerPolicy(
-          shape, budget.total(),
-          adakv_head_capacity(budget, mode, adakv_floor(budget, safeguard), shape.n_kv_heads)),
-      budget_(budget),
-      floor_(adakv_floor(budget, safeguard)),
-      scoring_(budget, mode, score, /*start_area=*/0, decay) {}
+    : AdaKVPolicy(budget, std::make_unique<H2OPolicy>(budget, mode, score, 0, decay), safeguard,
+                  shape) {}
 
 std::string AdaKVPolicy::describe() const {
   std::string text = "Ada-KV, " + budget_.describe() +
                      " per KV head on average, a layer's heavy hitters shared by its KV heads (at "
                      "least " +
-                     std::to_string(floor_) + " each), " + to_string(scoring_.mode()) + " scores";
-  if (scoring_.mode() == ScoringMode::Shared) text += " (every head alike: H2O's shared budget)";
-  if (scoring_.score() == H2OScore::NormalisedSum) text += ", normalised by steps in the cache";
-  if (scoring_.score() == H2OScore::DecayedSum) {
-    text += ", decayed by " + fixed(scoring_.decay(), 3) + " per step";
-  }
+                     std::to_string(floor_) + " each), " + scorer().scores();
+  if (scorer().shared()) text += " (every head alike: one budget for all)";
   return text;
 }
 
-void AdaKVPolicy::observe(LayerKVCache& cache, const StepAttention& attention) {
-  scoring_.observe(cache, attention);
-}
-
-void AdaKVPolicy::choose_victims(LayerKVCache& cache, std::size_t* victims) {
-  scoring_.choose_victims(cache, victims);
-}
-
 bool AdaKVPolicy::evict_lowest(LayerKVCache& cache) {
-  const EvictionRule& rule = scoring_.rule();
+  const EvictionRule& rule = scorer().rule();
   bool found = false;
   std::size_t victim_head = 0, victim_slot = 0;
   double victim_key = 0.0;
   Position victim_position = 0;
   for (std::size_t g = 0; g < cache.n_kv_heads(); ++g) {
     const std::size_t n = cache.size(g);
-    if (n <= budget_.recent + floor_) continue;      // at its window and floor: nothing to give
+    if (n <= rule.recent + floor_) continue;         // at its window and floor: nothing to give
     const Position* positions = cache.positions(g);  // (n,)
     const float* scores = cache.scores(g);           // (n,)
     const std::size_t slot = slot_to_evict(positions, scores, n, rule);
@@ -88,7 +94,7 @@ bool AdaKVPolicy::evict_lowest(LayerKVCache& cache) {
 }
 
 void AdaKVPolicy::after_attention(LayerKVCache& cache, const StepAttention& attention) {
-  if (scoring_.mode() == ScoringMode::Shared) {  // every head alike: one decision for all
+  if (scorer().shared()) {  // every head alike: one decision for all
     LayerPolicy::after_attention(cache, attention);
     return;
   }
@@ -107,13 +113,13 @@ void AdaKVPolicy::after_attention(LayerKVCache& cache, const StepAttention& atte
 }
 
 void AdaKVPolicy::compress(LayerKVCache& cache, std::size_t keep) {
-  if (scoring_.mode() == ScoringMode::Shared) {
-    scoring_.compress(cache, keep);
+  if (scorer().shared()) {
+    BudgetSpreadPolicy::compress(cache, keep);
     return;
   }
   const std::size_t G = cache.n_kv_heads();
   if (cache.total_size() <= G * keep) return;
-  const EvictionRule& rule = scoring_.rule();
+  const EvictionRule& rule = scorer().rule();
   struct Candidate {
     double key;
     Position position;

@@ -57,7 +57,8 @@ void LayerPolicy::cut_by_rule(LayerKVCache& cache, std::size_t keep, const Evict
   if (cut) cache.keep_per_head(kept);
 }
 
-CachePolicy::CachePolicy(MakeLayer make_layer) : make_(std::move(make_layer)) {
+CachePolicy::CachePolicy(MakeLayer make_layer, const PolicyKind* kind)
+    : make_(std::move(make_layer)), kind_(kind) {
   if (!make_) throw std::invalid_argument("CachePolicy: no way to make a layer's policy");
   prototype_ = make_(LayerShape{});
   if (!prototype_) throw std::invalid_argument("CachePolicy: the layer maker made nothing");
@@ -65,6 +66,13 @@ CachePolicy::CachePolicy(MakeLayer make_layer) : make_(std::move(make_layer)) {
 
 std::size_t CachePolicy::max_tokens(std::size_t max_positions) const {
   return std::min(prototype_->keep(), max_positions);
+}
+
+const PolicyKind& CachePolicy::kind() const {
+  if (kind_ == nullptr) {
+    throw std::logic_error("the " + name() + " policy was not made by the factory: it has no kind");
+  }
+  return *kind_;
 }
 
 void FullCachePolicy::choose_victims(LayerKVCache& cache, std::size_t* victims) {

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "h2o/attention/query_groups.hpp"
 #include "h2o/base/format.hpp"
 #include "h2o/cache/selection.hpp"
 #include "h2o/policy/sink_window_policy.hpp"
@@ -48,11 +49,10 @@ std::vector<bool> duo_retrieval_heads(const std::vector<double>& scores, double 
 DuoAttentionPolicy::DuoAttentionPolicy(std::size_t sinks, std::size_t recent, double sparsity,
                                        std::size_t profile_tokens, ScoringMode mode,
                                        const LayerShape& shape)
-    : LayerPolicy(shape, kNoPositionLimit),
+    : ProfiledPolicy(shape, profile_tokens),
       sinks_(sinks),
       recent_(recent),
       sparsity_(sparsity),
-      profile_tokens_(profile_tokens),
       mode_(mode) {
   if (recent == 0) {
     throw std::invalid_argument("DuoAttention: the recent window must be at least 1 token");
@@ -72,50 +72,42 @@ std::string DuoAttentionPolicy::describe() const {
   return "DuoAttention: per layer, the " + fixed(100.0 * (1.0 - sparsity_), 0) +
          "% of KV heads with the most attention outside " + std::to_string(sinks_) +
          " sinks + the last " + std::to_string(recent_) + " over the first " +
-         std::to_string(profile_tokens_) + " tokens keep every token, the others " +
+         std::to_string(profile_tokens()) + " tokens keep every token, the others " +
          std::to_string(sinks_) + " + " + std::to_string(recent_) + "; " + to_string(mode_) +
          " scores";
 }
 
-void DuoAttentionPolicy::start_if_new(const LayerKVCache& cache) {
-  seen_ = true;
-  const std::size_t G = cache.n_kv_heads();
-  if (outside_sums_.size() != G || (cache.size(0) > 0 && cache.newest_position() == 0)) {
-    outside_sums_.assign(G, 0.0);
-    rows_ = 0;
-    scores_.clear();
-    retrieval_.clear();
-  }
+void DuoAttentionPolicy::start(const LayerKVCache& cache) {
+  outside_sums_.assign(cache.n_kv_heads(), 0.0);
+  rows_ = 0;
+  scores_.clear();
+  retrieval_.clear();
 }
 
-void DuoAttentionPolicy::profile_row(const LayerKVCache& cache, const StepAttention& attention) {
-  const std::size_t G = cache.n_kv_heads(), H = attention.n_heads;
-  if (G == 0 || H % G != 0) {
-    throw std::invalid_argument("DuoAttention: the query heads are not a multiple of the KV heads");
-  }
+void DuoAttentionPolicy::profile(const LayerKVCache& cache, const StepAttention& attention) {
+  const std::size_t G = cache.n_kv_heads();
+  const QueryGroups groups(attention.n_heads, G, "DuoAttention");
   const auto t = static_cast<std::size_t>(cache.newest_position());
   if (t < sinks_ + recent_) return;  // every token is a sink or recent: nothing to miss
   const auto first_recent = static_cast<Position>(t + 1 - recent_);
   const auto sinks = static_cast<Position>(sinks_);
-  const std::size_t group = H / G;
   for (std::size_t g = 0; g < G; ++g) {
     // The query heads that score head g: its own group, or every head (shared).
-    const std::size_t first = mode_ == ScoringMode::PerHead ? g * group : 0;
-    const std::size_t count = mode_ == ScoringMode::PerHead ? group : H;
+    const ScoringHeads heads = scoring_heads(groups, g, mode_);
     const Position* positions = cache.positions(g);  // (t + 1,): nothing is evicted yet
     double outside = 0.0;
-    for (std::size_t h = first; h < first + count; ++h) {
+    for (std::size_t h = heads.first; h < heads.first + heads.count; ++h) {
       const float* row = attention.head(h);  // (t + 1,) over head g's slots
       for (std::size_t j = 0; j < cache.size(g); ++j) {
         if (positions[j] >= sinks && positions[j] < first_recent) outside += row[j];
       }
     }
-    outside_sums_[g] += outside / static_cast<double>(count);
+    outside_sums_[g] += outside / static_cast<double>(heads.count);
   }
   ++rows_;
 }
 
-void DuoAttentionPolicy::split_heads(std::size_t n_kv_heads) {
+void DuoAttentionPolicy::decide(std::size_t n_kv_heads) {
   scores_.assign(n_kv_heads, 0.0);
   if (rows_ > 0) {
     for (std::size_t g = 0; g < n_kv_heads; ++g) {
@@ -125,7 +117,7 @@ void DuoAttentionPolicy::split_heads(std::size_t n_kv_heads) {
   retrieval_ = duo_retrieval_heads(scores_, sparsity_);
 }
 
-void DuoAttentionPolicy::cut_streaming_heads(LayerKVCache& cache) const {
+void DuoAttentionPolicy::cut(LayerKVCache& cache) const {
   const std::size_t G = cache.n_kv_heads();
   std::vector<std::vector<std::size_t>> kept(G);  // (G,) x (slots kept,)
   for (std::size_t g = 0; g < G; ++g) {
@@ -142,41 +134,12 @@ void DuoAttentionPolicy::cut_streaming_heads(LayerKVCache& cache) const {
   cache.keep_per_head(kept);
 }
 
-void DuoAttentionPolicy::observe(LayerKVCache& cache, const StepAttention& attention) {
-  start_if_new(cache);
-  if (retrieval_.empty()) profile_row(cache, attention);
+std::size_t DuoAttentionPolicy::keeps(std::size_t g) const {
+  return retrieval_[g] ? kNoPositionLimit : sinks_ + recent_;
 }
 
-void DuoAttentionPolicy::after_attention(LayerKVCache& cache, const StepAttention& attention) {
-  start_if_new(cache);
-  if (retrieval_.empty()) {
-    profile_row(cache, attention);
-    if (static_cast<std::size_t>(cache.newest_position()) + 1 >= profile_tokens_) {
-      split_heads(cache.n_kv_heads());
-      cut_streaming_heads(cache);
-    }
-    return;
-  }
-  for (std::size_t g = 0; g < cache.n_kv_heads(); ++g) {
-    if (!retrieval_[g] && cache.size(g) > sinks_ + recent_) {
-      cache.remove_slot(g, oldest_non_sink(cache.positions(g), cache.size(g), sinks_));
-    }
-  }
-}
-
-void DuoAttentionPolicy::choose_victims(LayerKVCache& cache, std::size_t* victims) {
-  for (std::size_t g = 0; g < cache.n_kv_heads(); ++g) {
-    victims[g] = oldest_non_sink(cache.positions(g), cache.size(g), sinks_);
-  }
-}
-
-void DuoAttentionPolicy::compress(LayerKVCache& cache, std::size_t) {
-  if (!seen_) {
-    throw std::logic_error("DuoAttention: compress() on a cache whose prompt it never saw");
-  }
-  start_if_new(cache);
-  if (retrieval_.empty()) split_heads(cache.n_kv_heads());
-  cut_streaming_heads(cache);
+std::size_t DuoAttentionPolicy::victim(const LayerKVCache& cache, std::size_t g) const {
+  return oldest_non_sink(cache.positions(g), cache.size(g), sinks_);
 }
 
 }  // namespace h2o

@@ -5,6 +5,7 @@
 #include <limits>
 #include <stdexcept>
 
+#include "h2o/attention/query_groups.hpp"
 #include "h2o/base/format.hpp"
 #include "h2o/policy/head_scores.hpp"
 #include "h2o/policy/sink_window_policy.hpp"
@@ -13,11 +14,10 @@ namespace h2o {
 
 FastGenPolicy::FastGenPolicy(CacheBudget budget, std::size_t sinks, double target,
                              std::size_t profile_tokens, ScoringMode mode, const LayerShape& shape)
-    : LayerPolicy(shape, kNoPositionLimit),
+    : ProfiledPolicy(shape, profile_tokens),
       budget_(budget),
       sizes_{budget.recent, budget.heavy, sinks},
       target_(target),
-      profile_tokens_(profile_tokens),
       mode_(mode),
       heavy_rule_{budget.recent} {
   if (budget.recent == 0) {
@@ -36,7 +36,7 @@ FastGenPolicy::FastGenPolicy(CacheBudget budget, std::size_t sinks, double targe
 
 std::string FastGenPolicy::describe() const {
   return "FastGen: each KV head's cheapest rule recovering " + fixed(100.0 * target_, 0) +
-         "% of its attention over the first " + std::to_string(profile_tokens_) +
+         "% of its attention over the first " + std::to_string(profile_tokens()) +
          " tokens: window " + std::to_string(sizes_.recent) + ", sink+window " +
          std::to_string(sizes_.sinks) + " + " + std::to_string(sizes_.recent) + ", heavy+window " +
          std::to_string(sizes_.heavy) + " + " + std::to_string(sizes_.recent) + ", or full; " +
@@ -47,23 +47,16 @@ std::size_t FastGenPolicy::rule_tokens(HeadRule rule) const {
   return ::h2o::rule_tokens(rule, sizes_, std::numeric_limits<std::size_t>::max());
 }
 
-void FastGenPolicy::start_if_new(const LayerKVCache& cache) {
-  if (!seen_) ranked_.reserve(cache.capacity());
-  seen_ = true;
-  const std::size_t G = cache.n_kv_heads();
-  if (sums_.size() != G || (cache.size(0) > 0 && cache.newest_position() == 0)) {
-    sums_.assign(G, HeadProfileSums{});
-    profiles_.clear();
-    rules_.clear();
-  }
+void FastGenPolicy::start(const LayerKVCache& cache) {
+  ranked_.reserve(cache.capacity());
+  sums_.assign(cache.n_kv_heads(), HeadProfileSums{});
+  profiles_.clear();
+  rules_.clear();
 }
 
-void FastGenPolicy::profile_row(const LayerKVCache& cache, const StepAttention& attention) {
-  const std::size_t G = cache.n_kv_heads(), H = attention.n_heads;
-  if (G == 0 || H % G != 0) {
-    throw std::invalid_argument("FastGen: the query heads are not a multiple of the KV heads");
-  }
-  const std::size_t group = H / G;
+void FastGenPolicy::profile(const LayerKVCache& cache, const StepAttention& attention) {
+  const std::size_t G = cache.n_kv_heads();
+  const QueryGroups groups(attention.n_heads, G, "FastGen");
   const auto t = static_cast<std::size_t>(cache.newest_position());
   if (!HeadProfileSums::counts(t, sizes_)) return;
   const auto first_recent = static_cast<Position>(t + 1 - sizes_.recent);
@@ -75,8 +68,8 @@ void FastGenPolicy::profile_row(const LayerKVCache& cache, const StepAttention& 
     // Slot j's weight in the head's row: its query group's mean, as profile_heads takes it.
     const auto weight = [&](std::size_t j) {
       double w = 0;
-      for (std::size_t h = g * group; h < (g + 1) * group; ++h) w += attention.head(h)[j];
-      return w / static_cast<double>(group);
+      for (std::size_t h = groups.first(g); h < groups.end(g); ++h) w += attention.head(h)[j];
+      return w / static_cast<double>(groups.size());
     };
     double sink = 0, local = 0, heavy = 0;
     ranked_.clear();
@@ -100,7 +93,11 @@ void FastGenPolicy::profile_row(const LayerKVCache& cache, const StepAttention& 
   }
 }
 
-void FastGenPolicy::set_rules(std::size_t n_kv_heads) {
+void FastGenPolicy::score(LayerKVCache& cache, const StepAttention& attention) {
+  add_step_attention(cache, attention, mode_);
+}
+
+void FastGenPolicy::decide(std::size_t n_kv_heads) {
   profiles_.clear();
   rules_.clear();
   for (std::size_t g = 0; g < n_kv_heads; ++g) {
@@ -109,7 +106,8 @@ void FastGenPolicy::set_rules(std::size_t n_kv_heads) {
   }
 }
 
-std::size_t FastGenPolicy::victim(HeadRule rule, const LayerKVCache& cache, std::size_t g) const {
+std::size_t FastGenPolicy::victim(const LayerKVCache& cache, std::size_t g) const {
+  const HeadRule rule = g < rules_.size() ? rules_[g] : HeadRule::HeavyWindow;
   const std::size_t n = cache.size(g);
   const Position* positions = cache.positions(g);  // (n,)
   if (rule == HeadRule::Window || rule == HeadRule::SinkWindow) {
@@ -119,7 +117,7 @@ std::size_t FastGenPolicy::victim(HeadRule rule, const LayerKVCache& cache, std:
   return slot_to_evict(positions, cache.scores(g), n, heavy_rule_);
 }
 
-void FastGenPolicy::cut_to_rules(LayerKVCache& cache) const {
+void FastGenPolicy::cut(LayerKVCache& cache) const {
   const std::size_t G = cache.n_kv_heads();
   std::vector<std::vector<std::size_t>> kept(G);  // (G,) x (slots kept,)
   for (std::size_t g = 0; g < G; ++g) {
@@ -143,45 +141,6 @@ void FastGenPolicy::cut_to_rules(LayerKVCache& cache) const {
     }
   }
   cache.keep_per_head(kept);
-}
-
-void FastGenPolicy::observe(LayerKVCache& cache, const StepAttention& attention) {
-  start_if_new(cache);
-  if (rules_.empty()) profile_row(cache, attention);
-  add_step_attention(cache, attention, mode_);
-}
-
-void FastGenPolicy::after_attention(LayerKVCache& cache, const StepAttention& attention) {
-  start_if_new(cache);
-  if (rules_.empty()) {
-    profile_row(cache, attention);
-    add_step_attention(cache, attention, mode_);
-    if (static_cast<std::size_t>(cache.newest_position()) + 1 >= profile_tokens_) {
-      set_rules(cache.n_kv_heads());
-      cut_to_rules(cache);
-    }
-    return;
-  }
-  add_step_attention(cache, attention, mode_);
-  for (std::size_t g = 0; g < cache.n_kv_heads(); ++g) {
-    if (cache.size(g) > rule_tokens(rules_[g])) {
-      cache.remove_slot(g, victim(rules_[g], cache, g));
-    }
-  }
-}
-
-void FastGenPolicy::choose_victims(LayerKVCache& cache, std::size_t* victims) {
-  for (std::size_t g = 0; g < cache.n_kv_heads(); ++g) {
-    const bool ruled = g < rules_.size();
-    victims[g] = victim(ruled ? rules_[g] : HeadRule::HeavyWindow, cache, g);
-  }
-}
-
-void FastGenPolicy::compress(LayerKVCache& cache, std::size_t) {
-  if (!seen_) throw std::logic_error("FastGen: compress() on a cache whose prompt it never saw");
-  start_if_new(cache);
-  if (rules_.empty()) set_rules(cache.n_kv_heads());
-  cut_to_rules(cache);
 }
 
 }  // namespace h2o

@@ -39,12 +39,13 @@ void check_h2o_decay(double gamma) {
 
 H2OPolicy::H2OPolicy(CacheBudget budget, ScoringMode mode, H2OScore score, std::size_t start_area,
                      float decay, const LayerShape& shape)
-    : LayerPolicy(shape, budget.total()),
+    : ScoredPolicy(shape, budget.total(),
+                   EvictionRule{budget.recent, start_area, score == H2OScore::NormalisedSum},
+                   mode == ScoringMode::Shared),
       budget_(budget),
       mode_(mode),
       score_(score),
-      decay_(decay),
-      rule_{budget.recent, start_area, score == H2OScore::NormalisedSum} {
+      decay_(decay) {
   if (score == H2OScore::DecayedSum) check_h2o_decay(decay);
   if (start_area > budget.heavy) {
     throw std::invalid_argument("H2O: a start area of " + std::to_string(start_area) +
@@ -53,36 +54,30 @@ H2OPolicy::H2OPolicy(CacheBudget budget, ScoringMode mode, H2OScore score, std::
   }
 }
 
-std::string H2OPolicy::describe() const {
-  std::string text = "H2O, " + budget_.describe() + ", " + to_string(mode_) + " scores";
+std::string H2OPolicy::scores() const {
+  std::string text = to_string(mode_) + " scores";
   if (score_ == H2OScore::NormalisedSum) text += ", normalised by steps in the cache";
   if (score_ == H2OScore::DecayedSum) text += ", decayed by " + fixed(decay_, 3) + " per step";
-  if (rule_.start_area > 0) {
-    text += ", the first " + std::to_string(rule_.start_area) + " of the heavy slots protected";
+  return text;
+}
+
+std::string H2OPolicy::describe() const {
+  std::string text = "H2O, " + budget_.describe() + ", " + scores();
+  if (start_area() > 0) {
+    text += ", the first " + std::to_string(start_area()) + " of the heavy slots protected";
   }
   return text;
 }
 
-void H2OPolicy::observe(LayerKVCache& cache, const StepAttention& attention) {
+void H2OPolicy::score(LayerKVCache& cache, const StepAttention& attention) {
   if (score_ == H2OScore::DecayedSum) decay_scores(cache, decay_);
   add_step_attention(cache, attention, mode_);
 }
 
-void H2OPolicy::choose_victims(LayerKVCache& cache, std::size_t* victims) {
-  for (std::size_t g = 0; g < cache.n_kv_heads(); ++g) {
-    // Shared mode: every head holds identical positions and scores, so head 0 decides for all.
-    victims[g] = mode_ == ScoringMode::Shared && g > 0
-                     ? victims[0]
-                     : slot_to_evict(cache.positions(g), cache.scores(g), cache.size(g), rule_);
-  }
-}
-
-void H2OPolicy::compress(LayerKVCache& cache, std::size_t keep) { cut_by_rule(cache, keep, rule_); }
-
 void H2OPolicy::after_attention(LayerKVCache& cache, const StepAttention& attention) {
   // The options (the fused pass only adds: it is the plain sum's), and every step that evicts
-  // nothing, take CachePolicy's way: observe, then choose_victims (selection.hpp's rule).
-  if (score_ != H2OScore::Sum || rule_.start_area > 0 || cache.uniform_size() != keep() + 1) {
+  // nothing, take the scored policy's way: score, then choose_victims (selection.hpp's rule).
+  if (score_ != H2OScore::Sum || start_area() > 0 || cache.uniform_size() != keep() + 1) {
     LayerPolicy::after_attention(cache, attention);
     return;
   }

@@ -4,6 +4,8 @@
 #include <numeric>
 #include <stdexcept>
 
+#include "h2o/attention/query_groups.hpp"
+
 namespace h2o {
 
 std::string to_string(HeadRule rule) {
@@ -77,18 +79,13 @@ std::vector<HeadProfile> profile_heads(const PromptAttention& attention, std::si
                                        const HeadKindThresholds& thresholds) {
   const std::size_t H = attention.n_heads, T = attention.n_tokens;
   const std::size_t r = options.recent, s = options.sinks, k = options.heavy;
-  if (n_kv_heads == 0 || H % n_kv_heads != 0) {
-    throw std::invalid_argument("profile_heads: " + std::to_string(H) +
-                                " query heads are not a multiple of " + std::to_string(n_kv_heads) +
-                                " KV heads");
-  }
+  const QueryGroups groups(H, n_kv_heads, "profile_heads");
   if (r == 0) throw std::invalid_argument("profile_heads: the recent window must be at least 1");
   if (T <= r + s) {
     throw std::invalid_argument("profile_heads: a prompt of " + std::to_string(T) +
                                 " tokens has no row past the window and sinks (" +
                                 std::to_string(r + s) + " tokens)");
   }
-  const std::size_t group = H / n_kv_heads;
   std::vector<HeadProfile> profiles(n_kv_heads);
   std::vector<double> row(T), summed(T);   // (T,) the group's mean row; its sums over rows < t
   std::vector<std::size_t> candidates(T);  // positions outside the window, ranked by `summed`
@@ -97,9 +94,11 @@ std::vector<HeadProfile> profile_heads(const PromptAttention& attention, std::si
     HeadProfileSums sums;
     for (std::size_t t = 0; t < T; ++t) {
       std::fill(row.begin(), row.begin() + static_cast<std::ptrdiff_t>(t + 1), 0.0);
-      for (std::size_t h = g * group; h < (g + 1) * group; ++h) {
+      for (std::size_t h = groups.first(g); h < groups.end(g); ++h) {
         const float* weights = attention.row(h, t);
-        for (std::size_t j = 0; j <= t; ++j) row[j] += weights[j] / static_cast<double>(group);
+        for (std::size_t j = 0; j <= t; ++j) {
+          row[j] += weights[j] / static_cast<double>(groups.size());
+        }
       }
       if (HeadProfileSums::counts(t, options)) {
         // Sinks 0..s-1 and window t-r+1..t do not overlap here (t - r + 1 > s - 1).

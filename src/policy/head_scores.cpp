@@ -37,41 +37,29 @@ void add_row(float* scores, const float* weights, std::size_t n) {
   for (std::size_t s = 0; s < n; ++s) scores[s] += weights[s];
 }
 
-// Which query heads' rows reach each KV head's scores: KV head g reads rows first(g) ..
-// first(g) + count - 1. Computed once per call (one integer division).
-struct HeadRows {
-  std::size_t group, count;
-  bool per_head;
-  std::size_t first(std::size_t g) const { return per_head ? g * group : 0; }
-};
-
-HeadRows rows_for(std::size_t n_kv, const StepAttention& attention, ScoringMode mode) {
-  if (n_kv == 0 || attention.n_heads % n_kv != 0) {
-    throw std::invalid_argument("query heads (" + std::to_string(attention.n_heads) +
-                                ") must be a multiple of KV heads (" + std::to_string(n_kv) + ")");
-  }
-  const std::size_t group = attention.n_heads / n_kv;
-  const bool per_head = mode == ScoringMode::PerHead;
-  return {group, per_head ? group : attention.n_heads, per_head};
-}
-
 }  // namespace
+
+ScoringHeads scoring_heads(const QueryGroups& groups, std::size_t g, ScoringMode mode) {
+  if (mode == ScoringMode::Shared) return {0, groups.n_heads()};
+  return {groups.first(g), groups.size()};
+}
 
 void add_step_attention(float* out, std::size_t out_stride, std::size_t n_kv, std::size_t n,
                         const StepAttention& attention, ScoringMode mode) {
-  const HeadRows rows = rows_for(n_kv, attention, mode);
+  const QueryGroups groups(attention.n_heads, n_kv, "scores");
   for (std::size_t g = 0; g < n_kv; ++g) {
-    for (std::size_t h = rows.first(g); h < rows.first(g) + rows.count; ++h) {
+    const ScoringHeads heads = scoring_heads(groups, g, mode);
+    for (std::size_t h = heads.first; h < heads.first + heads.count; ++h) {
       add_row(out + g * out_stride, attention.head(h), n);
     }
   }
 }
 
 void add_step_attention(LayerKVCache& cache, const StepAttention& attention, ScoringMode mode) {
-  const std::size_t n_kv = cache.n_kv_heads();
-  const HeadRows rows = rows_for(n_kv, attention, mode);
-  for (std::size_t g = 0; g < n_kv; ++g) {
-    for (std::size_t h = rows.first(g); h < rows.first(g) + rows.count; ++h) {
+  const QueryGroups groups(attention.n_heads, cache.n_kv_heads(), "scores");
+  for (std::size_t g = 0; g < cache.n_kv_heads(); ++g) {
+    const ScoringHeads heads = scoring_heads(groups, g, mode);
+    for (std::size_t h = heads.first; h < heads.first + heads.count; ++h) {
       add_row(cache.scores(g), attention.head(h), cache.size(g));
     }
   }
@@ -90,13 +78,14 @@ void add_step_attention_and_pick_victims(LayerKVCache& cache, const StepAttentio
   const std::size_t n_kv = cache.n_kv_heads();
   constexpr std::size_t kRowsInPass = 16;  // rows the fused pass adds; more are added first
   const float* rows[kRowsInPass];
-  const HeadRows heads = rows_for(n_kv, attention, mode);
+  const QueryGroups groups(attention.n_heads, n_kv, "scores");
   for (std::size_t g = 0; g < n_kv; ++g) {
     float* scores = cache.scores(g);
     const std::size_t n = cache.size(g);
-    const std::size_t end = heads.first(g) + heads.count;
+    const ScoringHeads heads = scoring_heads(groups, g, mode);
+    const std::size_t end = heads.first + heads.count;
     const std::size_t in_pass = heads.count < kRowsInPass ? heads.count : kRowsInPass;
-    for (std::size_t h = heads.first(g); h < end - in_pass; ++h) {
+    for (std::size_t h = heads.first; h < end - in_pass; ++h) {
       add_row(scores, attention.head(h), n);
     }
     for (std::size_t r = 0; r < in_pass; ++r) rows[r] = attention.head(end - in_pass + r);

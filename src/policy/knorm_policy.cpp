@@ -5,7 +5,7 @@
 namespace h2o {
 
 KeyNormPolicy::KeyNormPolicy(CacheBudget budget, const LayerShape& shape)
-    : LayerPolicy(shape, budget.total()), budget_(budget), rule_{budget.recent, 0, false} {}
+    : ScoredPolicy(shape, budget.total(), EvictionRule{budget.recent}, false), budget_(budget) {}
 
 std::string KeyNormPolicy::describe() const {
   return "key norm, " + budget_.describe() + ", the longest keys evicted";
@@ -25,23 +25,13 @@ double rounded_key_norm(const float* key, std::size_t head_dim) {
   return std::ldexp(std::round(std::ldexp(fraction, kNormBits)), exponent - kNormBits);
 }
 
-void KeyNormPolicy::observe(LayerKVCache& cache, const StepAttention&) {
+void KeyNormPolicy::score(LayerKVCache& cache, const StepAttention&) {
   const std::size_t D = cache.head_dim();
   for (std::size_t g = 0; g < cache.n_kv_heads(); ++g) {
     if (cache.size(g) == 0) continue;
     const std::size_t newest = cache.size(g) - 1;
     cache.scores(g)[newest] = -static_cast<float>(rounded_key_norm(cache.newest_key(g), D));
   }
-}
-
-void KeyNormPolicy::choose_victims(LayerKVCache& cache, std::size_t* victims) {
-  for (std::size_t g = 0; g < cache.n_kv_heads(); ++g) {
-    victims[g] = slot_to_evict(cache.positions(g), cache.scores(g), cache.size(g), rule_);
-  }
-}
-
-void KeyNormPolicy::compress(LayerKVCache& cache, std::size_t keep) {
-  cut_by_rule(cache, keep, rule_);
 }
 
 }  // namespace h2o

@@ -50,12 +50,12 @@ std::size_t pyramid_layer_tokens(CacheBudget budget, double beta, const LayerSha
 }
 }  // namespace
 
-PyramidKVPolicy::PyramidKVPolicy(CacheBudget budget, ScoringMode mode, H2OScore score, float decay,
+PyramidKVPolicy::PyramidKVPolicy(CacheBudget budget, std::unique_ptr<ScoredPolicy> scorer,
                                  double beta, const LayerShape& shape)
-    : LayerPolicy(shape, pyramid_layer_tokens(budget, beta, shape)),
+    : BudgetSpreadPolicy(shape, pyramid_layer_tokens(budget, beta, shape),
+                         pyramid_layer_tokens(budget, beta, shape), std::move(scorer)),
       budget_(budget),
-      beta_(beta),
-      scoring_(budget, mode, score, /*start_area=*/0, decay) {
+      beta_(beta) {
   if (!(beta >= 1.0)) throw std::invalid_argument("PyramidKV: beta must be at least 1");
   if (budget.recent == 0) {
     // The deepest layers may keep no heavy hitter at all: without a window they would hold nothing.
@@ -64,27 +64,15 @@ PyramidKVPolicy::PyramidKVPolicy(CacheBudget budget, ScoringMode mode, H2OScore 
   }
 }
 
+PyramidKVPolicy::PyramidKVPolicy(CacheBudget budget, ScoringMode mode, H2OScore score, float decay,
+                                 double beta, const LayerShape& shape)
+    : PyramidKVPolicy(budget, std::make_unique<H2OPolicy>(budget, mode, score, 0, decay), beta,
+                      shape) {}
+
 std::string PyramidKVPolicy::describe() const {
-  std::string text = "PyramidKV, " + budget_.describe() +
-                     " per layer on average, heavy hitters shrinking with depth (beta " +
-                     fixed(beta_, 0) + "), " + to_string(scoring_.mode()) + " scores";
-  if (scoring_.score() == H2OScore::NormalisedSum) text += ", normalised by steps in the cache";
-  if (scoring_.score() == H2OScore::DecayedSum) {
-    text += ", decayed by " + fixed(scoring_.decay(), 3) + " per step";
-  }
-  return text;
-}
-
-void PyramidKVPolicy::observe(LayerKVCache& cache, const StepAttention& attention) {
-  scoring_.observe(cache, attention);
-}
-
-void PyramidKVPolicy::choose_victims(LayerKVCache& cache, std::size_t* victims) {
-  scoring_.choose_victims(cache, victims);
-}
-
-void PyramidKVPolicy::compress(LayerKVCache& cache, std::size_t keep) {
-  scoring_.compress(cache, keep);
+  return "PyramidKV, " + budget_.describe() +
+         " per layer on average, heavy hitters shrinking with depth (beta " + fixed(beta_, 0) +
+         "), " + scorer().scores();
 }
 
 }  // namespace h2o

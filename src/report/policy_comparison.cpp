@@ -14,7 +14,7 @@ namespace {
 
 // True for a run whose bytes are an outcome of its rules, not the budget (FastGen).
 bool own_bytes(const SweepRun& run) {
-  return is_policy_name(run.policy) && !policy_kind(run.policy).sized_by_budget;
+  return run.kind != nullptr && !run.kind->sized_by_budget;
 }
 
 // A budget's runs from the lowest perplexity up, then those that held their own bytes, refused
@@ -130,7 +130,7 @@ std::vector<std::string> equal_bytes_lines(const PolicyComparison& comparison,
     if (!run->refused.empty() || !window->refused.empty()) continue;
     const double share = 100.0 * static_cast<double>(run->stories_kv_bytes) /
                          static_cast<double>(comparison.full->stories_kv_bytes);
-    const std::string prose = policy_kind(run->policy).prose_name;
+    const std::string prose = run->kind->prose_name;
     lines.push_back(weighed(prose + " held " + fixed(share, 1) +
                             "% of the full cache's KV bytes (its rules', not the budget's); " +
                             prose + "'s " +

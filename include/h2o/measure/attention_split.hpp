@@ -21,6 +21,7 @@
 #include <cstddef>
 #include <vector>
 
+#include "h2o/attention/query_groups.hpp"
 #include "h2o/measure/cache_trace.hpp"
 #include "h2o/model/decoder.hpp"
 
@@ -59,7 +60,7 @@ class AttentionSplitter {
                    std::size_t t);
   const CacheTrace& first_;
   const CacheTrace& second_;
-  std::size_t query_heads_;
+  QueryGroups groups_;                                    // which KV head each query head reads
   std::vector<double> first_by_layer_, second_by_layer_;  // (L,) sums
   std::vector<double> first_at_, second_at_;              // (N,) sums
   std::vector<std::size_t> rows_by_layer_;                // (L,) rows added

@@ -84,6 +84,7 @@ struct SweepBudget {
 // One policy at one budget, over every story.
 struct SweepRun {
   std::string label, policy;
+  const PolicyKind* kind = nullptr;  // the factory's row of `policy` (set by read_stories)
   SweepBudget budget;
   std::string refused;      // the factory's refusal of the settings ("" = it ran)
   std::string description;  // the policy's describe() in the first story (+ a warning when it

@@ -12,14 +12,18 @@
 // each head first keeps its own best alpha share of its budget (the "safeguard", alpha = 0.20), so
 // that no head is cut to nothing.
 //
-// Here, at every step: each KV head keeps its recent window (r tokens, as H2O's rule) and the
-// layer's G m other slots go to the best H2O scores over all heads, with each head keeping at
+// Here, at every step: each KV head keeps its recent window (r tokens, its scored policy's rule)
+// and the layer's G m other slots go to the best scores over all heads, with each head keeping at
 // least f = floor(0.20 m) of them. When the layer holds more than G (r + m) tokens, the victim is
 // the lowest-scoring token, over all heads whose count is above r + f, outside its head's recent
 // window (selection.hpp's key; on a tie the newer token goes, then the later head's). Since every
 // head gets one token a step, a step evicts G tokens, from whichever heads they come. One head can
 // so hold up to r + G m - (G - 1) f tokens; the layer holds G (r + m), the same KV bytes as H2O or
 // the window at r + m per head.
+//
+// The scores are any scored policy's (scored_policy.hpp), as AdaKVPress takes any scorer press:
+// H2O's by default (the factory's "adakv"), or another's ("adakv:knorm", "adakv:tova"); r is that
+// policy's window (TOVA protects none) and m the rest of the budget.
 //
 // Where it differs from the paper, and why: the paper and kvpress cut a prompt once, scored by
 // SnapKV's votes, and apply the safeguard to the whole budget (the window included, since SnapKV's
@@ -28,27 +32,33 @@
 // it). Scores from different heads are comparable because every query head's attention sums to 1
 // per step. A prompt read with Decoder::read_prompt_compressed is cut once by the same joint rule.
 // With shared scores (--scoring shared) every head ranks the same tokens and there is nothing to
-// share out: each head keeps the uniform budget, exactly H2O's shared mode.
+// share out: each head keeps the uniform budget, exactly the scored policy's shared mode.
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <string>
 
 #include "h2o/cache/budget.hpp"
 #include "h2o/cache/selection.hpp"
 #include "h2o/policy/cache_policy.hpp"
 #include "h2o/policy/h2o_policy.hpp"
+#include "h2o/policy/scored_policy.hpp"
 
 namespace h2o {
 
-class AdaKVPolicy final : public LayerPolicy {
+class AdaKVPolicy final : public BudgetSpreadPolicy {
  public:
   static constexpr double kPaperSafeguard = 0.20;  // kvpress AdaKVPress: alpha_safeguard = 0.20
 
-  // `budget` is per KV head on average; the floor is floor(safeguard * budget.heavy) heavy
-  // hitters per head. A safeguard outside [0, 1] is refused (std::invalid_argument). One head
-  // may hold r + G m - (G - 1) f tokens (head_capacity()): what it holds when every other is at
-  // its floor (with shared scores, the uniform budget).
+  // `scorer` scores the tokens and protects its window of r tokens; `budget` is per KV head on
+  // average (m = budget.total() - r); the floor is floor(safeguard * m) tokens per head. A
+  // safeguard outside [0, 1] is refused (std::invalid_argument). One head may hold
+  // r + G m - (G - 1) f tokens (head_capacity()): what it holds when every other is at its floor
+  // (with shared scores, the uniform budget).
+  AdaKVPolicy(CacheBudget budget, std::unique_ptr<ScoredPolicy> scorer, double safeguard,
+              const LayerShape& shape);
+  // Over H2O's scores (the paper's Ada-KV as this project runs it).
   explicit AdaKVPolicy(CacheBudget budget, ScoringMode mode = ScoringMode::PerHead,
                        H2OScore score = H2OScore::Sum, float decay = kDefaultH2ODecay,
                        double safeguard = kPaperSafeguard, const LayerShape& shape = {});
@@ -58,12 +68,9 @@ class AdaKVPolicy final : public LayerPolicy {
   // shared by its KV heads (at least 1 each), per-head scores"
   std::string describe() const override;
 
-  // Adds the step's attention (H2O's scores), then evicts the layer's lowest tokens jointly until
-  // it holds G (r + m). Allocates nothing.
+  // Scores the step, then evicts the layer's lowest tokens jointly until it holds G (r + m).
+  // Allocates nothing.
   void after_attention(LayerKVCache& cache, const StepAttention& attention) override;
-  void observe(LayerKVCache& cache, const StepAttention& attention) override;
-  // Each head's own next victim by H2O's rule (after_attention and compress choose among them).
-  void choose_victims(LayerKVCache& cache, std::size_t* victims) override;
   // Cuts the layer to G * keep tokens at once: each head its recent window and its f best, then
   // the best of the rest over all heads, keys computed once on the cache as it stands.
   void compress(LayerKVCache& cache, std::size_t keep) override;
@@ -73,7 +80,15 @@ class AdaKVPolicy final : public LayerPolicy {
  private:
   CacheBudget budget_;
   std::size_t floor_;
-  H2OPolicy scoring_;  // the scores and the rule per head, H2O's
+
+  // What the constructor works out before the layer is made: f and the most one head holds.
+  struct Parts {
+    std::unique_ptr<ScoredPolicy> scorer;
+    std::size_t floor, head_capacity;
+  };
+  static Parts parts(CacheBudget budget, std::unique_ptr<ScoredPolicy> scorer, double safeguard,
+                     std::size_t n_kv_heads);
+  AdaKVPolicy(CacheBudget budget, Parts parts, const LayerShape& shape);
   // Evicts the layer's one lowest token outside the heads' windows and floors (false: none left).
   bool evict_lowest(LayerKVCache& cache);
 };

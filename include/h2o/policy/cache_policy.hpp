@@ -30,6 +30,8 @@
 
 namespace h2o {
 
+struct PolicyKind;  // policy_factory.hpp
+
 // One layer's attention weights for the newest token: H rows, row h starts at data + h * stride,
 // and its first cache.size(g) entries are the weights over KV head g's slots [0, size(g)), where g
 // is the KV head query head h reads.
@@ -119,7 +121,8 @@ class LayerPolicy {
 class CachePolicy final {
  public:
   using MakeLayer = std::function<std::unique_ptr<LayerPolicy>(const LayerShape&)>;
-  explicit CachePolicy(MakeLayer make_layer);
+  // `kind`: the factory's row of the policy (make_policy sets it), none for a program's own.
+  explicit CachePolicy(MakeLayer make_layer, const PolicyKind* kind = nullptr);
 
   std::unique_ptr<LayerPolicy> for_layer(const LayerShape& shape) const { return make_(shape); }
 
@@ -130,10 +133,14 @@ class CachePolicy final {
   // max_positions: its budget, or all of them when that is less (a policy that keeps what its
   // rules say, FastGen, may keep all of them).
   std::size_t max_tokens(std::size_t max_positions) const;
+  // What the factory knows of it (whether it evicts, whether its budget sizes it, ...): the kind
+  // it was made as; std::logic_error for a policy made outside the factory.
+  const PolicyKind& kind() const;
 
  private:
   MakeLayer make_;
   std::unique_ptr<LayerPolicy> prototype_;
+  const PolicyKind* kind_;
 };
 
 // A CachePolicy whose layers are `Layer`s built from `args` and each layer's shape (the shape is

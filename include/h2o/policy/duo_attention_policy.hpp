@@ -21,7 +21,8 @@
 // P-th token the heads are split by the published rule (duo_retrieval_heads below), every
 // streaming head is cut to its sinks and its window, and from then on a streaming head evicts
 // its oldest token that is not a sink (as the sinks policy does) while a retrieval head keeps
-// everything. So what the layer holds is an outcome of the profile: (1 - q) G heads grow with the
+// everything (profiled_policy.hpp has these steps, shared with FastGen). So what the layer holds
+// is an outcome of the profile: (1 - q) G heads grow with the
 // text, q G stay at s + r.
 //
 // Where it differs from the paper, and why: the gates are a profile of the text's own first
@@ -37,8 +38,8 @@
 #include <string>
 #include <vector>
 
-#include "h2o/policy/cache_policy.hpp"
 #include "h2o/policy/head_scores.hpp"
+#include "h2o/policy/profiled_policy.hpp"
 
 namespace h2o {
 
@@ -48,7 +49,7 @@ namespace h2o {
 // a q that is not a number.
 std::vector<bool> duo_retrieval_heads(const std::vector<double>& scores, double sparsity);
 
-class DuoAttentionPolicy final : public LayerPolicy {
+class DuoAttentionPolicy final : public ProfiledPolicy {
  public:
   // The factory's default share of streaming heads: half of each layer's KV heads stream.
   static constexpr double kDefaultSparsity = 0.5;
@@ -66,20 +67,6 @@ class DuoAttentionPolicy final : public LayerPolicy {
   // 12 over the first 32 tokens keep every token, the others the sinks and the window; per-head
   // scores"
   std::string describe() const override;
-  std::size_t prompt_tokens() const override { return profile_tokens_; }
-
-  // While the first P tokens are read: profiles the row and evicts nothing; at the P-th, splits
-  // the heads and cuts the streaming ones. After: each streaming head over s + r loses its oldest
-  // token that is not a sink.
-  void after_attention(LayerKVCache& cache, const StepAttention& attention) override;
-  // Profiles the row (a prompt read to be compressed); evicts nothing.
-  void observe(LayerKVCache& cache, const StepAttention& attention) override;
-  // Each head's oldest token that is not a sink (only asked by callers outside the policy's own
-  // steps; a retrieval head is never over its budget).
-  void choose_victims(LayerKVCache& cache, std::size_t* victims) override;
-  // Splits the heads by the profile so far (if not yet) and cuts the streaming ones; `keep` is
-  // not used: the split, not a budget, says what stays.
-  void compress(LayerKVCache& cache, std::size_t keep) override;
 
   // Each KV head's score (the mean share of attention outside the sinks and the window; empty
   // before the split) and whether it is a retrieval head (empty before the split): (G,) each.
@@ -90,17 +77,19 @@ class DuoAttentionPolicy final : public LayerPolicy {
   double sparsity() const { return sparsity_; }
 
  private:
-  // A new sequence (the cache's newest token at position 0) or a new G: the profile starts over.
-  void start_if_new(const LayerKVCache& cache);
-  void profile_row(const LayerKVCache& cache, const StepAttention& attention);
-  void split_heads(std::size_t n_kv_heads);
-  void cut_streaming_heads(LayerKVCache& cache) const;
+  // ProfiledPolicy's steps: the profile is each head's attention outside the sinks and the
+  // window; the decision splits the heads (duo_retrieval_heads); a streaming head keeps its sinks
+  // and window and loses its oldest token that is not a sink (so does any head when asked).
+  void start(const LayerKVCache& cache) override;
+  void profile(const LayerKVCache& cache, const StepAttention& attention) override;
+  void decide(std::size_t n_kv_heads) override;
+  void cut(LayerKVCache& cache) const override;
+  std::size_t keeps(std::size_t g) const override;
+  std::size_t victim(const LayerKVCache& cache, std::size_t g) const override;
 
   std::size_t sinks_, recent_;
   double sparsity_;
-  std::size_t profile_tokens_;
   ScoringMode mode_;
-  bool seen_ = false;                 // a token of this layer was observed
   std::size_t rows_ = 0;              // profiled rows so far
   std::vector<double> outside_sums_;  // (G,) attention outside sinks and window, summed
   std::vector<double> scores_;        // (G,) once split

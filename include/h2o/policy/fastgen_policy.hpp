@@ -19,7 +19,8 @@
 //
 // The prompt: Decoder::read_prompt_compressed gives it (observe() profiles every token, compress()
 // decides and cuts). Read token by token from the first token on (after_attention), the first P
-// tokens are the prompt: nothing is evicted while they are read, and at the P-th the rules are set.
+// tokens are the prompt: nothing is evicted while they are read, and at the P-th the rules are set
+// (profiled_policy.hpp has these steps, shared with DuoAttention).
 // The factory profiles twice the equal budget, so that the heavy hitters are a choice among
 // several times as many older tokens (on a shorter profile every old token is a heavy hitter and
 // heavy+window recovers everything).
@@ -42,9 +43,9 @@
 
 #include "h2o/cache/budget.hpp"
 #include "h2o/cache/selection.hpp"
-#include "h2o/policy/cache_policy.hpp"
 #include "h2o/policy/head_profile.hpp"
 #include "h2o/policy/head_scores.hpp"
+#include "h2o/policy/profiled_policy.hpp"
 
 namespace h2o {
 
@@ -53,7 +54,13 @@ constexpr double kDefaultFastGenTarget = 0.9;
 // The sinks of its sink+window rule: the first token (BOS, the only special token here).
 constexpr std::size_t kFastGenSinks = 1;
 
-class FastGenPolicy final : public LayerPolicy {
+// FastGen's options (the factory's PolicySettings::fastgen; --fastgen-target, --fastgen-profile).
+struct FastGenOptions {
+  double target = kDefaultFastGenTarget;  // share of a head's attention its rule recovers, (0, 1]
+  std::size_t profile = 0;                // tokens profiled; 0: twice heavy + recent
+};
+
+class FastGenPolicy final : public ProfiledPolicy {
  public:
   // `budget`: heavy+window keeps budget.heavy + budget.recent, window keeps budget.recent;
   // `sinks` first tokens for sink+window; `target` T in (0, 1]; `profile_tokens` P, the prompt
@@ -70,22 +77,6 @@ class FastGenPolicy final : public LayerPolicy {
   // tokens: window 8, sink+window 1 + 8, heavy+window 8 + 8, or full; per-head scores"
   std::string describe() const override;
 
-  // The profile: the first P tokens are read with every token kept.
-  std::size_t prompt_tokens() const override { return profile_tokens_; }
-
-  // While the prompt is read: profiles the row, adds the step's attention to the scores, evicts
-  // nothing, and sets the rules at the prompt's last token. After: adds the scores and evicts
-  // from each head that is over its rule's tokens.
-  void after_attention(LayerKVCache& cache, const StepAttention& attention) override;
-  // Profiles the row and adds the scores, evicts nothing (a prompt read to be compressed).
-  void observe(LayerKVCache& cache, const StepAttention& attention) override;
-  // Each head's next victim by its rule (a full head, and every head before the rules are set,
-  // by H2O's rule: only asked by callers outside this policy's own steps).
-  void choose_victims(LayerKVCache& cache, std::size_t* victims) override;
-  // Sets the rules from the profile so far (if not yet set) and cuts every head to its rule's
-  // tokens; `keep` is not used: the rules, not a budget, say what stays.
-  void compress(LayerKVCache& cache, std::size_t keep) override;
-
   // Each KV head's rule (empty before its rules are set), and the profiles they came from: (G,)
   // each.
   const std::vector<HeadRule>& rules() const { return rules_; }
@@ -95,23 +86,25 @@ class FastGenPolicy final : public LayerPolicy {
 
   const HeadProfileOptions& sizes() const { return sizes_; }
   double target() const { return target_; }
-  std::size_t profile_tokens() const { return profile_tokens_; }
 
  private:
-  // A new sequence (the cache's newest token at position 0) or a new G: the profile starts over.
-  void start_if_new(const LayerKVCache& cache);
-  void profile_row(const LayerKVCache& cache, const StepAttention& attention);
-  void set_rules(std::size_t n_kv_heads);
-  void cut_to_rules(LayerKVCache& cache) const;
-  std::size_t victim(HeadRule rule, const LayerKVCache& cache, std::size_t g) const;
+  // ProfiledPolicy's steps: the profile is each head's sink, local and heavy shares; every step
+  // adds the attention to the scores (H2O's sums, for heavy+window); the decision is each head's
+  // cheapest rule; a head's victim is its rule's (a full head, and every head before the rules
+  // are set, by H2O's rule).
+  void start(const LayerKVCache& cache) override;
+  void profile(const LayerKVCache& cache, const StepAttention& attention) override;
+  void score(LayerKVCache& cache, const StepAttention& attention) override;
+  void decide(std::size_t n_kv_heads) override;
+  void cut(LayerKVCache& cache) const override;
+  std::size_t keeps(std::size_t g) const override { return rule_tokens(rules_[g]); }
+  std::size_t victim(const LayerKVCache& cache, std::size_t g) const override;
 
   CacheBudget budget_;
   HeadProfileOptions sizes_;
   double target_;
-  std::size_t profile_tokens_;
   ScoringMode mode_;
-  EvictionRule heavy_rule_;          // H2O's: the last r protected
-  bool seen_ = false;                // a token of this layer was observed
+  EvictionRule heavy_rule_;            // H2O's: the last r protected
   std::vector<HeadProfileSums> sums_;  // (G,)
   std::vector<HeadProfile> profiles_;  // (G,) once the rules are set
   std::vector<HeadRule> rules_;        // (G,) empty until set

@@ -34,8 +34,8 @@
 #include <vector>
 
 #include "h2o/cache/selection.hpp"
-#include "h2o/policy/cache_policy.hpp"
 #include "h2o/policy/head_scores.hpp"
+#include "h2o/policy/scored_policy.hpp"
 
 namespace h2o {
 
@@ -53,7 +53,14 @@ constexpr float kDefaultH2ODecay = 0.98f;
 // Checks a decay factor: throws std::invalid_argument unless 0 < gamma < 1 (a number).
 void check_h2o_decay(double gamma);
 
-class H2OPolicy final : public LayerPolicy {
+// H2O's options (the factory's PolicySettings::h2o; --h2o-score, --h2o-decay, --start-area).
+struct H2OOptions {
+  H2OScore score = H2OScore::Sum;  // sum, normalised sum or decayed sum
+  float decay = kDefaultH2ODecay;  // the decayed sum's gamma (the others ignore it)
+  std::size_t start_area = 0;      // first positions never evicted (of heavy)
+};
+
+class H2OPolicy final : public ScoredPolicy {
  public:
   // start_area must fit in budget.heavy, and with the decayed sum 0 < decay < 1
   // (std::invalid_argument otherwise). The other scores ignore `decay`.
@@ -66,22 +73,23 @@ class H2OPolicy final : public LayerPolicy {
       : H2OPolicy(budget, ScoringMode::PerHead, shape) {}
   H2OPolicy(CacheBudget budget, ScoringMode mode, const LayerShape& shape)
       : H2OPolicy(budget, mode, H2OScore::Sum, 0, kDefaultH2ODecay, shape) {}
+  H2OPolicy(CacheBudget budget, ScoringMode mode, const H2OOptions& options,
+            const LayerShape& shape)
+      : H2OPolicy(budget, mode, options.score, options.start_area, options.decay, shape) {}
 
   std::string name() const override { return "h2o"; }
   std::string describe() const override;
+  // "per-head scores, decayed by 0.980 per step"
+  std::string scores() const override;
+  // Adds the step's attention to the scores (decayed sum: after multiplying them by the decay).
+  void score(LayerKVCache& cache, const StepAttention& attention) override;
   // With the default options, adds the attention and finds the victims in one pass per head.
   void after_attention(LayerKVCache& cache, const StepAttention& attention) override;
-  // Adds the step's attention to the scores (decayed sum: after multiplying them by the decay).
-  void observe(LayerKVCache& cache, const StepAttention& attention) override;
-  void choose_victims(LayerKVCache& cache, std::size_t* victims) override;
-  // One cut by the rule (the recent window, the start area, the best keys; selection.hpp).
-  void compress(LayerKVCache& cache, std::size_t keep) override;
-  const EvictionRule& rule() const { return rule_; }
 
   const CacheBudget& budget() const { return budget_; }
   ScoringMode mode() const { return mode_; }
-  H2OScore score() const { return score_; }
-  std::size_t start_area() const { return rule_.start_area; }
+  H2OScore h2o_score() const { return score_; }
+  std::size_t start_area() const { return rule().start_area; }
   float decay() const { return decay_; }  // gamma of the decayed sum (the others ignore it)
 
  private:
@@ -89,7 +97,6 @@ class H2OPolicy final : public LayerPolicy {
   ScoringMode mode_;
   H2OScore score_;
   float decay_;
-  EvictionRule rule_;
   std::vector<std::size_t> victims_;  // (G,) scratch, sized on first use, reused after
 };
 

@@ -18,6 +18,7 @@
 #include <optional>
 #include <string>
 
+#include "h2o/attention/query_groups.hpp"
 #include "h2o/cache/kv_cache.hpp"
 #include "h2o/policy/cache_policy.hpp"
 
@@ -32,9 +33,16 @@ ScoringMode parse_scoring_mode(const std::string& text);  // throws std::invalid
 // "per-head", "shared" or "paper" (none: the policy's paper's way); throws std::invalid_argument.
 std::optional<ScoringMode> parse_scoring_choice(const std::string& text);
 
+// The query heads whose attention scores KV head g, heads first .. first + count - 1: per-head its
+// own query group (query_groups.hpp), shared all H.
+struct ScoringHeads {
+  std::size_t first, count;
+};
+ScoringHeads scoring_heads(const QueryGroups& groups, std::size_t g, ScoringMode mode);
+
 // scores(g)[s] += this step's weight of slot s summed over the query heads KV head g reads, for
 // every KV head and live slot. Throws std::invalid_argument when the query heads are not a
-// multiple of the KV heads.
+// multiple of the KV heads (query_groups.hpp).
 void add_step_attention(LayerKVCache& cache, const StepAttention& attention, ScoringMode mode);
 
 // scores(g)[s] *= gamma for every KV head and live slot: H2O's decayed sum forgets a little of

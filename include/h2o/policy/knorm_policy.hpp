@@ -24,12 +24,11 @@
 #include <string>
 
 #include "h2o/cache/budget.hpp"
-#include "h2o/cache/selection.hpp"
-#include "h2o/policy/cache_policy.hpp"
+#include "h2o/policy/scored_policy.hpp"
 
 namespace h2o {
 
-class KeyNormPolicy final : public LayerPolicy {
+class KeyNormPolicy final : public ScoredPolicy {
  public:
   // Keeps budget.heavy shortest keys + the last budget.recent tokens per layer and KV head.
   explicit KeyNormPolicy(CacheBudget budget, const LayerShape& shape = {});
@@ -37,18 +36,14 @@ class KeyNormPolicy final : public LayerPolicy {
   std::string name() const override { return "knorm"; }
   // "key norm, heavy 45 + recent 46 = 91 tokens, the longest keys evicted"
   std::string describe() const override;
+  std::string scores() const override { return "key-norm scores"; }
   // Gives the newest token (the last slot, just appended) its score: minus its key's L2 norm.
-  void observe(LayerKVCache& cache, const StepAttention& attention) override;
-  // The lowest score (the longest key) outside the recent window, per KV head.
-  void choose_victims(LayerKVCache& cache, std::size_t* victims) override;
-  // One cut by the same rule.
-  void compress(LayerKVCache& cache, std::size_t keep) override;
+  void score(LayerKVCache& cache, const StepAttention& attention) override;
 
   const CacheBudget& budget() const { return budget_; }
 
  private:
   CacheBudget budget_;
-  EvictionRule rule_;
 };
 
 // The L2 norm of a key row (D,), summed in double precision: every product is exact, so the

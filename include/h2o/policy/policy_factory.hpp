@@ -2,7 +2,11 @@
 //
 // Every cache policy the programs offer is one row of a table in policy_factory.cpp: its name, a
 // one-line summary, its properties (PolicyKind), how it is built from PolicySettings and how it
-// spends an equal budget. A new policy is its class plus one row: --help texts, error messages,
+// spends an equal budget. A policy that spreads a budget (adakv, pyramid) takes any scored policy
+// (scored_policy.hpp) by a name with a colon: "adakv:knorm" is Ada-KV over key norm's scores,
+// "pyramid:tova" PyramidKV over TOVA's; "adakv" alone is "adakv:h2o". Such names are not listed
+// among the rows but are accepted wherever a name is. A new policy is its class plus one row:
+// --help texts, error messages,
 // compare_policies, the lessons and the tests read the names and properties from this table and
 // update themselves (key norm and SnapKV were added so), and the explorer page reads from it which
 // newest positions are a policy's recent window and what to call the rest it keeps. No program
@@ -33,7 +37,8 @@ namespace h2o {
 //   tova:   total heavy + recent, nothing protected
 //   knorm:  `heavy` shortest keys + the last `recent`
 //   snapkv: `heavy` voted tokens + an observation window of the last `recent`
-//   pyramid, adakv: as h2o on average per layer and KV head, spread by layer or by head
+//   pyramid, adakv: as h2o on average per layer and KV head, spread by layer or by head; over
+//            another scored policy (adakv:knorm), as that policy on average
 //   fastgen: per KV head, by its rule: window `recent`, sink+window 1 + `recent`, heavy+window
 //            `heavy` + `recent` (H2O's), or full; the rules from a profile of the first
 //            `fastgen_profile` tokens (fastgen_policy.hpp)
@@ -50,18 +55,15 @@ struct PolicySettings {
   // Policies that read attention: per-head or shared scores. Unset: the policy's paper's way
   // (PolicyKind::paper_scoring).
   std::optional<ScoringMode> scoring;
-  H2OScore h2o_score = H2OScore::Sum;  // h2o: sum, normalised sum or decayed sum
-  float h2o_decay = kDefaultH2ODecay;  // h2o: the decayed sum's gamma (the others ignore it)
-  std::size_t start_area = 0;          // h2o: first positions never evicted (of heavy)
-  std::size_t sinks = 4;               // sinks: first positions always kept (StreamingLLM's 4)
-  SnapKVPooling snapkv_pooling;        // snapkv: how votes are pooled (average over 5)
-  std::uint64_t seed = 1;              // random: seed of the eviction draws
-  double fastgen_target = kDefaultFastGenTarget;  // fastgen: share of a head's attention its
-                                                  // rule must recover, (0, 1]
-  std::size_t fastgen_profile = 0;  // fastgen: tokens profiled; 0: twice heavy + recent
+  std::size_t sinks = 4;  // sinks, duo: first positions always kept (StreamingLLM's 4)
   // settings_for_budget: the percent of a budget kept outside the recent window (heavy hitters,
   // sinks, an H2O start area), 0..99; the recent window gets the rest. H2O's paper: half.
   int heavy_percent = kDefaultHeavyPercent;
+  // Each policy's own options, defined beside it.
+  H2OOptions h2o;           // h2o: its score, decay and start area (h2o_policy.hpp)
+  SnapKVPooling snapkv;     // snapkv: how votes are pooled (average over 5)
+  FastGenOptions fastgen;   // fastgen: its target and profile (fastgen_policy.hpp)
+  std::uint64_t seed = 1;   // random: seed of the eviction draws
 };
 
 // What a program comparing the policies makes of one: the project's subject (H2O), the baseline
@@ -108,10 +110,12 @@ const std::vector<PolicyKind>& policy_kinds();
 // "full, h2o, window, ...": the allowed names, for help texts and error messages.
 std::string policy_names();
 
-// True when make_policy knows `name`.
+// True when make_policy knows `name` (a row's, or a budget spread over a scored policy's).
 bool is_policy_name(const std::string& name);
 
-// The row of `name` (std::invalid_argument with unknown_policy_message when there is none).
+// The row of `name`, or for "adakv:knorm" a kind made from the two rows and kept for good
+// (std::invalid_argument with unknown_policy_message when there is none, or naming what cannot
+// be spread over what).
 const PolicyKind& policy_kind(const std::string& name);
 
 // The policy that keeps every token ("full"): the reference every other is measured against.
@@ -124,12 +128,19 @@ const PolicyKind& baseline_policy();
 // "h2o per-head, tova shared, snapkv per-head": each attention-reading policy's paper scoring.
 std::string paper_scoring_names();
 
-// "unknown cache policy 'lru' (expected one of: full, h2o, ...)".
+// "pyramid and adakv spread the budget of any scored policy (h2o, tova, knorm), named after a
+// colon: adakv:knorm (h2o's when none is named).", from the table.
+std::string budget_spread_help();
+
+// "unknown cache policy 'lru' (expected one of: full, h2o, ...)", or what is wrong with a budget
+// spread over another policy ("cache policy 'adakv:window': adakv spreads a budget over a scored
+// policy (one of: h2o, tova, knorm)").
 std::string unknown_policy_message(const std::string& name);
 
-// A new policy of the named kind, with the paper's scoring unless settings.scoring says otherwise.
-// Throws std::invalid_argument naming the allowed names when the name is unknown, and passes on
-// the policy's own complaint about bad settings (a budget of 0 tokens; sinks: recent = 0).
+// A new policy of the named kind, with the paper's scoring unless settings.scoring says otherwise;
+// it knows its kind (CachePolicy::kind). Throws std::invalid_argument naming the allowed names
+// when the name is unknown, and passes on the policy's own complaint about bad settings (a budget
+// of 0 tokens; sinks: recent = 0).
 std::unique_ptr<CachePolicy> make_policy(const std::string& name,
                                          const PolicySettings& settings = {});
 

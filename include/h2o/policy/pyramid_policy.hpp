@@ -16,20 +16,23 @@
 // L * heavy (pyramid_heavy_budgets below): the same total KV bytes as H2O or the window.
 //
 // Where it differs from the paper, and why: the paper cuts a prompt once, by SnapKV's votes; here
-// the budget is kept at every step by H2O's scores and rule (h2o_policy.hpp: accumulated
-// attention, the lowest outside the recent window goes), so what changes against H2O is only how
-// much each layer keeps. A prompt read with Decoder::read_prompt_compressed is cut once per layer
+// the budget is kept at every step by a scored policy's scores and rule (scored_policy.hpp): H2O's
+// by default (accumulated attention, the lowest outside the recent window goes), or another's
+// ("pyramid:tova", "pyramid:knorm"), so what changes against that policy is only how much each
+// layer keeps. A prompt read with Decoder::read_prompt_compressed is cut once per layer
 // to its own budget by the same rule. kvpress falls back to a uniform budget when the line's
 // minimum would be below the window (as it is for short prompts); here the line always applies.
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <string>
 
 #include "h2o/cache/budget.hpp"
 #include "h2o/policy/cache_policy.hpp"
 #include "h2o/policy/h2o_policy.hpp"
 #include "h2o/policy/head_scores.hpp"
+#include "h2o/policy/scored_policy.hpp"
 
 namespace h2o {
 
@@ -44,13 +47,16 @@ namespace h2o {
 std::size_t pyramid_heavy_budget(std::size_t heavy, std::size_t layer, std::size_t n_layers,
                                  double beta, std::size_t most = static_cast<std::size_t>(-1));
 
-class PyramidKVPolicy final : public LayerPolicy {
+class PyramidKVPolicy final : public BudgetSpreadPolicy {
  public:
   static constexpr double kPaperBeta = 20.0;  // pyramidkv_utils.py and kvpress: beta = 20
 
   // `budget` is the average per layer and KV head: layer l of `shape` keeps budget.recent recent
   // tokens and pyramid_heavy_budget(budget.heavy, l, L, beta) heavy hitters (keep()), the heavy
-  // part capped at max_positions - recent. Scores as H2OPolicy's.
+  // part capped at max_positions - recent. `scorer` scores the tokens and chooses the victims.
+  PyramidKVPolicy(CacheBudget budget, std::unique_ptr<ScoredPolicy> scorer, double beta,
+                  const LayerShape& shape);
+  // Over H2O's scores (the paper's PyramidKV as this project runs it).
   explicit PyramidKVPolicy(CacheBudget budget, ScoringMode mode = ScoringMode::PerHead,
                            H2OScore score = H2OScore::Sum, float decay = kDefaultH2ODecay,
                            double beta = kPaperBeta, const LayerShape& shape = {});
@@ -60,17 +66,14 @@ class PyramidKVPolicy final : public LayerPolicy {
   // with depth (beta 20), per-head scores"
   std::string describe() const override;
 
-  // H2O's scores and rule; the default after_attention evicts once the layer is over its budget.
-  void observe(LayerKVCache& cache, const StepAttention& attention) override;
-  void choose_victims(LayerKVCache& cache, std::size_t* victims) override;
-  void compress(LayerKVCache& cache, std::size_t keep) override;
+  // The scorer's scores and rule, and the default after_attention: it evicts once the layer is
+  // over its budget.
 
   double beta() const { return beta_; }
 
  private:
   CacheBudget budget_;
   double beta_;
-  H2OPolicy scoring_;  // the scores and the eviction rule, H2O's
 };
 
 }  // namespace h2o

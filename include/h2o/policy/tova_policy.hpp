@@ -28,12 +28,12 @@
 #include <vector>
 
 #include "h2o/cache/budget.hpp"
-#include "h2o/policy/cache_policy.hpp"
 #include "h2o/policy/head_scores.hpp"
+#include "h2o/policy/scored_policy.hpp"
 
 namespace h2o {
 
-class TovaPolicy final : public LayerPolicy {
+class TovaPolicy final : public ScoredPolicy {
  public:
   // Keeps budget.total() tokens per layer and KV head; nothing is protected.
   explicit TovaPolicy(CacheBudget budget, ScoringMode mode = ScoringMode::Shared,
@@ -42,12 +42,9 @@ class TovaPolicy final : public LayerPolicy {
   std::string name() const override { return "tova"; }
   // "TOVA, 64 tokens, lowest current attention evicted, per-head scores"
   std::string describe() const override;
+  std::string scores() const override { return "TOVA's " + to_string(mode_) + " scores"; }
   // Overwrites every live slot's score with this step's attention.
-  void observe(LayerKVCache& cache, const StepAttention& attention) override;
-  // The lowest-scoring slot of each KV head (on a tie the newer token goes).
-  void choose_victims(LayerKVCache& cache, std::size_t* victims) override;
-  // One cut: the `keep` highest scores of each head (the newest query's attention).
-  void compress(LayerKVCache& cache, std::size_t keep) override;
+  void score(LayerKVCache& cache, const StepAttention& attention) override;
 
   std::size_t budget() const { return budget_; }
   ScoringMode mode() const { return mode_; }
