@@ -20,7 +20,7 @@ runs it on one checkpoint.
 Usage:
   /usr/bin/python3 training/copy_probe.py --model data/model.bin [--tokenizer data/tokenizer.bin]
       [--unseen data/unseen_stories.txt:data/unseen_names.txt]
-      [--heldout data/heldout_stories.txt:data/heldout_names.txt]
+      [--heldout data/heldout_stories.txt:data/heldout_names.txt] [--passages 10]
 """
 
 import math
@@ -44,7 +44,7 @@ FIELDS = ("secret_short", "secret_middle", "secret_long", "secret_all", "twice_f
 class ProbeSets:
     """The token lists the probe reads, made once (before PyTorch) from a tokenizer."""
 
-    def __init__(self, tok, unseen, heldout, seq_len):
+    def __init__(self, tok, unseen, heldout, seq_len, per_band=SECRET_PER_BAND):
         import random
         unseen_stories, unseen_names = unseen.split(":")
         held_stories, held_names = heldout.split(":")
@@ -61,7 +61,7 @@ class ProbeSets:
         rng = random.Random(55)
         self.secret = []  # (band, tokens, second reading's start, passage length)
         for band, low, high in BANDS:
-            for _ in range(SECRET_PER_BAND):
+            for _ in range(per_band):
                 length = rng.randint(16, 64)
                 prefix = rng.randint(0, 32)
                 top = seq_len - 1 - prefix - 2 * length
@@ -157,7 +157,12 @@ def main(argv):
                     help="stories never trained on, and their names (default: data/unseen_*)")
     ap.add_argument("--heldout", default=DEFAULT_HELDOUT, metavar="STORIES:NAMES",
                     help="held-out stories in the model's own voice (default: data/heldout_*)")
+    ap.add_argument("--passages", type=int, default=SECRET_PER_BAND,
+                    help=f"secret passages at each of the three distances (default: "
+                         f"{SECRET_PER_BAND}, as train.py --copy-probe reads)")
     args = ap.parse_args(argv)
+    if not 1 <= args.passages <= 1000:
+        raise UsageError(f"--passages must be 1..1000, got {args.passages}")
     check_pair("--unseen", args.unseen)
     check_pair("--heldout", args.heldout)
     from story_model import read_model_and_stories, load_model_for_stories
@@ -168,7 +173,7 @@ def main(argv):
         print("SKIPPED: python3-torch is not installed")
         return 0
     model = load_model_for_stories(args.model, [])
-    sets = ProbeSets(tok, args.unseen, args.heldout, model.cfg.seq_len)
+    sets = ProbeSets(tok, args.unseen, args.heldout, model.cfg.seq_len, args.passages)
     print(summary(measure(model, sets)))
     return 0
 
