@@ -353,6 +353,49 @@ def check_copy_rows():
           "rows: ok")
 
 
+def check_copy_probe():
+    """copy_probe.py measures copying: a stand-in model that copies perfectly (after token A,
+    predict what followed A's last earlier occurrence) reads nearly every secret passage's second
+    reading right (and most of a story read twice), one that always predicts the same token
+    reads none of it."""
+    try:
+        import torch
+    except ImportError:
+        print("copy probe: SKIPPED (python3-torch is not installed)")
+        return
+    import bpe
+    import copy_probe
+
+    class Copier:
+        def __init__(self, vocab, copies):
+            self.vocab, self.copies = vocab, copies
+
+        def __call__(self, x, window=None):
+            row = x[0].tolist()
+            logits = torch.zeros(1, len(row), self.vocab)
+            seen = {}
+            for t, token in enumerate(row):
+                guess = row[seen[token] + 1] if self.copies and token in seen else 0
+                logits[0, t, guess] = 1.0
+                seen[token] = t
+            return logits
+
+    tok = bpe.Tokenizer.load(repo_path("data", "tokenizer.bin"))
+    story = repo_path("data", "heldout_story.txt") + ":" + repo_path("data", "heldout_names.txt")
+    sets = copy_probe.ProbeSets(tok, story, story, 1024, per_band=2)
+    copier = copy_probe.measure(Copier(tok.vocab_size, True), sets, light=True)
+    blank = copy_probe.measure(Copier(tok.vocab_size, False), sets, light=True)
+    # Read twice, "the last occurrence" misleads where a word comes back within the passage.
+    if copier["secret_all"] < 0.95 or copier["twice_second"] < 0.5:
+        raise UsageError(f"copy probe: a perfect copier scores {copier['secret_all']:.3f} on the "
+                         f"secret passages, {copier['twice_second']:.3f} read twice")
+    if blank["secret_all"] > 0 or blank["twice_second"] > 0.05:
+        raise UsageError(f"copy probe: a model that copies nothing scores "
+                         f"{blank['secret_all']:.3f} on the secret passages")
+    print(f"copy probe: a copier reads {100 * copier['secret_all']:.1f}% of the secret passages' "
+          f"second readings, a non-copier {100 * blank['secret_all']:.1f}%: ok")
+
+
 def main(argv):
     Parser(description="Quick self-test of the training code.").parse_args(argv)
     check_import_layers()
@@ -364,6 +407,7 @@ def main(argv):
     check_copy_rows()
     check_tokenizer()
     check_model()
+    check_copy_probe()
     print("selftest: all checks passed")
     return 0
 
