@@ -32,6 +32,7 @@ SECRET_PER_BAND = 10
 BANDS = (("short", 16, 127), ("middle", 128, 511), ("long", 512, None))
 TWICE = 100
 GAP = 64
+MIN_POSITIONS = 1 + 32 + 2 * 64 + 512 + 55  # BOS, prefix, two passages, a long gap, some room
 DEFAULT_UNSEEN = (repo_path("data", "unseen_stories.txt") + ":" +
                   repo_path("data", "unseen_names.txt"))
 DEFAULT_HELDOUT = (repo_path("data", "heldout_stories.txt") + ":" +
@@ -46,6 +47,9 @@ class ProbeSets:
 
     def __init__(self, tok, unseen, heldout, seq_len, per_band=SECRET_PER_BAND):
         import random
+        if seq_len < MIN_POSITIONS:
+            raise UsageError(f"the copy probe needs a model of at least {MIN_POSITIONS} "
+                             f"positions (its long secret passages), not {seq_len}")
         unseen_stories, unseen_names = unseen.split(":")
         held_stories, held_names = heldout.split(":")
         self.unseen = [tok.encode(t)[:seq_len] for t in read_stories(unseen_stories)]

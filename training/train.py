@@ -245,11 +245,11 @@ def check_inputs(args):
     if args.copy_probe is not None:
         import copy_probe
         seq_len = args.seq_len
-        if args.init is not None:
+        if args.init is not None:  # the checkpoint's own, the 7th of its 7 header numbers
             seq_len = int.from_bytes(read_input(args.init, "model", binary=True)[24:28],
                                      "little", signed=True)
-        copy_sets = copy_probe.ProbeSets(tok, copy_probe.DEFAULT_UNSEEN, copy_probe.DEFAULT_HELDOUT,
-                                         seq_len)
+        copy_sets = copy_probe.ProbeSets(tok, copy_probe.DEFAULT_UNSEEN,
+                                         copy_probe.DEFAULT_HELDOUT, seq_len)
     return tok, names, train_blob, held_blob, probes, copy_sets
 
 
