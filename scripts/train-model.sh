@@ -15,6 +15,7 @@
 # Usage: bash scripts/train-model.sh [--out DIR] [--install] [--seed N] [--schedule SPEC]
 #                                    [--threads N] [--stories N] [--teacher DIR|none]
 #                                    [--teacher-stories N] [--bos-windows long|all]
+#                                    [--init MODEL] [--lr X] [--copy-share X] [--eval-every N]
 #   --out DIR       folder for the new model's files (default build/model)
 #   --install       when everything succeeded, copy the seven files into data/
 #   --seed N        training seed (default 1); corpus seeds stay fixed: train 1, held-out 2,
@@ -29,6 +30,14 @@
 #                   stories to sample from the teacher (default 40000; seeds 1000000 on)
 #   --bos-windows W which training phases start every window at a story's BOS: long (default,
 #                   the full-length phase only, the shipped run) or all (every phase)
+#   --init MODEL    start from this checkpoint (e.g. data/model.bin) instead of random weights,
+#                   keeping the tokenizer.bin beside it (no new tokenizer is trained)
+#   --lr X          peak learning rate (default: train.py's, 2e-3; 5e-4 suits --init)
+#   --copy-share X  share 0..1 of the training rows that carry a passage written twice, the
+#                   second reading at a new distance in every row, to teach copying by content
+#                   (default 0, the shipped run); the copy probe is then written to
+#                   DIR/copy_probe.csv at every evaluation (docs/models.md)
+#   --eval-every N  steps between evaluations (default: train.py's, 500)
 # The defaults reproduce the shipped files (the model up to PyTorch's CPU non-determinism).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -42,9 +51,14 @@ teacher_stories=40000
 out=build/model
 install=0
 bos_windows=""  # empty: train.py's default (long)
+init=""        # empty: random weights and a new tokenizer
+lr=""
+copy_share=""
+eval_every=""
 while [ $# -gt 0 ]; do
   case "$1" in
-    --seed|--schedule|--threads|--stories|--out|--teacher|--teacher-stories|--bos-windows)
+    --seed|--schedule|--threads|--stories|--out|--teacher|--teacher-stories|--bos-windows|\
+    --init|--lr|--copy-share|--eval-every)
       [ $# -ge 2 ] || { echo "train-model: $1 needs a value" >&2; exit 2; }
       case "$1" in
         --seed) seed="$2" ;;
@@ -55,6 +69,10 @@ while [ $# -gt 0 ]; do
         --teacher) teacher="$2" ;;
         --teacher-stories) teacher_stories="$2" ;;
         --bos-windows) bos_windows="$2" ;;
+        --init) init="$2" ;;
+        --lr) lr="$2" ;;
+        --copy-share) copy_share="$2" ;;
+        --eval-every) eval_every="$2" ;;
       esac
       shift 2 ;;
     --install) install=1; shift ;;
@@ -74,6 +92,18 @@ bad() { echo "train-model: $*" >&2; exit 2; }
   bad "--threads expects a whole number 1..1024, got '$threads'"
 [ -z "$schedule" ] || [[ "$schedule" =~ ^[0-9]+x[0-9]+:[0-9]+(,[0-9]+x[0-9]+:[0-9]+)*$ ]] ||
   bad "--schedule must look like 256x16:2400,1024x4:300, got '$schedule'"
+[ -z "$lr" ] || { [[ "$lr" =~ ^([0-9]+\.?[0-9]*|\.[0-9]+)([eE]-?[0-9]+)?$ ]] &&
+  awk -v x="$lr" 'BEGIN { exit !(x > 0 && x <= 1) }'; } ||
+  bad "--lr expects a number above 0 and at most 1, such as 5e-4, got '$lr'"
+[ -z "$copy_share" ] || [[ "$copy_share" =~ ^(0(\.[0-9]+)?|1(\.0+)?|\.[0-9]+)$ ]] ||
+  bad "--copy-share expects a number 0..1, such as 0.25, got '$copy_share'"
+[ -z "$eval_every" ] || [[ "$eval_every" =~ ^[0-9]{1,9}$ && "$eval_every" -ge 1 ]] ||
+  bad "--eval-every expects a whole number 1..999999999, got '$eval_every'"
+if [ -n "$init" ]; then
+  [ -f "$init" ] || bad "--init '$init' is not a file"
+  [ -f "$(dirname "$init")/tokenizer.bin" ] ||
+    bad "--init '$init' has no tokenizer.bin beside it (the tokenizer it was trained with)"
+fi
 [ -n "$out" ] || bad "--out needs a folder"
 if [ -e "$out" ] && [ ! -d "$out" ]; then bad "--out '$out' is not a folder"; fi
 case "$(realpath -m "$out")" in
@@ -102,6 +132,12 @@ train_options=(--seed "$seed")
 if [ -n "$schedule" ]; then train_options+=(--schedule "$schedule"); fi
 if [ -n "$threads" ]; then train_options+=(--threads "$threads"); fi
 if [ -n "$bos_windows" ]; then train_options+=(--bos-windows "$bos_windows"); fi
+if [ -n "$lr" ]; then train_options+=(--lr "$lr"); fi
+if [ -n "$eval_every" ]; then train_options+=(--eval-every "$eval_every"); fi
+if [ -n "$init" ]; then train_options+=(--init "$init"); fi
+if [ -n "$copy_share" ]; then
+  train_options+=(--copy-share "$copy_share" --copy-probe "$out/copy_probe.csv")
+fi
 train_files=(--train "$work/train.u16" --heldout "$work/heldout.u16" --tokenizer "$out/tokenizer.bin"
   --out "$out/model.bin" --csv "$out/loss.csv" --svg "$out/loss.svg")
 # train.py's own checks of these options, now rather than at step 5.
@@ -131,9 +167,15 @@ else
   cp "$work/generated.txt" "$work/train.txt"
 fi
 
-step "3/8 tokenizer"
-$py training/train_tokenizer.py --corpus "$work/train.txt" --vocab-size 4096 \
-  --out "$out/tokenizer.bin" --check "$out/heldout_stories.txt"
+if [ -n "$init" ]; then
+  step "3/8 tokenizer: the one beside $init"
+  cp "$(dirname "$init")/tokenizer.bin" "$out/tokenizer.bin.new"
+  mv -f "$out/tokenizer.bin.new" "$out/tokenizer.bin"
+else
+  step "3/8 tokenizer"
+  $py training/train_tokenizer.py --corpus "$work/train.txt" --vocab-size 4096 \
+    --out "$out/tokenizer.bin" --check "$out/heldout_stories.txt"
+fi
 
 step "4/8 lesson story of 900-1000 tokens"
 $py training/pick_story.py --tokenizer "$out/tokenizer.bin" --corpus "$work/lesson_pool.txt" \

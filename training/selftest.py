@@ -349,6 +349,94 @@ def check_signal_cleanup():
           "signal: ok")
 
 
+def check_copy_rows():
+    """copy_rows.py: every copy row holds one passage written twice, the row's other tokens
+    untouched, and the second reading starts at a different distance from row to row (so only
+    copying by content predicts it, not copying from a fixed offset back)."""
+    try:
+        import numpy as np
+    except ImportError:
+        print("copy rows: SKIPPED (numpy is not installed)")
+        return
+    import copy_rows
+    rng = np.random.default_rng(7)
+    distances = set()
+    for i in range(300):
+        base = rng.integers(3, 4096, size=129)
+        row = base.copy()
+        kind = "random" if i % 2 else "text"
+        first, second, n = copy_rows.plant(row, rng, 4096, kind)
+        if not copy_rows.PASSAGE_MIN <= n <= copy_rows.PASSAGE_MAX or row[0] != 1:
+            raise UsageError(f"copy row {i}: passage of {n} tokens, first token {row[0]}")
+        if not (1 <= first and first + n <= second and second + n <= row.size):
+            raise UsageError(f"copy row {i}: readings at {first} and {second} overlap or overflow")
+        if not np.array_equal(row[first:first + n], row[second:second + n]):
+            raise UsageError(f"copy row {i}: the second reading differs from the first")
+        if kind == "text" and not np.array_equal(row[first:first + n], base[first:first + n]):
+            raise UsageError(f"copy row {i}: a text passage is not the row's own text")
+        if kind == "random" and not (row[first:first + n] >= 3).all():
+            raise UsageError(f"copy row {i}: a random passage holds a special id")
+        kept = np.ones(row.size, bool)
+        kept[[0]] = False
+        kept[first:first + n] = kept[second:second + n] = False
+        if not np.array_equal(row[kept], base[kept]):
+            raise UsageError(f"copy row {i}: tokens outside the two readings changed")
+        distances.add(second - first)
+    if len(distances) < 60:
+        raise UsageError(f"copy rows: only {len(distances)} distances in 300 rows")
+    rows = rng.integers(3, 4096, size=(64, 129))
+    same = rows.copy()
+    if copy_rows.add_copy_rows(same, rng, 4096, 0.0) or not np.array_equal(same, rows):
+        raise UsageError("copy rows: share 0 changed a row")
+    if copy_rows.add_copy_rows(same, rng, 4096, 1.0) != 64 or (same[:, 0] != 1).any():
+        raise UsageError("copy rows: share 1 left a row as it was")
+    print(f"copy rows: one passage written twice per row, {len(distances)} distances in 300 "
+          "rows: ok")
+
+
+def check_copy_probe():
+    """copy_probe.py measures copying: a stand-in model that copies perfectly (after token A,
+    predict what followed A's last earlier occurrence) reads nearly every secret passage's second
+    reading right (and most of a story read twice), one that always predicts the same token
+    reads none of it."""
+    try:
+        import torch
+    except ImportError:
+        print("copy probe: SKIPPED (python3-torch is not installed)")
+        return
+    import bpe
+    import copy_probe
+
+    class Copier:
+        def __init__(self, vocab, copies):
+            self.vocab, self.copies = vocab, copies
+
+        def __call__(self, x, window=None):
+            row = x[0].tolist()
+            logits = torch.zeros(1, len(row), self.vocab)
+            seen = {}
+            for t, token in enumerate(row):
+                guess = row[seen[token] + 1] if self.copies and token in seen else 0
+                logits[0, t, guess] = 1.0
+                seen[token] = t
+            return logits
+
+    tok = bpe.Tokenizer.load(repo_path("data", "tokenizer.bin"))
+    story = repo_path("data", "heldout_story.txt") + ":" + repo_path("data", "heldout_names.txt")
+    sets = copy_probe.ProbeSets(tok, story, story, 1024, per_band=2)
+    copier = copy_probe.measure(Copier(tok.vocab_size, True), sets, light=True)
+    blank = copy_probe.measure(Copier(tok.vocab_size, False), sets, light=True)
+    # Read twice, "the last occurrence" misleads where a word comes back within the passage.
+    if copier["secret_all"] < 0.95 or copier["twice_second"] < 0.5:
+        raise UsageError(f"copy probe: a perfect copier scores {copier['secret_all']:.3f} on the "
+                         f"secret passages, {copier['twice_second']:.3f} read twice")
+    if blank["secret_all"] > 0 or blank["twice_second"] > 0.05:
+        raise UsageError(f"copy probe: a model that copies nothing scores "
+                         f"{blank['secret_all']:.3f} on the secret passages")
+    print(f"copy probe: a copier reads {100 * copier['secret_all']:.1f}% of the secret passages' "
+          f"second readings, a non-copier {100 * blank['secret_all']:.1f}%: ok")
+
+
 def main(argv):
     Parser(description="Quick self-test of the training code.").parse_args(argv)
     check_import_layers()
@@ -358,8 +446,10 @@ def main(argv):
     check_invented_names()
     check_renaming()
     check_byte_order_mark()
+    check_copy_rows()
     check_tokenizer()
     check_model()
+    check_copy_probe()
     print("selftest: all checks passed")
     return 0
 

@@ -19,6 +19,12 @@ Usage:
       --heldout build/train/heldout.u16 --tokenizer data/tokenizer.bin \\
       --out data/model.bin --csv data/loss.csv --svg data/loss.svg [--seed 1] \\
       [--schedule 128x16:6000,512x8:4500,1024x4:300] [--threads 2] [--bos-windows long|all]
+      [--init data/model.bin] [--copy-share 0.25] [--copy-probe build/copy/probe.csv]
+      [--checkpoint-dir build/copy/steps]
+
+With --copy-share a share of the training rows carry a passage written twice at a different
+distance in every row (copy_rows.py), so that copying by content is learnt beside the stories;
+--copy-probe measures that skill and the model's own voice at every evaluation (copy_probe.py).
 """
 
 import array
@@ -92,6 +98,21 @@ def parse_args(argv):
                          "(name_diagnosis.py); may be given several times")
     ap.add_argument("--probe-csv", default=None,
                     help="write the --probe measurements, one row per evaluation and set")
+    ap.add_argument("--copy-share", type=float, default=0.0,
+                    help="share of the training rows that carry a passage written twice, the "
+                         "second reading at a different distance in every row (copy_rows.py); "
+                         "0..1 (default: 0, the shipped run)")
+    ap.add_argument("--copy-probe", default=None, metavar="CSV",
+                    help="at every evaluation (and before the first step) measure copying by "
+                         "content and the model's own voice (copy_probe.py: secret passages, "
+                         "unseen stories read twice, names, held-out perplexity and name recall) "
+                         "and write them to this CSV")
+    ap.add_argument("--copy-probe-light", action="store_true",
+                    help="--copy-probe measures only the secret passages and the unseen stories "
+                         "read twice (seconds, not minutes, on a busy machine)")
+    ap.add_argument("--checkpoint-dir", default=None, metavar="DIR",
+                    help="also write the model at every evaluation to DIR/step-N.bin (to keep "
+                         "the best one of a run)")
     ap.add_argument("--check-options", action="store_true",
                     help="check the options and output paths, then exit (train-model.sh does "
                          "this before it starts; the input files need not exist yet)")
@@ -121,11 +142,22 @@ def parse_args(argv):
     for probe in args.probe:
         if probe.count(":") != 1 or not all(probe.split(":")):
             raise UsageError(f"--probe must be STORIES:NAMES, got '{probe}'")
+    require_finite(args.copy_share, "--copy-share")
+    if not 0 <= args.copy_share <= 1:
+        raise UsageError(f"--copy-share must be 0..1, got {args.copy_share}")
+    if args.checkpoint_dir is not None and not os.path.isdir(args.checkpoint_dir):
+        raise UsageError(f"--checkpoint-dir '{args.checkpoint_dir}' is not a folder")
+    if args.copy_probe_light and args.copy_probe is None:
+        raise UsageError("--copy-probe-light needs --copy-probe")
     if args.probe and args.probe_csv is None:
         raise UsageError("--probe needs --probe-csv for its measurements")
     outputs = [os.path.abspath(p) for p in (args.out, args.csv, args.svg)]
     if len(set(outputs)) != 3:
         raise UsageError("--out, --csv and --svg must be three different files")
+    measured = [os.path.abspath(p) for p in (args.probe_csv, args.copy_probe) if p is not None]
+    if len(set(outputs + measured)) != 3 + len(measured):
+        raise UsageError("--probe-csv and --copy-probe must be files of their own, not --out, "
+                         "--csv, --svg or each other")
     return args
 
 
@@ -209,7 +241,16 @@ def check_inputs(args):
         pieces = {n: tok.encode(n, bos=False) for n in read_names(names_path)}
         probes.append((os.path.basename(stories_path), stories, pieces,
                        sum(len(t.encode("utf-8")) for t in texts)))
-    return tok, names, train_blob, held_blob, probes
+    copy_sets = None
+    if args.copy_probe is not None:
+        import copy_probe
+        seq_len = args.seq_len
+        if args.init is not None:  # the checkpoint's own, the 7th of its 7 header numbers
+            seq_len = int.from_bytes(read_input(args.init, "model", binary=True)[24:28],
+                                     "little", signed=True)
+        copy_sets = copy_probe.ProbeSets(tok, copy_probe.DEFAULT_UNSEEN,
+                                         copy_probe.DEFAULT_HELDOUT, seq_len)
+    return tok, names, train_blob, held_blob, probes, copy_sets
 
 
 def probe_rows(model, step, probes):
@@ -244,10 +285,14 @@ def split_stories(data):
 class Batches:
     """Random training windows; deterministic given the seed."""
 
-    def __init__(self, data, seed):
+    def __init__(self, data, seed, vocab=0, copy_share=0.0):
         import numpy as np
         self.data = data
         self.rng = np.random.default_rng(seed)
+        # The copy rows draw from their own generator, so the story windows are those of a run
+        # without them.
+        self.copy_rng = np.random.default_rng([seed, 55])
+        self.vocab, self.copy_share = vocab, copy_share
         self.bos = np.flatnonzero(data == 1)
 
     def get(self, seq_len, batch, from_bos):
@@ -263,6 +308,9 @@ class Batches:
         else:
             starts = self.rng.integers(0, self.data.size - seq_len - 1, size=batch)
         rows = np.stack([self.data[s:s + seq_len + 1] for s in starts]).astype(np.int64)
+        if self.copy_share > 0:
+            import copy_rows
+            copy_rows.add_copy_rows(rows, self.copy_rng, self.vocab, self.copy_share)
         x = torch.from_numpy(rows)
         return x[:, :-1], x[:, 1:]
 
@@ -310,7 +358,7 @@ def train(args, inputs):
     torch.set_num_threads(args.threads)
     torch.use_deterministic_algorithms(True, warn_only=True)
 
-    tok, names, train_blob, held_blob, probes = inputs
+    tok, names, train_blob, held_blob, probes, copy_sets = inputs
     vocab = tok.vocab_size
     name_ids = evaluate.name_token_ids(tok, names)
     train_data = np.frombuffer(train_blob, dtype="<u2")
@@ -342,7 +390,7 @@ def train(args, inputs):
     opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.1},
                              {"params": no_decay, "weight_decay": 0.0}],
                             lr=args.lr, betas=(0.9, 0.95), eps=1e-8)
-    batches = Batches(train_data, args.seed)
+    batches = Batches(train_data, args.seed, vocab, args.copy_share)
     total_steps = sum(p[2] for p in args.phases)
     total_tokens = sum(t * b * s for t, b, s in args.phases)
     print(f"model: {model.n_params()} parameters, {cfg}")
@@ -363,8 +411,23 @@ def train(args, inputs):
                 f"{a},{b},{c},{d},{e},{f},{g},{h:.4f}\n" for a, b, c, d, e, f, g, h
                 in probe_log)).encode("utf-8"))
 
+    copy_log = []
+
+    def log_copy_probe():
+        import copy_probe
+        model.eval()
+        m = copy_probe.measure(model, copy_sets, light=args.copy_probe_light)
+        model.train()
+        copy_log.append(copy_probe.csv_row(step, m))
+        print(f"copy probe step {step}: {copy_probe.summary(m)}", flush=True)
+        write_output(args.copy_probe, (copy_probe.csv_header() + "".join(copy_log)).encode())
+        if args.checkpoint_dir is not None and step > 0:
+            export_legacy(model, os.path.join(args.checkpoint_dir, f"step-{step}.bin"))
+
     if probes:
         log_probes()
+    if copy_sets is not None:
+        log_copy_probe()
     start = time.time()
     tick, tick_tokens = start, 0
     autocast = not args.no_bf16
@@ -413,6 +476,10 @@ def train(args, inputs):
                 run_loss, run_n = 0.0, 0
                 if probes:
                     log_probes()
+                if copy_sets is not None:
+                    log_copy_probe()
+                elif args.checkpoint_dir is not None:
+                    export_legacy(model, os.path.join(args.checkpoint_dir, f"step-{step}.bin"))
                 tick = time.time()  # evaluation time does not count as training speed
 
     elapsed = time.time() - start
