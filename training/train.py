@@ -35,7 +35,7 @@ import os
 import sys
 import time
 
-from common import (Parser, UsageError, check_writable, count_non_finite_floats, read_input,
+from common import (Parser, UsageError, check_checkpoint, check_outputs, read_input,
                     read_names, read_stories, repo_path, require_finite, run_main, write_output)
 
 # The shipped run's settings (data/README.md); scripts/train-model.sh uses them unless told otherwise.
@@ -151,13 +151,6 @@ def parse_args(argv):
         raise UsageError("--copy-probe-light needs --copy-probe")
     if args.probe and args.probe_csv is None:
         raise UsageError("--probe needs --probe-csv for its measurements")
-    outputs = [os.path.abspath(p) for p in (args.out, args.csv, args.svg)]
-    if len(set(outputs)) != 3:
-        raise UsageError("--out, --csv and --svg must be three different files")
-    measured = [os.path.abspath(p) for p in (args.probe_csv, args.copy_probe) if p is not None]
-    if len(set(outputs + measured)) != 3 + len(measured):
-        raise UsageError("--probe-csv and --copy-probe must be files of their own, not --out, "
-                         "--csv, --svg or each other")
     return args
 
 
@@ -214,9 +207,7 @@ def check_inputs(args):
         raise UsageError(f"cannot load tokenizer '{args.tokenizer}': {e}")
     names = read_names(args.names)
     if args.init is not None:
-        bad = count_non_finite_floats(read_input(args.init, "model", binary=True), 28)
-        if bad:
-            raise UsageError(f"model file '{args.init}': {bad} of its weights are NaN or infinite")
+        check_checkpoint(args.init, read_input(args.init, "model", binary=True))
     train_blob, train_starts = load_tokens(args.train, tok.vocab_size)
     held_blob, held_starts = load_tokens(args.heldout, tok.vocab_size)
     n_train = len(train_blob) // 2
@@ -514,8 +505,11 @@ def csv_rows(rows):
 
 def main(argv):
     args = parse_args(argv)
-    for path in (args.out, args.csv, args.svg):
-        check_writable(path)
+    # No output on another output or on an input (a long run must not end by losing a file).
+    check_outputs({"--out": args.out, "--csv": args.csv, "--svg": args.svg,
+                   "--probe-csv": args.probe_csv, "--copy-probe": args.copy_probe},
+                  {"--train": args.train, "--heldout": args.heldout,
+                   "--tokenizer": args.tokenizer, "--init": args.init, "--names": args.names})
     if args.check_options:
         print("train: options ok")
         return 0
