@@ -26,6 +26,7 @@
 #include "h2o/app/program.hpp"
 #include "h2o/app/step_option.hpp"
 #include "h2o/attention/attention.hpp"
+#include "h2o/attention/query_groups.hpp"
 #include "h2o/base/format.hpp"
 #include "h2o/base/random.hpp"
 #include "h2o/base/xtensor.hpp"
@@ -68,10 +69,11 @@ class LessonH2O final : public h2o::LayerPolicy {
 
   // See the attention, update the scores: h2o_scores = h2o_scores + attention.
   void observe(h2o::LayerKVCache& cache, const h2o::StepAttention& attention) override {
-    const std::size_t group = attention.n_heads / cache.n_kv_heads();  // query heads per KV head
+    const h2o::QueryGroups groups(attention.n_heads, cache.n_kv_heads(), "lesson 08");
     for (std::size_t h = 0; h < attention.n_heads; ++h) {
-      for (std::size_t slot = 0; slot < cache.size(h / group); ++slot) {
-        cache.scores(h / group)[slot] += attention.head(h)[slot] / static_cast<float>(group);
+      const std::size_t g = groups.kv_head_of(h);  // the KV head query head h reads
+      for (std::size_t slot = 0; slot < cache.size(g); ++slot) {
+        cache.scores(g)[slot] += attention.head(h)[slot] / static_cast<float>(groups.size());
       }
     }
   }

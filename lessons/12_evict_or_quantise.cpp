@@ -25,6 +25,7 @@
 
 #include "h2o/app/cli.hpp"
 #include "h2o/app/default_files.hpp"
+#include "h2o/app/model_and_stories.hpp"
 #include "h2o/app/kv_format_options.hpp"
 #include "h2o/app/program.hpp"
 #include "h2o/app/reading_report.hpp"
@@ -33,12 +34,10 @@
 #include "h2o/cache/kv_quantiser.hpp"
 #include "h2o/measure/bits_per_byte.hpp"
 #include "h2o/measure/policy_sweep.hpp"
-#include "h2o/model/checkpoint.hpp"
 #include "h2o/report/equal_bytes.hpp"
 #include "h2o/report/table.hpp"
 #include "h2o/report/verdict_text.hpp"
 #include "h2o/text/stories.hpp"
-#include "h2o/text/tokenizer.hpp"
 
 using h2o::fixed;
 
@@ -109,19 +108,14 @@ int run_lesson(int argc, char** argv) {
             << (same ? "yes" : "NO") << "\n\n";
 
   // Step 2: the model and the stories.
-  const h2o::ModelFiles files = h2o::model_files_from_options(args);
-  auto weights = std::make_shared<const h2o::DecoderWeights>(h2o::load_checkpoint(files.model));
-  const h2o::Tokenizer tokenizer =
-      h2o::Tokenizer::load(files.tokenizer, weights->config.vocab_size);
+  const h2o::ModelAndStories loaded = h2o::load_model_and_stories(args);  // names > 64 back
+  const h2o::ModelFiles& files = loaded.files;
+  const auto& weights = loaded.weights;  // (shared by every run's decoder)
+  const h2o::TokenisedStories& read = loaded.read;
+  const h2o::SweepText& text = loaded.text;
   h2o::check_kv_group(group, weights->config.head_dim());
-  const h2o::TokenisedStories read =
-      h2o::read_stories_options(args, tokenizer, 16, weights->config.seq_len);
-  const std::vector<std::vector<int>>& stories = read.stories;
   const std::size_t total = read.total;
   const std::string counted = read.counted();
-  const h2o::SweepText text = h2o::sweep_text(  // name recall: names last seen > 64 tokens back
-      tokenizer, stories,
-      h2o::names_as_tokens(tokenizer, h2o::names_from_options(args, read.texts)), 64);
   std::cout << "Step 2: " << std::filesystem::path(files.model).filename().string() << " reads "
             << counted << " of " << std::filesystem::path(args.text("text")).filename().string()
             << " (" << total << " tokens).\n";

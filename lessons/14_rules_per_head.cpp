@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "h2o/app/default_files.hpp"
+#include "h2o/app/model_and_stories.hpp"
 #include "h2o/app/program.hpp"
 #include "h2o/app/reading_report.hpp"
 #include "h2o/base/format.hpp"
@@ -37,13 +38,11 @@
 #include "h2o/measure/bits_per_byte.hpp"
 #include "h2o/measure/policy_sweep.hpp"
 #include "h2o/measure/prompt_profile.hpp"
-#include "h2o/model/checkpoint.hpp"
 #include "h2o/model/decoder.hpp"
 #include "h2o/policy/fastgen_policy.hpp"
 #include "h2o/report/course_answer.hpp"
 #include "h2o/report/table.hpp"
 #include "h2o/report/verdict_text.hpp"
-#include "h2o/text/tokenizer.hpp"
 
 using h2o::fixed;
 using h2o::HeadRule;
@@ -83,15 +82,11 @@ int run_lesson(int argc, char** argv) {
   const std::vector<int> targets = h2o::parse_percent_list("targets", args.text("targets"));
 
   // The model and the stories.
-  const h2o::ModelFiles files = h2o::model_files_from_options(args);
-  auto weights = std::make_shared<const h2o::DecoderWeights>(h2o::load_checkpoint(files.model));
-  const h2o::Tokenizer tokenizer =
-      h2o::Tokenizer::load(files.tokenizer, weights->config.vocab_size);
-  const h2o::TokenisedStories read =
-      h2o::read_stories_options(args, tokenizer, 16, weights->config.seq_len);
-  const h2o::SweepText text = h2o::sweep_text(  // name recall: names last seen > 64 tokens back
-      tokenizer, read.stories,
-      h2o::names_as_tokens(tokenizer, h2o::names_from_options(args, read.texts)), 64);
+  const h2o::ModelAndStories loaded = h2o::load_model_and_stories(args);  // names > 64 back
+  const h2o::ModelFiles& files = loaded.files;
+  const auto& weights = loaded.weights;  // (shared by every run's decoder)
+  const h2o::TokenisedStories& read = loaded.read;
+  const h2o::SweepText& text = loaded.text;
 
   // FastGen reads the first story, profiling every KV head over its first tokens (its prompt)
   // with its own window r, then keeps each head's rule (at the last target); each layer's

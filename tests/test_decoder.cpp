@@ -287,17 +287,21 @@ TEST_CASE("heads that keep different numbers of tokens decode as attention over 
 
 TEST_CASE("query head h reads kv head h over the group size", "[decoder]") {
   ModelConfig c = small_config(8, 2, true);
-  CHECK(c.heads_per_kv_head() == 4);
-  for (std::size_t h = 0; h < 8; ++h) CHECK(c.kv_head_of(h) == h / 4);
+  CHECK(c.query_groups().size() == 4);
+  for (std::size_t h = 0; h < 8; ++h) CHECK(c.query_groups().kv_head_of(h) == h / 4);
   c.n_kv_heads = 8;
-  for (std::size_t h = 0; h < 8; ++h) CHECK(c.kv_head_of(h) == h);
+  for (std::size_t h = 0; h < 8; ++h) CHECK(c.query_groups().kv_head_of(h) == h);
   c.n_kv_heads = 1;
-  for (std::size_t h = 0; h < 8; ++h) CHECK(c.kv_head_of(h) == 0);
-  const ModelConfig stories = stories260k_shape();
+  for (std::size_t h = 0; h < 8; ++h) CHECK(c.query_groups().kv_head_of(h) == 0);
+  const QueryGroups stories = stories260k_shape().query_groups();
   CHECK(stories.kv_head_of(0) == 0);
   CHECK(stories.kv_head_of(1) == 0);
   CHECK(stories.kv_head_of(2) == 1);
   CHECK(stories.kv_head_of(7) == 3);
+  CHECK(stories.first(3) == 6);
+  CHECK(stories.end(3) == 8);
+  c.n_kv_heads = 3;  // 8 query heads cannot share 3 KV heads evenly
+  CHECK_THROWS_WITH(c.query_groups(), "model: 8 query heads are not a multiple of 3 KV heads");
 
   // Zero the key weights of one KV head in every layer: all its keys are 0, so every query head
   // that reads it sees equal scores and attends uniformly (exactly 1/T); the others do not.
@@ -329,7 +333,7 @@ TEST_CASE("query head h reads kv head h over the group size", "[decoder]") {
         CHECK(record.weights(h, s) == Approx(expected.attention[l][h][s]).margin(1e-5));
       }
       INFO("layer " << l << ", query head " << h);
-      CHECK(uniform == (config.kv_head_of(h) == blank));
+      CHECK(uniform == (config.query_groups().kv_head_of(h) == blank));
     }
     for (std::size_t g = 0; g < config.n_kv_heads; ++g) {
       for (std::size_t s = 0; s < T; ++s) CHECK(record.positions[g][s] == static_cast<Position>(s));

@@ -197,7 +197,8 @@ EvictionCost measure_eviction(const ModelConfig& c, std::size_t budget, std::siz
                               std::uint64_t seed) {
   using Clock = std::chrono::steady_clock;
   const std::size_t H = c.n_heads, G = c.n_kv_heads, D = c.head_dim(), KV = c.kv_dim();
-  const std::size_t group = c.heads_per_kv_head(), pool = 257;
+  const QueryGroups groups = c.query_groups();
+  const std::size_t group = groups.size(), pool = 257;
   Rng rng(seed);
   std::vector<float> keys(pool * KV), values(pool * KV), queries(pool * H * D);
   for (float& x : keys) x = rng.normal();
@@ -217,7 +218,7 @@ EvictionCost measure_eviction(const ModelConfig& c, std::size_t budget, std::siz
     cache.append(&keys[row * KV], &values[row * KV], static_cast<Position>(step));
     const Clock::time_point t0 = Clock::now();
     for (std::size_t g = 0; g < G; ++g) {
-      const std::size_t h = g * group;
+      const std::size_t h = groups.first(g);
       attend_group_into(&queries[(row * H + h) * D], group, cache.keys(g), cache.values(g),
                         cache.size(g), D, &weights[h * stride], stride, &outputs[h * D]);
     }

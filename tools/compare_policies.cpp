@@ -123,6 +123,20 @@ std::vector<std::vector<int>> read_text(const std::vector<std::string>& texts,
   return stories;
 }
 
+// The asked policies that evict, in --policies' order (the factory's: parse_policy_list), each
+// with --scoring, --h2o-score, --start-area, --heavy-share and --kv-bits (what
+// settings_for_budget does not set). FastGen and DuoAttention too, whose bytes are an outcome of
+// their rules: they are weighed against the window at their bytes.
+std::vector<h2o::SweepPolicy> evicting_asked(const h2o::ComparePoliciesOptions& options) {
+  std::vector<h2o::SweepPolicy> evicting;
+  for (const std::string& name : options.policies) {
+    if (h2o::policy_kind(name).evicts) {
+      evicting.push_back({name, name, options.scoring, options.kv_format});
+    }
+  }
+  return evicting;
+}
+
 // Step 2's last check: a run the factory refuses measures nothing, and a picture without a panel
 // shows nothing. When every policy asked for is refused at every budget, or at the picture's, that
 // is an error now, before the runs, and no file is written.
@@ -181,18 +195,8 @@ std::unique_ptr<Runs> run_policies(std::shared_ptr<const h2o::DecoderWeights> we
   auto runs = std::make_unique<Runs>();
   const std::vector<int>& percents = options.percents;
   const int picture_percent = options.picture_percent;
-  // What settings_for_budget does not set: --scoring, --h2o-score, --start-area, --heavy-share;
-  // and --kv-bits.
-  const h2o::KvFormat& format = options.kv_format;
-  // The asked policies that evict, in the factory's order (FastGen too, whose bytes are an
-  // outcome of its rules: it is weighed against the window at its bytes below).
-  std::vector<h2o::SweepPolicy> evicting;
-  for (const h2o::PolicyKind& kind : h2o::policy_kinds()) {
-    const auto& asked = options.policies;
-    if (kind.evicts && std::find(asked.begin(), asked.end(), kind.name) != asked.end()) {
-      evicting.push_back({kind.name, kind.name, options.scoring, format});
-    }
-  }
+  const h2o::KvFormat& format = options.kv_format;  // --kv-bits: the full cache's runs have it too
+  const std::vector<h2o::SweepPolicy> evicting = evicting_asked(options);
   std::map<std::string, h2o::KeptSpanRecorder> recorders;
   h2o::SweepOptions recording;
   if (!options.svg_path.empty()) {
@@ -251,9 +255,9 @@ std::unique_ptr<Runs> run_policies(std::shared_ptr<const h2o::DecoderWeights> we
 // rules (FastGen, DuoAttention) were asked for, in the factory's order; "" when none was.
 std::string own_bytes_note(const std::vector<std::string>& policies) {
   std::vector<std::string> names;
-  for (const h2o::PolicyKind& kind : h2o::policy_kinds()) {
-    const bool asked = std::find(policies.begin(), policies.end(), kind.name) != policies.end();
-    if (asked && !kind.sized_by_budget) names.push_back(kind.prose_name + "'s");
+  for (const std::string& name : policies) {
+    const h2o::PolicyKind& kind = h2o::policy_kind(name);
+    if (!kind.sized_by_budget) names.push_back(kind.prose_name + "'s");
   }
   if (names.empty()) return "";
   std::string list;
@@ -311,6 +315,8 @@ void print_setup(const h2o::ComparePoliciesOptions& options, const h2o::ModelFil
               << "\n(keys per channel, values per token, the newest group's tokens in float32;\n"
                  "the reference keeps float32).\n";
   }
+  std::size_t width = 9;  // the names' column, widened for "pyramid:knorm"
+  for (const std::string& name : options.policies) width = std::max(width, name.size() + 1);
   for (const h2o::BudgetRuns& budget : runs.comparison.budgets) {
     const std::string head = pad_right(
         "  " + std::to_string(budget.percent) + "% = " + std::to_string(budget.tokens), 14);
@@ -318,9 +324,9 @@ void print_setup(const h2o::ComparePoliciesOptions& options, const h2o::ModelFil
     bool first = true;
     for (const h2o::SweepRun* run : budget.runs) {
       const std::string line =
-          (first ? head : indent) + pad_right(run->policy, 9) +
+          (first ? head : indent) + pad_right(run->policy, width) +
           (run->refused.empty() ? run->description : "refused: " + run->refused);
-      std::cout << h2o::wrap_words(line, 100, indent + std::string(9, ' ')) << "\n";
+      std::cout << h2o::wrap_words(line, 100, indent + std::string(width, ' ')) << "\n";
       first = false;
     }
     if (first) std::cout << head << "(only the full cache was asked for)\n";
@@ -335,9 +341,9 @@ void print_results(const h2o::PolicyComparison& comparison, std::size_t name_gap
                    double context_gain) {
   std::cout << "\nResults: perplexity (lower = better), bits per byte (the same, per byte of "
                "text), the change of\nperplexity versus the full cache, how often the most likely "
-               "next token equals the full cache's,\nname recall, and the KV bytes held at the "
-               "end (all layers). 'kept' = tokens layer 0 holds per KV\nhead after the last "
-               "step.\n"
+               "next token equals the full cache's\n('agrees'), name recall, and the KV bytes held "
+               "at the end (all layers). 'kept' = tokens layer 0\nholds per KV head after the "
+               "last step.\n"
             << (comparison.quantised_bits != 0
                     ? "KV bytes count codes, scales and zeros exactly; KV share = "
                       "their share of the full float32\ncache's (in place of "
@@ -386,14 +392,15 @@ void print_kept(const std::vector<const h2o::SweepRun*>& panels, int picture_per
             << " tokens (layer 0, KV head 0; positions 0-" << steps - 1 << " left to right,\n"
             << "one character = " << per_char << (per_char == 1 ? " position" : " positions")
             << ": '#' all kept, '+' some, '.' none):\n";
+  std::size_t width = 8;  // the names' column: "pyramid:knorm" and a space at most, so 97 columns
+  for (const h2o::SweepRun* run : panels) width = std::max(width, run->policy.size() + 1);
+  const std::string indent(2 + width, ' ');
   for (const h2o::SweepRun* run : panels) {
     const std::vector<Position>& last = run->kept_at_end.front();
-    std::cout << "  " << pad_right(run->policy, 8) << h2o::kept_strip(last, steps, per_char)
+    std::cout << "  " << pad_right(run->policy, width) << h2o::kept_strip(last, steps, per_char)
               << "\n";
     if (run->tokens > 0) {
-      std::cout << h2o::wrap_words(std::string(10, ' ') + h2o::position_ranges(last), 100,
-                                   std::string(10, ' '))
-                << "\n";
+      std::cout << h2o::wrap_words(indent + h2o::position_ranges(last), 100, indent) << "\n";
     }
   }
 }
@@ -437,14 +444,7 @@ int read_it_twice(const h2o::ComparePoliciesOptions& options, const h2o::ModelFi
   std::vector<std::vector<int>> tokens;
   for (const h2o::TwoReadings& reading : readings) tokens.push_back(reading.tokens);
   const h2o::SweepText text = h2o::sweep_text(tokenizer, std::move(tokens), {}, options.name_gap);
-  // The asked policies that evict, in the factory's order, as the default run has them.
-  std::vector<h2o::SweepPolicy> evicting;
-  for (const h2o::PolicyKind& kind : h2o::policy_kinds()) {
-    const auto& asked = options.policies;
-    if (kind.evicts && std::find(asked.begin(), asked.end(), kind.name) != asked.end()) {
-      evicting.push_back({kind.name, kind.name, options.scoring, options.kv_format});
-    }
-  }
+  const std::vector<h2o::SweepPolicy> evicting = evicting_asked(options);
   const h2o::PolicySweep sweep = h2o::sweep_policies(weights, text, evicting, options.percents);
 
   h2o::SecondReadingResults results;

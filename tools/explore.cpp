@@ -407,8 +407,10 @@ int explore(int argc, char** argv) {
             << h2o::reading_summary(h2o::printable(text_name), 1, story.stories_in_file,
                                     story.paragraphs, n, std::nullopt)
             << "\n";
+  std::size_t width = 8;  // the names' column, widened for "pyramid:knorm"
+  for (const Explored& e : explored) width = std::max(width, e.name.size() + 1);
   for (const Explored& e : explored) {
-    std::cout << "  " << h2o::pad_right(e.name, 8) << "agreement with the full cache "
+    std::cout << "  " << h2o::pad_right(e.name, width) << "agreement with the full cache "
               << h2o::fixed(100.0 * e.trace.reading.agreement(), 1) << "% ("
               << e.trace.reading.agreements << " of " << steps << " steps)\n    "
               << evictions(e.trace) << " evictions per layer and KV head\n    "

@@ -1,6 +1,7 @@
 #include "h2o/app/compare_policies_options.hpp"
 
-#include <set>
+#include <algorithm>
+#include <map>
 #include <sstream>
 #include <stdexcept>
 
@@ -64,31 +65,44 @@ ComparePoliciesOptions compare_policies_options(const ArgParser& args) {
 }
 
 std::vector<std::string> parse_policy_list(const std::string& option, const std::string& text) {
-  std::set<std::string> wanted;
+  // Each name as the factory spells its kind ("adakv:h2o" is "adakv"), with its row's place in
+  // the table: a budget spread over another scorer ("adakv:knorm") comes after its row's own.
+  std::map<std::string, std::size_t> wanted;
+  const auto row_index = [](const std::string& name) {
+    const std::string row = name.substr(0, name.find(':'));
+    const std::vector<PolicyKind>& kinds = policy_kinds();
+    for (std::size_t i = 0; i < kinds.size(); ++i) {
+      if (kinds[i].name == row) return i;
+    }
+    return kinds.size();
+  };
   if (text == "all") {
-    for (const PolicyKind& kind : policy_kinds()) wanted.insert(kind.name);
+    for (const PolicyKind& kind : policy_kinds()) wanted.emplace(kind.name, row_index(kind.name));
   } else {
     std::stringstream list(text);
     std::string item;
     while (std::getline(list, item, ',')) {
       if (item.empty()) throw UsageError("--" + option + " has an empty name in '" + text + "'");
-      if (item.find(':') != std::string::npos && is_policy_name(item)) {
-        // A budget spread over another scored policy runs in generate, not in a comparison.
-        throw UsageError("--" + option + ": " + item + " is not one of the compared policies (" +
-                         policy_names() + "); generate --cache " + item + " runs it");
+      if (item.find(':') != std::string::npos && !is_policy_name(item)) {
+        // What is wrong with "adakv:window" or "window:h2o" is more than its being unknown.
+        throw UsageError("--" + option + ": " + unknown_policy_message(item));
       }
       if (!is_policy_name(item)) {
         throw UsageError("--" + option + ": unknown cache policy '" + item +
                          "' (expected all, or names from: " + policy_names() + ")");
       }
-      wanted.insert(item);
+      const std::string& name = policy_kind(item).name;
+      wanted.emplace(name, row_index(name));
     }
     if (wanted.empty()) throw UsageError("--" + option + " needs at least one policy name");
   }
   std::vector<std::string> names;
-  for (const PolicyKind& kind : policy_kinds()) {
-    if (wanted.count(kind.name) > 0) names.push_back(kind.name);
-  }
+  for (const auto& [name, index] : wanted) names.push_back(name);
+  std::stable_sort(names.begin(), names.end(), [&](const std::string& a, const std::string& b) {
+    const std::size_t ia = wanted.at(a), ib = wanted.at(b);
+    if (ia != ib) return ia < ib;
+    return a.find(':') == std::string::npos && b.find(':') != std::string::npos;
+  });
   return names;
 }
 

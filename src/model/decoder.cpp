@@ -129,28 +129,31 @@ const Vector& Decoder::read_prompt_compressed(const std::vector<int>& tokens, Ma
 void Decoder::attend_through_cache(std::size_t layer, const float* q, const float* k,
                                    const float* v, Position position, float* out) {
   const ModelConfig& c = weights_.config;
-  const std::size_t D = c.head_dim(), H = c.n_heads, group = c.heads_per_kv_head();
+  const std::size_t D = c.head_dim(), H = c.n_heads;
+  const QueryGroups groups = c.query_groups();
   const std::size_t stride = att_.shape()[1];
   LayerKVCache& cache = caches_[layer];
   cache.append(k, v, position);
-  // Query heads g * group .. (g + 1) * group - 1 read KV head g, all in one kernel call. The KV
-  // heads are independent, so --threads N shares them out like a product's rows (same bits).
+  // KV head g's query group reads it, all in one kernel call. The KV heads are independent, so
+  // --threads N shares them out like a product's rows (same bits).
   struct Heads {
     const float* q;
     const LayerKVCache* cache;
-    std::size_t D, group, stride;
+    const QueryGroups* groups;
+    std::size_t D, stride;
     float* att;
     float* out;
     float* rows;  // (G, D): a quantised cache's dequantised row, one per KV head
     static void run(void* context, std::size_t first, std::size_t last) {
       const Heads& p = *static_cast<const Heads*>(context);
       for (std::size_t g = first; g < last; ++g) {
-        const std::size_t h = g * p.group;
-        attend_cached_group(*p.cache, g, p.q + h * p.D, p.group, p.att + h * p.stride, p.stride,
+        const std::size_t h = p.groups->first(g);
+        attend_cached_group(*p.cache, g, p.q + h * p.D, p.groups->size(), p.att + h * p.stride,
+                            p.stride,
                             p.out + h * p.D, p.rows + g * p.D);
       }
     }
-  } heads{q, &cache, D, group, stride, &att_(0, 0), out, kv_rows_.data()};
+  } heads{q, &cache, &groups, D, stride, &att_(0, 0), out, kv_rows_.data()};
   const std::size_t floats_read = 2 * cache.total_size() * D;  // keys and values
   for_row_blocks(c.n_kv_heads, floats_read >= kMinFloatsToShare, &Heads::run, &heads);
   if (record_attention_) {
@@ -161,7 +164,7 @@ void Decoder::attend_through_cache(std::size_t layer, const float* q, const floa
     }
     record.weights = xt::zeros<float>({H, cache.max_size()});
     for (std::size_t h = 0; h < H; ++h) {
-      std::copy_n(&att_(h, 0), cache.size(h / group), &record.weights(h, 0));
+      std::copy_n(&att_(h, 0), cache.size(groups.kv_head_of(h)), &record.weights(h, 0));
     }
   }
   // The policy's turn: after_attention, or only observe while a prompt is read to be compressed.

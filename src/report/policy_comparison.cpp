@@ -73,7 +73,7 @@ std::string comparison_table(const PolicyComparison& comparison) {
   const bool quantised = comparison.quantised_bits != 0;
   const double full_perplexity = full.perplexity();
   Table table({"budget", "policy", "kept", "perplexity", quantised ? "KV share" : "bits/byte",
-               "vs full", "top-1 = full", "names", "KV bytes", ""});
+               "vs full", "agrees", "names", "KV bytes", ""});
   const bool names = names_comparable(comparison);
   auto add_row = [&](const std::string& budget_text, const SweepRun& run, bool best) {
     // A run whose bytes its rules decided (FastGen) is weighed at its bytes, never ranked best.

@@ -40,8 +40,9 @@ ArgParser compare_policies_arguments();
 // Reads and checks every option of a parsed compare_policies_arguments(); throws UsageError.
 ComparePoliciesOptions compare_policies_options(const ArgParser& args);
 
-// "all", or policy names separated by commas ("full,h2o"): the factory's names, in its order
-// (so tables and pictures list policies the same way every time), repeats dropped. An unknown or
+// "all", or policy names separated by commas ("full,h2o,adakv:knorm"): the factory's names, in
+// its order (so tables and pictures list policies the same way every time), a budget spread over
+// another scorer after its row's own, repeats dropped ("adakv:h2o" is "adakv"). An unknown or
 // empty name is a UsageError naming `option`.
 std::vector<std::string> parse_policy_list(const std::string& option, const std::string& text);
 

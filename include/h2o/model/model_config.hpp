@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <string>
 
+#include "h2o/attention/query_groups.hpp"
+
 namespace h2o {
 
 struct ModelConfig {
@@ -22,9 +24,9 @@ struct ModelConfig {
 
   std::size_t head_dim() const { return dim / n_heads; }          // D
   std::size_t kv_dim() const { return n_kv_heads * head_dim(); }  // G * D
-  std::size_t heads_per_kv_head() const { return n_heads / n_kv_heads; }
-  // Which KV head query head h reads: h / (H / G).
-  std::size_t kv_head_of(std::size_t query_head) const { return query_head / heads_per_kv_head(); }
+  // Which query heads read which KV head (query_groups.hpp owns the rule). Call only after
+  // validate(), which makes H a multiple of G.
+  QueryGroups query_groups() const { return QueryGroups(n_heads, n_kv_heads, "model"); }
 
   // Number of float32 weights the llama2.c format stores for this shape, including the two unused
   // RoPE tables and the classifier when it is not shared. Call only after validate().
