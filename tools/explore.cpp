@@ -403,9 +403,14 @@ int explore(int argc, char** argv) {
                     ? ""
                     : ", " + std::to_string(options.scoring.heavy_percent) +
                           "% of it outside the recent window (--heavy-share)")
-            << "\n  "
-            << h2o::reading_summary(h2o::printable(text_name), 1, story.stories_in_file,
-                                    story.paragraphs, n, std::nullopt)
+            << "\n"
+            // Read twice, the story's own summary (its paragraphs, its tokens) would describe
+            // what was not read: the readings say what was.
+            << (two ? h2o::wrap_words("  " + two_readings_about(options.read_twice, *two), 100,
+                                      "    ")
+                    : "  " + h2o::reading_summary(h2o::printable(text_name), 1,
+                                                  story.stories_in_file, story.paragraphs, n,
+                                                  std::nullopt))
             << "\n";
   std::size_t width = 8;  // the names' column, widened for "pyramid:knorm"
   for (const Explored& e : explored) width = std::max(width, e.name.size() + 1);
@@ -417,9 +422,7 @@ int explore(int argc, char** argv) {
               << end_bytes_text(e, options.kv_format, full_bytes) << "\n";
   }
   if (two) {
-    std::cout << h2o::wrap_words("  " + two_readings_about(options.read_twice, *two), 100, "    ")
-              << "\n"
-              << h2o::wrap_words("  " + second_reading_line(*two, full, explored), 100, "    ")
+    std::cout << h2o::wrap_words("  " + second_reading_line(*two, full, explored), 100, "    ")
               << "\n";
   }
   if (page.has_verdict) {
