@@ -93,8 +93,10 @@ h2o::BootstrapMean second_reading_difference(const h2o::SweepRun& a, const h2o::
   std::vector<std::vector<double>> difference;  // (K,) x (F - 1,)
   for (std::size_t i = 0; i < texts.size(); ++i) {
     const h2o::TwoReadings& t = texts[i];
-    const std::vector<double> ha = hits_of_reading(t.tokens, a.readings[i].top1, t.second, t.passage);
-    const std::vector<double> hb = hits_of_reading(t.tokens, b.readings[i].top1, t.second, t.passage);
+    const std::vector<double> ha =
+        hits_of_reading(t.tokens, a.readings[i].top1, t.second, t.passage);
+    const std::vector<double> hb =
+        hits_of_reading(t.tokens, b.readings[i].top1, t.second, t.passage);
     std::vector<double> d(ha.size());
     for (std::size_t j = 0; j < ha.size(); ++j) d[j] = ha[j] - hb[j];
     difference.push_back(d);
@@ -162,7 +164,8 @@ int run_lesson(int argc, char** argv) {
       HeldAtReturn held{texts[0].first, pieces, texts[0].second - 1};
       h2o::SweepOptions options;
       options.first_story_observer = [&held](const h2o::SweepRun&) { return held.observer(); };
-      h2o::SweepRun run = h2o::read_stories(weights, text, {name, name}, {percent, 0}, &full, options);
+      h2o::SweepRun run =
+          h2o::read_stories(weights, text, {name, name}, {percent, 0}, &full, options);
       if (!run.refused.empty()) throw std::runtime_error(run.refused);
       h2o::SecondReading reading = h2o::second_reading(run, texts);
       rows.push_back({percent, std::move(run), std::move(reading), held.share()});
@@ -178,9 +181,10 @@ int run_lesson(int argc, char** argv) {
                        " of the second reading against " + share_text(library_full.first.mean) +
                        " of the first: ";
   if (!full_copies) {
-    answer += "not 10 points more beyond noise, so this model does not copy what it has read, "
-              "and no cache has anything to keep for it. The rows below say nothing of what a "
-              "cache is for (docs/models.md: copying by content).";
+    answer +=
+        "not 10 points more beyond noise, so this model does not copy what it has read, "
+        "and no cache has anything to keep for it. The rows below say nothing of what a "
+        "cache is for (docs/models.md: copying by content).";
   } else {
     answer += "it copies. ";
     for (std::size_t r = 0; r + 1 < rows.size(); r += 2) {
@@ -191,11 +195,14 @@ int run_lesson(int argc, char** argv) {
       answer += "At " + std::to_string(h.percent) + "% H2O copies " +
                 share_text(h.reading.second.mean) + ", the window " +
                 share_text(w.reading.second.mean) + " (" + points(d.mean) + ": " +
-                (better ? "H2O better" : worse ? "H2O worse" : "no difference within noise") +
+                (better  ? "H2O better"
+                 : worse ? "H2O worse"
+                         : "no difference within noise") +
                 "). ";
     }
-    answer += "A window forgets the first reading before it comes back; H2O keeps what its "
-              "attention chose before it knew the secret would return.";
+    answer +=
+        "A window forgets the first reading before it comes back; H2O keeps what its "
+        "attention chose before it knew the secret would return.";
   }
   std::cout << h2o::wrap_words("  " + answer, 100, "  ") << "\n\n";
 
@@ -223,8 +230,8 @@ int run_lesson(int argc, char** argv) {
 
   // Step 2 shown: the full cache.
   const std::size_t first_count = count_of(first_hits), second_count = count_of(second_hits);
-  const bool same_counts = first_count == library_full.first_correct &&
-                           second_count == library_full.second_correct;
+  const bool same_counts =
+      first_count == library_full.first_correct && second_count == library_full.second_correct;
   std::cout << "Step 2: the full cache predicts top-1 " << first_count << " of the first reading's "
             << library_full.predictions << " pieces and " << second_count
             << " of the second's\n        (each reading's first piece left out, every story); "
@@ -233,15 +240,12 @@ int run_lesson(int argc, char** argv) {
   // Step 3 shown: every policy at every budget.
   std::cout << "Step 3: H2O and the window at each budget; 'held': the share of story 1's secret\n"
             << "        in the cache (all layers and KV heads) when it comes back.\n";
-  h2o::Table table({"budget", "policy", "kept", "held", "2nd reading", "95% interval",
-                    "vs full"});
+  h2o::Table table({"budget", "policy", "kept", "held", "2nd reading", "95% interval", "vs full"});
   table.row("full", "full", full.kept, share_text(full_held.share()),
-            share_text(library_full.second.mean),
-            interval_text(library_full.second), "");
+            share_text(library_full.second.mean), interval_text(library_full.second), "");
   for (const Row& row : rows) {
-    table.row(std::to_string(row.percent) + "%", row.run.policy, row.run.kept,
-              share_text(row.held), share_text(row.reading.second.mean),
-              interval_text(row.reading.second),
+    table.row(std::to_string(row.percent) + "%", row.run.policy, row.run.kept, share_text(row.held),
+              share_text(row.reading.second.mean), interval_text(row.reading.second),
               points(row.reading.second.mean - library_full.second.mean));
   }
   table.print(std::cout);

@@ -149,8 +149,7 @@ void Decoder::attend_through_cache(std::size_t layer, const float* q, const floa
       for (std::size_t g = first; g < last; ++g) {
         const std::size_t h = p.groups->first(g);
         attend_cached_group(*p.cache, g, p.q + h * p.D, p.groups->size(), p.att + h * p.stride,
-                            p.stride,
-                            p.out + h * p.D, p.rows + g * p.D);
+                            p.stride, p.out + h * p.D, p.rows + g * p.D);
       }
     }
   } heads{q, &cache, &groups, D, stride, &att_(0, 0), out, kv_rows_.data()};

@@ -18,7 +18,7 @@
 namespace h2o {
 
 struct ModelAndStories {
-  ModelFiles files;                              // the paths read
+  ModelFiles files;                               // the paths read
   std::shared_ptr<const DecoderWeights> weights;  // shared by every run's decoder
   Tokenizer tokenizer;
   TokenisedStories read;  // (K,) the stories as tokens, and as text
