@@ -40,7 +40,11 @@
 #   --eval-every N  steps between evaluations (default: train.py's, 500)
 # The defaults reproduce the shipped files (the model up to PyTorch's CPU non-determinism).
 set -euo pipefail
+# The script works from the checkout's root; paths given on the command line are the caller's,
+# so they are read from the folder the script was started in.
+caller_dir=$PWD
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+from_caller() { case "$1" in /*|none|"") printf '%s' "$1" ;; *) printf '%s/%s' "$caller_dir" "$1" ;; esac; }
 
 seed=1
 schedule=""  # empty: train.py's default (it owns the shipped run's settings)
@@ -65,11 +69,11 @@ while [ $# -gt 0 ]; do
         --schedule) schedule="$2" ;;
         --threads) threads="$2" ;;
         --stories) stories="$2" ;;
-        --out) out="$2" ;;
-        --teacher) teacher="$2" ;;
+        --out) out="$(from_caller "$2")" ;;
+        --teacher) teacher="$(from_caller "$2")" ;;
         --teacher-stories) teacher_stories="$2" ;;
         --bos-windows) bos_windows="$2" ;;
-        --init) init="$2" ;;
+        --init) init="$(from_caller "$2")" ;;
         --lr) lr="$2" ;;
         --copy-share) copy_share="$2" ;;
         --eval-every) eval_every="$2" ;;
