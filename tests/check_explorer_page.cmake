@@ -211,6 +211,51 @@ foreach(expected "<span id=\"keptLabel\">h2o: heavy hitter; window: none</span>"
   endif()
 endforeach()
 
+# A passage read twice (--secret): its two readings are marked in the text, token by token
+# (data-reading), and the legend says where they are; a page without one keeps that line hidden.
+if(NOT dom MATCHES "<span id=\"readingsLegend\" hidden=\"\">")
+  message(FATAL_ERROR "words.html, read once, shows the legend of a passage read twice")
+endif()
+execute_process(COMMAND "${EXPLORE}" --text "${WORK}/words.txt" --secret 6
+                        --out "${WORK}/secret.html"
+  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 300)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "explore --secret 6 exited ${rc} on words.txt\n${out}\n${err}")
+endif()
+execute_process(COMMAND bash "${BROWSER}" --dump-dom "file://${WORK}/secret.html#step=10"
+  RESULT_VARIABLE rc OUTPUT_VARIABLE dom ERROR_VARIABLE err TIMEOUT 180)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "chromium could not load secret.html (exit ${rc}):\n${err}")
+endif()
+string(FIND "${dom}" "id=\"textA\"" a_start)
+string(FIND "${dom}" "id=\"textB\"" b_start)
+math(EXPR a_length "${b_start} - ${a_start}")
+string(SUBSTRING "${dom}" ${a_start} ${a_length} panel)
+string(REGEX MATCHALL "data-p=\"[0-9]+\" data-state=\"[a-z]+\" data-reading=\"first\"" first
+       "${panel}")
+string(REGEX MATCHALL "data-p=\"[0-9]+\" data-state=\"[a-z]+\" data-reading=\"second\"" second
+       "${panel}")
+list(LENGTH first n_first)
+list(LENGTH second n_second)
+string(REGEX MATCHALL "data-p=\"[0-9]+\"" all_words "${panel}")
+list(LENGTH all_words n_words)
+math(EXPR second_from "${n_words} - 6")
+if(NOT n_first EQUAL 6 OR NOT n_second EQUAL 6 OR NOT first MATCHES "^data-p=\"1\""
+   OR NOT second MATCHES "^data-p=\"${second_from}\"")
+  message(FATAL_ERROR "secret.html marks ${n_first} tokens as the first reading and ${n_second} "
+                      "as the second, not 6 each at positions 1-6 and ${second_from} on: "
+                      "${first} / ${second}")
+endif()
+math(EXPR second_to "${n_words} - 1")
+set(expected "<span id=\"readingsLegend\">")
+string(APPEND expected "<span class=\"w\" data-reading=\"first\">purple line above</span> the\n"
+       "passage read twice (<span id=\"readingsWhere\">positions 1–6 and ${second_from}–"
+       "${second_to}</span>)</span>")
+string(FIND "${dom}" "${expected}" at)
+if(at EQUAL -1)
+  message(FATAL_ERROR "secret.html's legend does not say where the readings are: ${expected}")
+endif()
+
 # The teaching steps on a 1366x768 screen, at 100% and zoomed to 150%: at the steps README.md and
 # docs/classroom.md name (check_teaching_steps.py checks the words against the page's data), on
 # the default page, each word the steps name is inside the viewport (getBoundingClientRect, by

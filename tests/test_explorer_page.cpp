@@ -135,6 +135,27 @@ TEST_CASE("an explorer page holds its data and nothing from outside", "[explorer
         "an explorer page needs the full cache's KV bytes per token");
 }
 
+TEST_CASE("an explorer page says where a passage read twice lies, and refuses impossible ones",
+          "[explorer_page]") {
+  TestPage test = test_page(16, 6);
+  ExplorerPage& page = test.page;
+  CHECK(explorer_page_html(page).find("\"readings\":[0,0,0],") != std::string::npos);
+  page.readings = {1, 9, 4};  // [BOS] 1-4, 5-8 between, 9-12, 13-15 after
+  CHECK(explorer_page_html(page).find("\"readings\":[1,9,4],") != std::string::npos);
+  page.readings = {1, 12, 4};  // the second reading ends at the last token
+  CHECK_NOTHROW(explorer_page_html(page));
+  for (const ExplorerReadings bad : std::vector<ExplorerReadings>{
+           {0, 9, 4}, {1, 4, 4}, {1, 13, 4}, {1, 17, 4}, {9, 1, 4}, {1, 5, 20}}) {
+    page.readings = bad;
+    INFO(bad.first << ", " << bad.second << ", " << bad.passage);
+    CHECK_THROWS_AS(explorer_page_html(page), std::invalid_argument);
+  }
+  page.readings = {1, 13, 4};
+  CHECK(h2o_test::error_of<std::exception>([&] { explorer_page_html(page); }) ==
+        "an explorer page's two readings of 4 tokens at 1 and 13 must follow BOS, not overlap, "
+        "and fit its 16 tokens");
+}
+
 TEST_CASE("an explorer page shows control characters of file names visibly", "[explorer_page]") {
   TestPage test = test_page(16, 6);
   ExplorerPage& page = test.page;
@@ -158,6 +179,7 @@ TEST_CASE("the explorer's size estimate is close to the page it writes", "[explo
   for (const auto& [n, budget] : std::vector<std::pair<std::size_t, std::size_t>>{
            {16, 6}, {40, 8}, {90, 30}, {200, 20}, {200, 150}}) {
     TestPage test = test_page(n, budget);
+    if (n >= 40) test.page.readings = {1, n - 12, 12};  // a passage read twice, marked
     const CacheTrace& trace = test.traces[0];
     const std::uint64_t estimate =
         explorer_page_bytes(test.page, trace.layers, trace.kv_heads,

@@ -16,8 +16,9 @@
 // policy holds (after every step on the page, at the end in the summary) show what that saves;
 // the verdict against the window then gives the window the bytes the first policy held.
 // With --twice N (--secret N) it reads the story's first N tokens twice in a row (N random pieces
-// before the story and again after it: app/read_twice_options.hpp), and the header and summary
-// say how much of the second reading the full cache and each policy predict, beside the first.
+// before the story, or with --secret-at P after its first P tokens, and again after it:
+// app/read_twice_options.hpp); the header and summary say how much of the second reading the
+// full cache and each policy predict, beside the first, and the page marks both readings.
 //
 //   bin/explore --out explorer.html         h2o and window at 10% of the held-out story
 //   bin/explore --text my_story.txt --policies h2o,sinks --budget 64 --out /tmp/sinks.html
@@ -131,8 +132,8 @@ std::string end_bytes_text(const Explored& e, const h2o::KvFormat& format, std::
 std::string two_readings_about(const h2o::ReadTwiceOptions& options, const h2o::TwoReadings& two) {
   const std::string n = std::to_string(two.passage);
   return (options.twice > 0 ? "read twice: the story's first " + n + " tokens twice in a row"
-                            : "read twice: a secret of " + n +
-                                  " random pieces before the story and again after it") +
+                            : "read twice: a secret of " + n + " random pieces " +
+                                  options.placement("the story") + " and again after it") +
          "; the second reading starts " + std::to_string(two.distance()) +
          " tokens after the first";
 }
@@ -253,7 +254,10 @@ int explore(int argc, char** argv) {
                     std::to_string(n) + " tokens (BOS included), " + std::to_string(steps) +
                     " steps",
                 "budget: " + options.budget.describe(n)};
-  if (two) page.about.push_back(two_readings_about(options.read_twice, *two));
+  if (two) {
+    page.about.push_back(two_readings_about(options.read_twice, *two));
+    page.readings = {two->first, two->second, two->passage};  // marked in the page's text
+  }
   page.command = h2o::command_line(argc, argv);
   page_texts(tokenizer, tokens, page);
   page.budget = budget;

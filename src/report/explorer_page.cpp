@@ -98,6 +98,14 @@ void check_page(const ExplorerPage& page) {
   if (page.full_kv_bytes_per_token == 0) {
     throw std::invalid_argument("an explorer page needs the full cache's KV bytes per token");
   }
+  const ExplorerReadings& r = page.readings;
+  if (r.passage > 0 && (r.first == 0 || r.first + r.passage > r.second || r.second > n ||
+                        r.passage > n - r.second)) {
+    throw std::invalid_argument(
+        "an explorer page's two readings of " + std::to_string(r.passage) + " tokens at " +
+        std::to_string(r.first) + " and " + std::to_string(r.second) +
+        " must follow BOS, not overlap, and fit its " + std::to_string(n) + " tokens");
+  }
   const CacheTrace* first = page.policies.front().trace;
   for (const ExplorerPolicy& policy : page.policies) {
     const CacheTrace* trace = policy.trace;
@@ -202,7 +210,9 @@ void write_data_json(std::ostream& out, const ExplorerPage& page) {
   }
   out << "],\n\"word_starts\":\"";
   for (bool start : page.word_starts) out << (start ? '1' : '0');
-  out << "\",\n\"policies\":[";
+  const ExplorerReadings& r = page.readings;
+  out << "\",\n\"readings\":[" << r.first << ',' << r.second << ',' << r.passage << ']';
+  out << ",\n\"policies\":[";
   for (std::size_t i = 0; i < page.policies.size(); ++i) {
     out << (i ? ",\n" : "");
     write_policy_json(out, page.policies[i]);
@@ -362,6 +372,8 @@ std::uint64_t explorer_page_bytes(const ExplorerPage& page, std::size_t layers,
                         about_html(page).size() + verdict_html(page).size() +
                         html_shown(page.command).size();
   bytes += 107 + 2 * n + digits(page.full_kv_bytes_per_token);  // fixed keys, word starts
+  const ExplorerReadings& r = page.readings;
+  bytes += 17 + digits(r.first) + digits(r.second) + digits(r.passage);  // "readings":[..]
   for (const std::string& text : page.texts) bytes += json_string(text).size() + 1;
   for (std::size_t i = 0; i < shapes.size(); ++i) {
     const ExplorerPolicy& policy = page.policies[i];

@@ -19,7 +19,8 @@
 //   next / play, the arrow keys, and a URL fragment
 //   (#step=120&layer=0&head=0&policy=h2o&compare=window) set what it shows.
 // Every token's <span> carries data-p (its position) and data-state (heavy, recent, evicted,
-// unread), so a test reading the page's DOM sees what a reader sees.
+// unread), and in a passage read twice data-reading (first, second), so a test reading the page's
+// DOM sees what a reader sees.
 //
 // Dimension legend: N = tokens of the text, S = N - 1 steps, L = layers, G = KV heads.
 #pragma once
@@ -70,6 +71,12 @@ struct ExplorerVerdict {
   std::string reason;
 };
 
+// A passage read twice (measure/second_reading.hpp's TwoReadings): where each reading starts and
+// how many tokens it has. The page marks both in the text; passage == 0: no passage.
+struct ExplorerReadings {
+  std::size_t first = 0, second = 0, passage = 0;
+};
+
 struct ExplorerPage {
   std::string title;                  // one line
   std::vector<std::string> about;     // lines under the title: model, text, budget
@@ -82,6 +89,7 @@ struct ExplorerPage {
   // Key/value bytes the float32 full cache holds per token read, all layers (> 0).
   std::size_t full_kv_bytes_per_token = 0;
   std::vector<ExplorerPolicy> policies;  // 1 or 2, shown side by side
+  ExplorerReadings readings;             // the passage read twice, if any
   bool has_verdict = false;              // show `verdict` in the header
   ExplorerVerdict verdict;
 };
@@ -109,8 +117,8 @@ std::vector<std::string> names_held_beyond(const CacheTrace& trace,
 // The page, as HTML text. The title, about lines and command are shown as printable() text
 // (base/format.hpp: control characters and bytes that are not UTF-8 as \xHH), so a file name
 // cannot hide in or upset the page. Throws std::invalid_argument when the policies' traces do not
-// match the texts (N) or each other, there are not 1 or 2 policies, or full_kv_bytes_per_token is
-// 0.
+// match the texts (N) or each other, there are not 1 or 2 policies, full_kv_bytes_per_token is 0,
+// or the readings overlap or reach beyond the text.
 std::string explorer_page_html(const ExplorerPage& page);
 
 // What the page's size depends on for one policy, known before its run: the most positions its

@@ -5,7 +5,9 @@
 //   policies[i]    name, description, kept_label, recent, agreement, KV bytes after each step
 //                  (kv_bytes, over full_kv_bytes_per_token of the float32 full cache), and per
 //                  layer and KV head the evictions, attention and score levels of every step
-//                  (explorer_page.hpp).
+//                  (explorer_page.hpp);
+//   readings       [first, second, passage]: a passage read twice, its readings' first positions
+//                  and its tokens (passage 0: none), marked in the text.
 (function () {
   "use strict";
   var D = JSON.parse(document.getElementById("data").textContent);
@@ -18,12 +20,24 @@
   var esc = function (text) {  // for text written into the chart's SVG markup
     return String(text).replace(/[&<>"]/g, function (c) { return "&#" + c.charCodeAt(0) + ";"; });
   };
+  // Which reading of the passage read twice token p is in ("first", "second" or ""), and its
+  // piece number there (1 on).
+  var R = D.readings, readingOf = function (p) {
+    if (R[2] > 0 && p >= R[0] && p < R[0] + R[2]) return ["first", p - R[0] + 1];
+    if (R[2] > 0 && p >= R[1] && p < R[1] + R[2]) return ["second", p - R[1] + 1];
+    return ["", 0];
+  };
   var byName = function (name) {
     for (var i = 0; i < D.policies.length; ++i) if (D.policies[i].name === name) return i;
     return -1;
   };
 
-  // Controls.
+  // Controls. The passage read twice gets its line in the legend, with where its readings are.
+  if (R[2] > 0) {
+    $("readingsLegend").hidden = false;
+    $("readingsWhere").textContent = "positions " + R[0] + "\u2013" + (R[0] + R[2] - 1) +
+      " and " + R[1] + "\u2013" + (R[1] + R[2] - 1);
+  }
   $("step").max = S - 1;
   for (var l = 0; l < D.layers; ++l) $("layer").add(new Option(String(l), String(l)));
   for (var g = 0; g < D.kv_heads; ++g) $("head").add(new Option(String(g), String(g)));
@@ -50,6 +64,7 @@
       span.className = "w unread";
       span.setAttribute("data-p", String(p));
       span.setAttribute("data-state", "unread");
+      if (readingOf(p)[0]) span.setAttribute("data-reading", readingOf(p)[0]);
       // A token of only spaces or a newline shows a mark; the later byte tokens of a character
       // show nothing (the page draws them as narrow boxes, class "part").
       if (rest !== "") span.textContent = rest;
@@ -120,8 +135,11 @@
       span.setAttribute("data-state", state);
       span.style.setProperty("--s", P.has_scores ? s.toFixed(3) : "0.6");
       span.style.setProperty("--a", a.toFixed(3));
+      var reading = readingOf(p);
       span.title = "position " + p + " " + quote(p) +
-        (wordOf[p] ? " in \u201c" + wordOf[p] + "\u201d" : "") + ": " + tip;
+        (wordOf[p] ? " in \u201c" + wordOf[p] + "\u201d" : "") +
+        (reading[0] ? " (" + reading[0] + " reading, piece " + reading[1] + " of " + R[2] + ")" :
+         "") + ": " + tip;
     }
     // What it holds now besides the recent window, whole words with their first positions, above
     // the text, where scrolling cannot hide them.
