@@ -7,6 +7,8 @@
 // its cache holds the first reading. So a "secret" of F random pieces of the vocabulary is planted
 // before each story and again after it: no knowledge of the language predicts it, only the first
 // reading does (the passkey test of StreamingLLM, the needle in a haystack of the KV-cache papers).
+// Right after BOS the secret sits where the attention sinks are, which H2O keeps whatever comes;
+// --secret-at P plants it after the story's first P tokens, where it has to earn its place.
 // The answer comes first; then the steps behind it:
 //   Step 1  the model, the stories and the secret planted in each (written out, and checked
 //           against measure/second_reading.hpp's plant_secret);
@@ -18,8 +20,9 @@
 // From the library: the runs (measure/policy_sweep.hpp), the bootstrap (measure/verdict.hpp).
 // `compare_policies --secret N` and `explore --secret N` run the same test on any text.
 //
-// Dimension legend: F = pieces of the secret, N = tokens of a story with its secret planted
-// (BOS + F + story + F), S = N - 1 predictions, K = stories.
+// Dimension legend: F = pieces of the secret, P = story tokens before its first copy (--secret-at),
+// N = tokens of a story with its secret planted (BOS + P + F + rest of the story + F),
+// S = N - 1 predictions, K = stories.
 #include <algorithm>
 #include <cstddef>
 #include <filesystem>
@@ -120,9 +123,13 @@ int run_lesson(int argc, char** argv) {
   h2o::add_model_options(args);
   h2o::add_stories_options(args, "12")
       .add_option("secret", "N", "32", "pieces of the secret planted before and after each story")
+      .add_option("secret-at", "P", "0",
+                  "plant the secret's first copy after each story's first P tokens, away from "
+                  "the attention sinks right after BOS")
       .add_option("budgets", "LIST", "10,25,50", "tokens each policy keeps, percent of each text");
   args.parse(argc, argv);
   const std::size_t pieces = static_cast<std::size_t>(args.integer("secret", 2, 512));
+  const std::size_t at = static_cast<std::size_t>(args.integer("secret-at", 0, 100000));
   const std::vector<int> percents = h2o::parse_percent_list("budgets", args.text("budgets"));
 
   // Step 1: the model and the stories; the secret planted in each by the library, checked below.
@@ -130,6 +137,7 @@ int run_lesson(int argc, char** argv) {
   const auto& weights = loaded.weights;
   h2o::ReadTwiceOptions secret;
   secret.secret = pieces;
+  secret.secret_at = at;
   const std::string text_name = std::filesystem::path(args.text("text")).filename().string();
   const std::vector<h2o::TwoReadings> texts = h2o::two_readings(
       secret, loaded.read.texts, loaded.tokenizer, weights->config.seq_len, text_name);
@@ -181,8 +189,11 @@ int run_lesson(int argc, char** argv) {
   std::cout << "Lesson 15: read it twice - what a cache is for (beyond the blog)\n\n"
             << "The answer (details in steps 1-4 below)\n";
   std::string answer = "Over " + loaded.read.counted() + " with a secret of " +
-                       std::to_string(pieces) + " pieces before and after each, the full cache " +
-                       "predicts " + share_text(library_full.second.mean) +
+                       std::to_string(pieces) + " pieces " +
+                       (at == 0 ? "before and after each"
+                                : "after the first " + std::to_string(at) +
+                                      " tokens of each and again at its end") +
+                       ", the full cache predicts " + share_text(library_full.second.mean) +
                        " of the second reading against " + share_text(library_full.first.mean) +
                        " of the first: ";
   if (!full_copies) {
@@ -214,20 +225,26 @@ int run_lesson(int argc, char** argv) {
   // Step 1 shown: story 1's secret planted by hand, beside the library's text.
   const h2o::TwoReadings& t1 = texts.front();
   const std::vector<int>& story1 = loaded.read.stories.front();  // (BOS + story,)
-  const std::vector<int> secret1(t1.tokens.begin() + 1, t1.tokens.begin() + 1 + pieces);
-  std::vector<int> by_hand = {story1.front()};  // BOS, the secret, the story, the secret
-  by_hand.insert(by_hand.end(), secret1.begin(), secret1.end());
-  by_hand.insert(by_hand.end(), story1.begin() + 1, story1.end());
-  by_hand.insert(by_hand.end(), secret1.begin(), secret1.end());
+  const auto secret_start = t1.tokens.begin() + static_cast<long>(t1.first);
+  const std::vector<int> secret1(secret_start, secret_start + static_cast<long>(pieces));  // (F,)
+  const auto split = story1.begin() + 1 + static_cast<long>(at);
+  std::vector<int> by_hand(story1.begin(), split);  // BOS and the story's first P tokens,
+  by_hand.insert(by_hand.end(), secret1.begin(), secret1.end());  // the secret,
+  by_hand.insert(by_hand.end(), split, story1.end());             // the rest of the story,
+  by_hand.insert(by_hand.end(), secret1.begin(), secret1.end());  // the secret again
   std::string shown;  // the secret's first pieces as text, as the model reads them
   for (std::size_t j = 0; j < std::min<std::size_t>(pieces, 8); ++j) {
     shown += loaded.tokenizer.piece(secret1[j]);
   }
   std::cout << "Step 1: " << std::filesystem::path(loaded.files.model).filename().string()
             << " reads " << loaded.read.counted() << " of " << text_name << ", each as\n"
-            << "        BOS + secret (" << pieces << ") + story + the same secret; story 1: 1 + "
-            << pieces << " + " << story1.size() - 1 << " + " << pieces << " = " << by_hand.size()
-            << " tokens,\n        the second reading " << t1.distance()
+            << (at == 0 ? "        BOS + secret (" + std::to_string(pieces) +
+                              ") + story + the same secret; story 1: 1 + "
+                        : "        BOS + story's first " + std::to_string(at) + " + secret (" +
+                              std::to_string(pieces) + ") + the rest + the same secret;\n" +
+                              "        story 1: 1 + " + std::to_string(at) + " + ")
+            << pieces << " + " << story1.size() - 1 - at << " + " << pieces << " = "
+            << by_hand.size() << " tokens,\n        the second reading " << t1.distance()
             << " tokens after the first.\n        Story 1's secret, its first pieces: \""
             << h2o::printable(shown) << "\"" << (pieces > 8 ? " ..." : "")
             << "\n        The library's planted text the same: "
@@ -244,7 +261,11 @@ int run_lesson(int argc, char** argv) {
 
   // Step 3 shown: every policy at every budget.
   std::cout << "Step 3: H2O and the window at each budget; 'held': the share of story 1's secret\n"
-            << "        in the cache (all layers and KV heads) when it comes back.\n";
+            << "        in the cache (all layers and KV heads) when it comes back. "
+            << (at == 0 ? "The secret sits\n        right after BOS, where the attention sinks "
+                          "are (--secret-at P plants it further in).\n"
+                        : "The secret sits\n        " + std::to_string(at) +
+                              " tokens into the story, away from the attention sinks.\n");
   h2o::Table table({"budget", "policy", "kept", "held", "2nd reading", "95% interval", "vs full"});
   table.row("full", "full", full.kept, share_text(full_held.share()),
             share_text(library_full.second.mean), interval_text(library_full.second), "");

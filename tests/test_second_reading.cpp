@@ -60,6 +60,44 @@ TEST_CASE("a secret: the passage before the whole story and again after it", "[s
   CHECK_THROWS_WITH(plant_secret({20, 21}, {30, 31}), Contains("must start with BOS"));
 }
 
+TEST_CASE("a secret planted further in: after the story's first P tokens", "[second_reading]") {
+  const std::vector<int> story = {kTwiceBos, 20, 21, 22};
+  const TwoReadings text = plant_secret(story, {30, 31}, 2);
+  CHECK(text.tokens == std::vector<int>{kTwiceBos, 20, 21, 30, 31, 22, 30, 31});
+  CHECK(text.first == 3);
+  CHECK(text.second == 6);
+  CHECK(text.distance() == 3);
+  // At 0 it is the secret before the story; at the story's length, right after it.
+  CHECK(plant_secret(story, {30, 31}, 0).tokens == plant_secret(story, {30, 31}).tokens);
+  CHECK(plant_secret(story, {30, 31}, 3).tokens ==
+        std::vector<int>{kTwiceBos, 20, 21, 22, 30, 31, 30, 31});
+  CHECK_THROWS_WITH(plant_secret(story, {30, 31}, 4),
+                    Contains("3 tokens after BOS, fewer than the 4 to plant the secret after"));
+  // Any story, any place: the text is the story with the passage inserted, and read back the
+  // readings are the passage.
+  Rng rng(7);
+  for (int trial = 0; trial < 200; ++trial) {
+    std::vector<int> s = {kTwiceBos};
+    const std::size_t length = 1 + rng.below(40), pieces = 2 + rng.below(10);
+    for (std::size_t k = 0; k < length; ++k) s.push_back(3 + static_cast<int>(rng.below(50)));
+    std::vector<int> passage;
+    for (std::size_t k = 0; k < pieces; ++k) passage.push_back(100 + static_cast<int>(k));
+    const std::size_t at = rng.below(length + 1);
+    const TwoReadings t = plant_secret(s, passage, at);
+    INFO("trial " << trial);
+    REQUIRE(t.tokens.size() == s.size() + 2 * pieces);
+    CHECK(std::vector<int>(t.tokens.begin() + static_cast<long>(t.first),
+                           t.tokens.begin() + static_cast<long>(t.first + pieces)) == passage);
+    CHECK(std::vector<int>(t.tokens.begin() + static_cast<long>(t.second), t.tokens.end()) ==
+          passage);
+    std::vector<int> without(t.tokens.begin(), t.tokens.begin() + static_cast<long>(t.first));
+    without.insert(without.end(), t.tokens.begin() + static_cast<long>(t.first + pieces),
+                   t.tokens.begin() + static_cast<long>(t.second));
+    CHECK(without == s);
+    CHECK(t.first == 1 + at);
+  }
+}
+
 TEST_CASE("each reading counts its pieces 2..F, predicted from the piece before",
           "[second_reading]") {
   // BOS 10 11 12 | 10 11 12: step t predicts token t + 1.

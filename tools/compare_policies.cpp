@@ -31,8 +31,9 @@
 // window given the bytes it held (read_at_equal_bytes).
 //
 // --twice N / --secret N read it twice instead (measure/second_reading.hpp): each story's first N
-// tokens twice in a row, or N random pieces (a secret) before each story and again after it; for
-// each policy and budget, how much of the second reading it predicts top-1 beside the first
+// tokens twice in a row, or N random pieces (a secret) before each story (--secret-at P: after
+// its first P tokens, away from the attention sinks) and again after it; for each policy and
+// budget, how much of the second reading it predicts top-1 beside the first
 // reading's, with a 95% interval, and what that shows (report/second_reading_report.hpp): whether
 // the full cache copies at all, whether the window still reaches the first reading, where H2O's
 // choice made before the passage came back loses.
@@ -41,6 +42,7 @@
 //   bin/compare_policies --budgets 5,10 --policies full,h2o --svg /tmp/policies.svg
 //   bin/compare_policies --budgets 25,50 --policies h2o --kv-bits 4
 //   bin/compare_policies --secret 32 --policies full,h2o,window
+//   bin/compare_policies --secret 32 --secret-at 200 --policies full,h2o,window
 //
 // Dimension legend: N = tokens in the text (BOS included), S = N - 1 decoding steps (each step
 // reads one token and predicts the next), V = vocabulary size.
@@ -480,10 +482,12 @@ int read_it_twice(const h2o::ComparePoliciesOptions& options, const h2o::ModelFi
                   ", read twice in a row (story 1: BOS + " + std::to_string(n) + " + " +
                   std::to_string(n) + " = " + std::to_string(first.tokens.size()) + " tokens)."
             : "text: a secret of " + std::to_string(n) + " random pieces of the vocabulary " +
-                  "(distinct, seeded: the same on every run) before " + stories_read +
-                  " and again after it (story 1: BOS + " + std::to_string(n) + " + " +
-                  std::to_string(first.second - 1 - n) + " + " + std::to_string(n) + " = " +
-                  std::to_string(first.tokens.size()) + " tokens).";
+                  "(distinct, seeded: the same on every run) " +
+                  options.read_twice.placement(stories_read) + " and again after it (story 1: " +
+                  "BOS + " + (first.first > 1 ? std::to_string(first.first - 1) + " + " : "") +
+                  std::to_string(n) + " + " + std::to_string(first.second - first.first - n) +
+                  " + " + std::to_string(n) + " = " + std::to_string(first.tokens.size()) +
+                  " tokens).";
   std::cout << h2o::wrap_words(layout, 100, "  ") << "\n"
             << h2o::wrap_words(
                    "The second reading starts " + std::to_string(first.distance()) +

@@ -5,7 +5,14 @@
 namespace h2o {
 
 std::string ReadTwiceOptions::option() const {
-  return twice > 0 ? "--twice " + std::to_string(twice) : "--secret " + std::to_string(secret);
+  if (twice > 0) return "--twice " + std::to_string(twice);
+  return "--secret " + std::to_string(secret) +
+         (secret_at > 0 ? " --secret-at " + std::to_string(secret_at) : "");
+}
+
+std::string ReadTwiceOptions::placement(const std::string& stories) const {
+  return secret_at == 0 ? "before " + stories
+                        : "after the first " + std::to_string(secret_at) + " tokens of " + stories;
 }
 
 void add_read_twice_options(ArgParser& args, const std::string& stories) {
@@ -16,6 +23,9 @@ void add_read_twice_options(ArgParser& args, const std::string& stories) {
   args.add_option("secret", "N", "",
                   "as --twice, with N random pieces (a secret) before each story and again "
                   "after it");
+  args.add_option("secret-at", "P", "0",
+                  "with --secret: plant the secret's first copy after the story's first P tokens, "
+                  "away from the attention sinks right after BOS");
 }
 
 ReadTwiceOptions read_twice_options(const ArgParser& args) {
@@ -27,6 +37,10 @@ ReadTwiceOptions read_twice_options(const ArgParser& args) {
   }
   if (args.given("twice") && args.given("secret")) {
     throw UsageError("--twice and --secret are two different readings: give one of them");
+  }
+  if (args.given("secret-at")) {
+    if (!args.given("secret")) throw UsageError("--secret-at places --secret's secret: give both");
+    options.secret_at = static_cast<std::size_t>(args.integer("secret-at", 0, most));
   }
   return options;
 }
@@ -69,11 +83,19 @@ std::vector<TwoReadings> two_readings(const ReadTwiceOptions& options,
       tokens = tokenizer.encode_at_most(stories[i], true, false, positions - 2 * n);
     } catch (const TooManyTokens& e) {
       throw std::runtime_error(option + ": " + story_name + " has " + e.count_text() +
-                               " (BOS included): with the secret before and after it, more than "
+                               " (BOS included): with the secret written twice, more than "
                                "the model's " +
                                std::to_string(positions) + " positions");
     }
-    readings.push_back(plant_secret(tokens, secret_passage(pieces, n, kSecretSeed + i)));
+    // Planted inside the story, at least one of its tokens stays between the readings.
+    if (options.secret_at > 0 && options.secret_at >= tokens.size() - 1) {
+      throw std::runtime_error(option + ": " + story_name + " has only " +
+                               std::to_string(tokens.size() - 1) +
+                               " tokens (BOS not counted): the secret must be planted before its "
+                               "last one");
+    }
+    readings.push_back(
+        plant_secret(tokens, secret_passage(pieces, n, kSecretSeed + i), options.secret_at));
   }
   return readings;
 }

@@ -27,7 +27,8 @@ TwoReadings read_twice(const std::vector<int>& story, std::size_t n) {
   return text;
 }
 
-TwoReadings plant_secret(const std::vector<int>& story, const std::vector<int>& passage) {
+TwoReadings plant_secret(const std::vector<int>& story, const std::vector<int>& passage,
+                         std::size_t at) {
   if (passage.size() < 2) {
     throw std::invalid_argument("a secret passage needs at least 2 tokens, got " +
                                 std::to_string(passage.size()));
@@ -35,11 +36,18 @@ TwoReadings plant_secret(const std::vector<int>& story, const std::vector<int>& 
   if (story.empty() || story.front() != Tokenizer::kBos) {
     throw std::invalid_argument("plant_secret: the story must start with BOS");
   }
+  if (at > story.size() - 1) {
+    throw std::invalid_argument("the story has " + std::to_string(story.size() - 1) +
+                                " tokens after BOS, fewer than the " + std::to_string(at) +
+                                " to plant the secret after");
+  }
+  const auto split = story.begin() + 1 + static_cast<long>(at);
   TwoReadings text;
   text.passage = passage.size();
-  text.tokens.push_back(Tokenizer::kBos);
+  text.first = 1 + at;
+  text.tokens.assign(story.begin(), split);  // BOS and the story's first `at` tokens
   text.tokens.insert(text.tokens.end(), passage.begin(), passage.end());
-  text.tokens.insert(text.tokens.end(), story.begin() + 1, story.end());
+  text.tokens.insert(text.tokens.end(), split, story.end());
   text.second = text.tokens.size();
   text.tokens.insert(text.tokens.end(), passage.begin(), passage.end());
   return text;

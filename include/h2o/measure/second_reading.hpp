@@ -39,7 +39,7 @@ namespace h2o {
 struct TwoReadings {
   std::vector<int> tokens;  // (N,) BOS, the passage, what lies between, the passage again
   std::size_t passage = 0;  // F: tokens of the passage
-  std::size_t first = 1;    // position of the first reading's first token (right after BOS)
+  std::size_t first = 1;    // position of the first reading's first token (1: right after BOS)
   std::size_t second = 0;   // position of the second reading's first token: 1 + F + G
   // How far back the second reading's source lies: a window holds the token to copy at every
   // piece of the second reading only while it keeps at least this many tokens.
@@ -52,10 +52,15 @@ struct TwoReadings {
 // second reading would predict nothing) or the story has fewer than n tokens after BOS.
 TwoReadings read_twice(const std::vector<int>& story, std::size_t n);
 
-// `passage` before the whole of `story` (BOS first) and again after it: [BOS] + passage +
-// story[1..] + passage, N = 2F + story.size(). Throws std::invalid_argument when the passage has
-// fewer than 2 tokens or the story is empty or does not start with BOS.
-TwoReadings plant_secret(const std::vector<int>& story, const std::vector<int>& passage);
+// `passage` after the first `at` tokens of `story` (BOS first; at 0: right after BOS) and again
+// after the whole story: [BOS] + story[1..at] + passage + story[at+1..] + passage,
+// N = 2F + story.size(), the first reading at position 1 + at. Right after BOS the secret sits
+// where the attention sinks are (cache/sink positions), which every heavy-hitter policy keeps;
+// further in, it has to earn its place. Throws std::invalid_argument when the passage has fewer
+// than 2 tokens, the story is empty or does not start with BOS, or has fewer than `at` tokens
+// after BOS.
+TwoReadings plant_secret(const std::vector<int>& story, const std::vector<int>& passage,
+                         std::size_t at = 0);
 
 // The pieces a secret is drawn from: every id of the vocabulary but <unk>, BOS, EOS and the byte
 // tokens (ids 3..258, byte fallback: stray bytes, half a character), and pieces that are empty or
