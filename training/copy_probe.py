@@ -16,11 +16,15 @@ runs it on one checkpoint.
   context gain    perplexity of the unseen stories with a 64-token window over the full cache's.
   held-out        perplexity of the held-out generated stories and their long-gap name recall
                   (the shipped model: 1.644 and 426 of 486).
+  rotary gap      with --rotary-gap D, the secret passages once more with the text between the
+                  readings given positions spread over D: the same tokens, another distance for
+                  RoPE to rotate by (docs/models.md, "Why the long distance does not come").
 
 Usage:
   /usr/bin/python3 training/copy_probe.py --model data/model.bin [--tokenizer data/tokenizer.bin]
       [--unseen data/unseen_stories.txt:data/unseen_names.txt]
       [--heldout data/heldout_stories.txt:data/heldout_names.txt] [--passages 10]
+      [--rotary-gap 128,512]
 """
 
 import math
@@ -63,7 +67,8 @@ class ProbeSets:
         while len(text) < 2 * seq_len:  # a short file is read round again
             text += text
         rng = random.Random(55)
-        self.secret = []  # (band, tokens, second reading's start, passage length)
+        # (band, tokens, first reading's start, second reading's start, passage length)
+        self.secret = []
         for band, low, high in BANDS:
             for _ in range(per_band):
                 length = rng.randint(16, 64)
@@ -74,7 +79,7 @@ class ProbeSets:
                 at = rng.randrange(0, len(text) - prefix - gap)
                 row = ([1] + text[at:at + prefix] + passage + text[at + prefix:at + prefix + gap]
                        + passage)
-                self.secret.append((band, row, 1 + prefix + length + gap, length))
+                self.secret.append((band, row, 1 + prefix, 1 + prefix + length + gap, length))
 
 
 def measure(model, sets, light=False):
@@ -84,17 +89,8 @@ def measure(model, sets, light=False):
     import torch
     import torch.nn.functional as F
     import name_diagnosis
-    out = {}
     with torch.no_grad():
-        hits = {b: [0, 0] for b, _, _ in BANDS}
-        for band, row, second, length in sets.secret:
-            top1 = model(torch.tensor([row]))[0].argmax(-1).tolist()
-            # Position i predicts row[i + 1]: the pieces second + 1 .. second + length - 1.
-            hits[band][0] += sum(top1[i - 1] == row[i] for i in range(second + 1, second + length))
-            hits[band][1] += length - 1
-        for band, _, _ in BANDS:
-            out[f"secret_{band}"] = hits[band][0] / hits[band][1]
-        out["secret_all"] = sum(h for h, _ in hits.values()) / sum(n for _, n in hits.values())
+        out = secret_shares(model, sets)
         first, second, total = name_diagnosis.read_twice(model, sets.unseen, TWICE)
         out["twice_first"], out["twice_second"] = first / total, second / total
         if light:
@@ -123,6 +119,32 @@ def measure(model, sets, light=False):
     return out
 
 
+def secret_shares(model, sets, rotary_gap=None):
+    """{secret_short, secret_middle, secret_long, secret_all}: the share of the secret passages'
+    second readings predicted top-1 (first pieces excepted). rotary_gap: the distance RoPE is
+    shown between the first reading's end and the second's start, the tokens in between
+    spread evenly over it, None = their true count. The tokens stay the same, so this tells
+    whether copying fails with the distance RoPE rotates by or with the text in between."""
+    import numpy as np
+    import torch
+    hits = {b: [0, 0] for b, _, _ in BANDS}
+    with torch.no_grad():
+        for band, row, first, second, length in sets.secret:
+            positions = None
+            if rotary_gap is not None:
+                end, between = first + length, second - first - length
+                positions = np.arange(len(row), dtype=np.float64)
+                positions[end:second] = end + np.arange(between) * (rotary_gap / between)
+                positions[second:] = end + rotary_gap + np.arange(len(row) - second)
+            top1 = model(torch.tensor([row]), positions=positions)[0].argmax(-1).tolist()
+            # Position i predicts row[i + 1]: the pieces second + 1 .. second + length - 1.
+            hits[band][0] += sum(top1[i - 1] == row[i] for i in range(second + 1, second + length))
+            hits[band][1] += length - 1
+    out = {f"secret_{band}": hits[band][0] / hits[band][1] for band, _, _ in BANDS}
+    out["secret_all"] = sum(h for h, _ in hits.values()) / sum(n for _, n in hits.values())
+    return out
+
+
 def summary(m):
     """One line (under 160 columns) of a measurement."""
     line = (f"secret passage {100 * m['secret_all']:.1f}% (short {100 * m['secret_short']:.1f}, "
@@ -147,6 +169,19 @@ def csv_row(step, m):
                                  for f in FIELDS) + "\n"
 
 
+def parse_gaps(text):
+    """--rotary-gap's list of whole distances 1..100000; [] when not given."""
+    if text is None:
+        return []
+    gaps = []
+    for part in text.split(","):
+        if not part.isdigit() or not 1 <= int(part) <= 100000:
+            raise UsageError(f"--rotary-gap takes whole distances 1..100000 separated by "
+                             f"commas, got '{text}'")
+        gaps.append(int(part))
+    return gaps
+
+
 def check_pair(option, value):
     if value.count(":") != 1 or not all(value.split(":")):
         raise UsageError(f"{option} must be STORIES:NAMES, got '{value}'")
@@ -164,9 +199,15 @@ def main(argv):
     ap.add_argument("--passages", type=int, default=SECRET_PER_BAND,
                     help=f"secret passages at each of the three distances (default: "
                          f"{SECRET_PER_BAND}, as train.py --copy-probe reads)")
+    ap.add_argument("--rotary-gap", default=None, metavar="D[,D...]",
+                    help="then read the secret passages again with the text between the two "
+                         "readings given positions spanning D (the tokens stay; only the "
+                         "distance RoPE rotates by changes): does copying fail with that "
+                         "distance or with the text in between?")
     args = ap.parse_args(argv)
     if not 1 <= args.passages <= 1000:
         raise UsageError(f"--passages must be 1..1000, got {args.passages}")
+    gaps = parse_gaps(args.rotary_gap)
     check_pair("--unseen", args.unseen)
     check_pair("--heldout", args.heldout)
     from story_model import read_model_and_stories, load_model_for_stories
@@ -179,6 +220,11 @@ def main(argv):
     model = load_model_for_stories(args.model, [])
     sets = ProbeSets(tok, args.unseen, args.heldout, model.cfg.seq_len, args.passages)
     print(summary(measure(model, sets)))
+    for gap in gaps:
+        m = secret_shares(model, sets, gap)
+        print(f"text between the readings given a rotary distance of {gap}: secret passage "
+              f"short {100 * m['secret_short']:.1f}%, middle {100 * m['secret_middle']:.1f}%, "
+              f"long {100 * m['secret_long']:.1f}%")
     return 0
 
 

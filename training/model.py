@@ -61,13 +61,16 @@ class Config:
             raise ValueError("every size must be positive")
 
 
-def rope_tables(head_size, seq_len):
-    """cos and sin of pos * freq_i, shape (seq_len, head_size / 2), in float32.
+def rope_tables(head_size, seq_len, positions=None):
+    """cos and sin of pos * freq_i, shape (seq_len, head_size / 2), in float32, for the
+    positions 0 .. seq_len - 1, or for `positions` (seq_len numbers, not necessarily whole).
 
     Computed in float64 and rounded once, so the exported tables are exact to float32."""
     i = np.arange(0, head_size, 2, dtype=np.float64)
     freq = 1.0 / (10000.0 ** (i / head_size))
-    angle = np.outer(np.arange(seq_len, dtype=np.float64), freq)
+    pos = (np.arange(seq_len, dtype=np.float64) if positions is None
+           else np.asarray(positions, dtype=np.float64))
+    angle = np.outer(pos, freq)
     return (torch.from_numpy(np.cos(angle).astype(np.float32)),
             torch.from_numpy(np.sin(angle).astype(np.float32)))
 
@@ -182,15 +185,21 @@ class Transformer(nn.Module):
                     std = 0.02 / math.sqrt(2 * self.cfg.n_layers)
                 nn.init.normal_(p, mean=0.0, std=std)
 
-    def forward(self, tokens, window=None):
+    def forward(self, tokens, window=None, positions=None):
         """Logits (batch, time, vocab) for tokens (batch, time); window limits attention to
-        the last `window` positions (a sliding window), None = full causal attention."""
+        the last `window` positions (a sliding window), None = full causal attention.
+        positions: the position RoPE gives each token (time numbers, not necessarily whole),
+        None = 0, 1, 2, ...: an experiment's way to change the distance RoPE sees between
+        tokens without changing the tokens in between (copy_probe.py --rotary-gap)."""
         t = tokens.shape[1]
         if t > self.cfg.seq_len:
             raise ValueError(f"{t} tokens exceed seq_len {self.cfg.seq_len}")
         mask = self.mask if window is None else attention_mask(t, window)
         x = self.tok_embeddings(tokens)
-        cos, sin = self.freqs_cos[:t], self.freqs_sin[:t]
+        if positions is None:
+            cos, sin = self.freqs_cos[:t], self.freqs_sin[:t]
+        else:
+            cos, sin = rope_tables(self.cfg.head_size, t, positions)
         for layer in self.layers:
             x = layer(x, cos, sin, mask)
         x = self.norm(x)

@@ -224,7 +224,16 @@ def check_model():
             if not torch.allclose(model(x), back(x)) or \
                     not torch.allclose(model(x), model(x, window=32)):
                 raise UsageError("reloaded model or full-length window gives other logits")
-    print("model: export reads back bit for bit, same logits: ok")
+            # RoPE sees only relative distances: positions given as 0, 1, 2, ... are the
+            # default, and every position moved by the same amount changes no logit.
+            import numpy as np
+            if not torch.equal(model(x), model(x, positions=np.arange(32))) or \
+                    not torch.allclose(model(x), model(x, positions=np.arange(32) + 7.5),
+                                       atol=1e-4):
+                raise UsageError("positions 0, 1, 2, ... or moved by 7.5 give other logits")
+            if torch.allclose(model(x), model(x, positions=np.arange(32) * 3.0), atol=1e-4):
+                raise UsageError("stretched positions change no logit: RoPE is not applied")
+    print("model: export reads back bit for bit, same logits, positions relative: ok")
 
 
 def check_names_rule():
@@ -411,7 +420,7 @@ def check_copy_probe():
         def __init__(self, vocab, copies):
             self.vocab, self.copies = vocab, copies
 
-        def __call__(self, x, window=None):
+        def __call__(self, x, window=None, positions=None):
             row = x[0].tolist()
             logits = torch.zeros(1, len(row), self.vocab)
             seen = {}
@@ -433,6 +442,11 @@ def check_copy_probe():
     if blank["secret_all"] > 0 or blank["twice_second"] > 0.05:
         raise UsageError(f"copy probe: a model that copies nothing scores "
                          f"{blank['secret_all']:.3f} on the secret passages")
+    # A copier by content ignores positions: the secret passages read with the text between
+    # them at another rotary distance are read the same.
+    if copy_probe.secret_shares(Copier(tok.vocab_size, True), sets, 5)["secret_all"] != \
+            copier["secret_all"]:
+        raise UsageError("copy probe: --rotary-gap changes what a position-blind copier reads")
     print(f"copy probe: a copier reads {100 * copier['secret_all']:.1f}% of the secret passages' "
           f"second readings, a non-copier {100 * blank['secret_all']:.1f}%: ok")
 
