@@ -162,25 +162,34 @@ foreach(case IN LISTS cases)
   endforeach()
 endforeach()
 
-# Words, not pieces: a text with a name the vocabulary splits into pieces, accented letters it
+# Writes `page` (in WORK) with explore on words.txt and any further options, loads it at the URL
+# fragment, and sets `dom_var` to the DOM after the page's script ran and `panel_var` to the
+# markup of the left panel's text box.
+function(page_of_words_txt page fragment dom_var panel_var)
+  execute_process(COMMAND "${EXPLORE}" --text "${WORK}/words.txt" ${ARGN} --out "${WORK}/${page}"
+    RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 300)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "explore ${ARGN} exited ${rc} on words.txt\n${out}\n${err}")
+  endif()
+  execute_process(COMMAND bash "${BROWSER}" --dump-dom "file://${WORK}/${page}${fragment}"
+    RESULT_VARIABLE rc OUTPUT_VARIABLE dom ERROR_VARIABLE err TIMEOUT 180)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "chromium could not load ${page} (exit ${rc}):\n${err}")
+  endif()
+  string(FIND "${dom}" "id=\"textA\"" a_start)
+  string(FIND "${dom}" "id=\"textB\"" b_start)
+  math(EXPR a_length "${b_start} - ${a_start}")
+  string(SUBSTRING "${dom}" ${a_start} ${a_length} panel)
+  set(${dom_var} "${dom}" PARENT_SCOPE)
+  set(${panel_var} "${panel}" PARENT_SCOPE)
+endfunction()
+
+# Words, not pieces: a text with a name# Words, not pieces: a text with a name the vocabulary splits into pieces, accented letters it
 # spells as byte tokens and control characters. Each word's tokens sit together in one
 # <span class="word">, decoded ("Priya", "café" as written), and control characters show as \x01.
 string(ASCII 1 2 controls)
 file(WRITE "${WORK}/words.txt" "Priya met Zoë at the café. ${controls} Priya smiled.\n")
-execute_process(COMMAND "${EXPLORE}" --text "${WORK}/words.txt" --out "${WORK}/words.html"
-  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 300)
-if(NOT rc EQUAL 0)
-  message(FATAL_ERROR "explore exited ${rc} on words.txt\n${out}\n${err}")
-endif()
-execute_process(COMMAND bash "${BROWSER}" --dump-dom "file://${WORK}/words.html#step=20"
-  RESULT_VARIABLE rc OUTPUT_VARIABLE dom ERROR_VARIABLE err TIMEOUT 180)
-if(NOT rc EQUAL 0)
-  message(FATAL_ERROR "chromium could not load words.html (exit ${rc}):\n${err}")
-endif()
-string(FIND "${dom}" "id=\"textA\"" a_start)
-string(FIND "${dom}" "id=\"textB\"" b_start)
-math(EXPR a_length "${b_start} - ${a_start}")
-string(SUBSTRING "${dom}" ${a_start} ${a_length} panel)
+page_of_words_txt(words.html "#step=20" dom panel)
 # Words as [text]: a word ends where its last token's </span> meets its own.
 string(REPLACE "</span></span>" "]" panel "${panel}")
 string(REPLACE "<span class=\"word\">" "[" panel "${panel}")
@@ -216,21 +225,7 @@ endforeach()
 if(NOT dom MATCHES "<span id=\"readingsLegend\" hidden=\"\">")
   message(FATAL_ERROR "words.html, read once, shows the legend of a passage read twice")
 endif()
-execute_process(COMMAND "${EXPLORE}" --text "${WORK}/words.txt" --secret 6
-                        --out "${WORK}/secret.html"
-  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 300)
-if(NOT rc EQUAL 0)
-  message(FATAL_ERROR "explore --secret 6 exited ${rc} on words.txt\n${out}\n${err}")
-endif()
-execute_process(COMMAND bash "${BROWSER}" --dump-dom "file://${WORK}/secret.html#step=10"
-  RESULT_VARIABLE rc OUTPUT_VARIABLE dom ERROR_VARIABLE err TIMEOUT 180)
-if(NOT rc EQUAL 0)
-  message(FATAL_ERROR "chromium could not load secret.html (exit ${rc}):\n${err}")
-endif()
-string(FIND "${dom}" "id=\"textA\"" a_start)
-string(FIND "${dom}" "id=\"textB\"" b_start)
-math(EXPR a_length "${b_start} - ${a_start}")
-string(SUBSTRING "${dom}" ${a_start} ${a_length} panel)
+page_of_words_txt(secret.html "#step=10" dom panel --secret 6)
 string(REGEX MATCHALL "data-p=\"[0-9]+\" data-state=\"[a-z]+\" data-reading=\"first\"" first
        "${panel}")
 string(REGEX MATCHALL "data-p=\"[0-9]+\" data-state=\"[a-z]+\" data-reading=\"second\"" second
