@@ -15,7 +15,9 @@
 # Usage: bash scripts/train-model.sh [--out DIR] [--install] [--seed N] [--schedule SPEC]
 #                                    [--threads N] [--stories N] [--teacher DIR|none]
 #                                    [--teacher-stories N] [--bos-windows long|all]
-#                                    [--init MODEL] [--lr X] [--copy-share X] [--eval-every N]
+#                                    [--init MODEL] [--regroup-heads H:KV] [--lr X]
+#                                    [--copy-share X] [--copy-passages N]
+#                                    [--copy-gaps uniform|mixed] [--eval-every N]
 #   --out DIR       folder for the new model's files (default build/model)
 #   --install       when everything succeeded, copy the seven files into data/
 #   --seed N        training seed (default 1); corpus seeds stay fixed: train 1, held-out 2,
@@ -32,11 +34,18 @@
 #                   the full-length phase only, the shipped run) or all (every phase)
 #   --init MODEL    start from this checkpoint (e.g. data/model.bin) instead of random weights,
 #                   keeping the tokenizer.bin beside it (no new tokenizer is trained)
+#   --regroup-heads H:KV
+#                   with --init: merge its attention heads into H query and KV key/value heads
+#                   of a larger size, the weights kept (4:2 turns 8 heads of 16 into 4 of 32)
 #   --lr X          peak learning rate (default: train.py's, 2e-3; 5e-4 suits --init)
 #   --copy-share X  share 0..1 of the training rows that carry a passage written twice, the
 #                   second reading at a new distance in every row, to teach copying by content
 #                   (default 0, the shipped run); the copy probe is then written to
 #                   DIR/copy_probe.csv at every evaluation (docs/models.md)
+#   --copy-passages N
+#                   passages written twice in each such row, none overlapping (default 1)
+#   --copy-gaps G   the distances between a passage's two readings: uniform over the window
+#                   (default) or mixed (half of them log-uniform, so short ones are as common)
 #   --eval-every N  steps between evaluations (default: train.py's, 500)
 # The defaults reproduce the shipped files (the model up to PyTorch's CPU non-determinism).
 set -euo pipefail
@@ -56,13 +65,17 @@ out=build/model
 install=0
 bos_windows=""  # empty: train.py's default (long)
 init=""        # empty: random weights and a new tokenizer
+regroup_heads=""
 lr=""
 copy_share=""
+copy_passages=""
+copy_gaps=""
 eval_every=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --seed|--schedule|--threads|--stories|--out|--teacher|--teacher-stories|--bos-windows|\
-    --init|--lr|--copy-share|--eval-every)
+    --init|--regroup-heads|--lr|--copy-share|--copy-passages|--copy-gaps|\
+    --eval-every)
       [ $# -ge 2 ] || { echo "train-model: $1 needs a value" >&2; exit 2; }
       case "$1" in
         --seed) seed="$2" ;;
@@ -74,8 +87,11 @@ while [ $# -gt 0 ]; do
         --teacher-stories) teacher_stories="$2" ;;
         --bos-windows) bos_windows="$2" ;;
         --init) init="$(from_caller "$2")" ;;
+        --regroup-heads) regroup_heads="$2" ;;
         --lr) lr="$2" ;;
         --copy-share) copy_share="$2" ;;
+        --copy-passages) copy_passages="$2" ;;
+        --copy-gaps) copy_gaps="$2" ;;
         --eval-every) eval_every="$2" ;;
       esac
       shift 2 ;;
@@ -101,8 +117,19 @@ bad() { echo "train-model: $*" >&2; exit 2; }
   bad "--lr expects a number above 0 and at most 1, such as 5e-4, got '$lr'"
 [ -z "$copy_share" ] || [[ "$copy_share" =~ ^(0(\.[0-9]+)?|1(\.0+)?|\.[0-9]+)$ ]] ||
   bad "--copy-share expects a number 0..1, such as 0.25, got '$copy_share'"
+[ -z "$copy_passages" ] || [[ "$copy_passages" =~ ^[0-9]{1,2}$ && "$copy_passages" -ge 1 &&
+  "$copy_passages" -le 16 ]] || bad "--copy-passages expects a whole number 1..16, got '$copy_passages'"
+[ -z "$copy_gaps" ] || [[ "$copy_gaps" =~ ^(uniform|mixed)$ ]] ||
+  bad "--copy-gaps expects uniform or mixed, got '$copy_gaps'"
+for given in "--copy-passages:$copy_passages" "--copy-gaps:$copy_gaps"; do
+  [ -z "${given#*:}" ] || [ -n "$copy_share" ] ||
+    bad "${given%%:*} shapes the copy rows: give --copy-share too"
+done
 [ -z "$eval_every" ] || [[ "$eval_every" =~ ^[0-9]{1,9}$ && "$eval_every" -ge 1 ]] ||
   bad "--eval-every expects a whole number 1..999999999, got '$eval_every'"
+[ -z "$regroup_heads" ] || [[ "$regroup_heads" =~ ^[1-9][0-9]{0,3}:[1-9][0-9]{0,3}$ ]] ||
+  bad "--regroup-heads expects H:KV, two whole numbers such as 4:2, got '$regroup_heads'"
+[ -z "$regroup_heads" ] || [ -n "$init" ] || bad "--regroup-heads regroups --init's heads: give --init"
 if [ -n "$init" ]; then
   [ -f "$init" ] || bad "--init '$init' is not a file"
   [ -f "$(dirname "$init")/tokenizer.bin" ] ||
@@ -139,9 +166,12 @@ if [ -n "$bos_windows" ]; then train_options+=(--bos-windows "$bos_windows"); fi
 if [ -n "$lr" ]; then train_options+=(--lr "$lr"); fi
 if [ -n "$eval_every" ]; then train_options+=(--eval-every "$eval_every"); fi
 if [ -n "$init" ]; then train_options+=(--init "$init"); fi
+if [ -n "$regroup_heads" ]; then train_options+=(--regroup-heads "$regroup_heads"); fi
 if [ -n "$copy_share" ]; then
   train_options+=(--copy-share "$copy_share" --copy-probe "$out/copy_probe.csv")
 fi
+if [ -n "$copy_passages" ]; then train_options+=(--copy-passages "$copy_passages"); fi
+if [ -n "$copy_gaps" ]; then train_options+=(--copy-gaps "$copy_gaps"); fi
 train_files=(--train "$work/train.u16" --heldout "$work/heldout.u16" --tokenizer "$out/tokenizer.bin"
   --out "$out/model.bin" --csv "$out/loss.csv" --svg "$out/loss.svg")
 # train.py's own checks of these options, now rather than at step 5.

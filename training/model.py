@@ -275,3 +275,50 @@ def load_legacy(path):
             t.copy_(torch.from_numpy(data[at:at + n].astype(np.float32).reshape(t.shape)))
             at += n
     return model
+
+
+def regroup_heads(model, n_heads, n_kv_heads):
+    """A copy of model whose attention is regrouped into fewer, larger heads: every m = old
+    n_heads / n_heads query heads merge into one (and the KV heads likewise), the weights kept.
+
+    Why: RoPE turns pair i of a head of size hs by pos * 10000^(-2i/hs); a larger head has more
+    pairs that barely turn over 1,000 positions, where a match by content can live at any
+    distance. The regrouped model is not the same function (m softmaxes become one), but close:
+    each merged head's score is the sum of its m old heads' scores against their own KV heads,
+    with the first old head's pairs at their old frequencies (pair j -> pair j*m) and the others
+    in between; q is scaled so that 1/sqrt(head_size) leaves the scores as they were."""
+    old = model.cfg
+    if n_heads < 1 or n_kv_heads < 1 or old.n_heads % n_heads or old.n_kv_heads % n_kv_heads:
+        raise ValueError(f"{old.n_heads} heads ({old.n_kv_heads} KV) cannot merge into "
+                         f"{n_heads} ({n_kv_heads} KV)")
+    m = old.n_heads // n_heads
+    if old.n_kv_heads // n_kv_heads != m:
+        raise ValueError(f"query and KV heads must merge alike: {old.n_heads}->{n_heads}, "
+                         f"{old.n_kv_heads}->{n_kv_heads}")
+    cfg = Config(old.dim, old.hidden_dim, old.n_layers, n_heads, n_kv_heads, old.vocab_size,
+                 old.seq_len)
+    new = Transformer(cfg)
+    hs, r = old.head_size, old.n_heads // old.n_kv_heads  # r query heads share a KV head
+    # rope_order[p] = the old dim that lands in a merged head's dim p: old head t's pair j
+    # goes to pair j*m + t (its two numbers stay adjacent).
+    rope_order = [t * hs + 2 * j + e for j in range(hs // 2) for t in range(m) for e in (0, 1)]
+    block_order = list(range(m * hs))
+    q_rows, o_cols, k_rows, v_rows = [], [], [], []
+    for c in range(n_kv_heads):
+        olds_kv = [m * c + t for t in range(m)]
+        k_rows += [olds_kv[d // hs] * hs + d % hs for d in rope_order]
+        v_rows += [olds_kv[d // hs] * hs + d % hs for d in block_order]
+        for u in range(r):  # the merged query heads of KV head c: old heads (m*c + t)*r + u
+            olds_q = [kv * r + u for kv in olds_kv]
+            q_rows += [olds_q[d // hs] * hs + d % hs for d in rope_order]
+            o_cols += [olds_q[d // hs] * hs + d % hs for d in block_order]
+    with torch.no_grad():
+        for name, p in new.named_parameters():
+            p.copy_(dict(model.named_parameters())[name])
+        scale = math.sqrt(cfg.head_size / hs)
+        for a, b in zip(new.layers, model.layers):
+            a.attention.wq.weight.copy_(b.attention.wq.weight[q_rows] * scale)
+            a.attention.wk.weight.copy_(b.attention.wk.weight[k_rows])
+            a.attention.wv.weight.copy_(b.attention.wv.weight[v_rows])
+            a.attention.wo.weight.copy_(b.attention.wo.weight[:, o_cols])
+    return new

@@ -399,8 +399,43 @@ def check_copy_rows():
         raise UsageError("copy rows: share 0 changed a row")
     if copy_rows.add_copy_rows(same, rng, 4096, 1.0) != 64 or (same[:, 0] != 1).any():
         raise UsageError("copy rows: share 1 left a row as it was")
+    # Several passages a row: each written twice, none overlapping another, and one passage
+    # a row draws the same rows as before (the runs of docs/models.md stay reproducible).
+    for i in range(100):
+        base = rng.integers(3, 4096, size=1025)
+        row, taken = base.copy(), np.zeros(1025, bool)
+        placed = [copy_rows.plant(row, rng, 4096, "random", taken) for _ in range(4)]
+        if None in placed:
+            raise UsageError(f"copy row {i}: no room for 4 passages in 1,024 tokens")
+        cover = np.zeros(1025, int)
+        for first, second, n in placed:
+            cover[first:first + n] += 1
+            cover[second:second + n] += 1
+            if not np.array_equal(row[first:first + n], row[second:second + n]):
+                raise UsageError(f"copy row {i}: a second reading differs from its first")
+        if cover.max() > 1 or not np.array_equal(row[cover == 0][1:], base[cover == 0][1:]):
+            raise UsageError(f"copy row {i}: passages overlap, or tokens outside them changed")
+    if copy_rows.plant(np.ones(40, np.int64), rng, 4096, "text", np.ones(40, bool)) is not None:
+        raise UsageError("copy rows: a passage was placed in a row with no room")
+    rows = rng.integers(3, 4096, size=(8, 257))
+    by_hand, a, b = rows.copy(), np.random.default_rng(3), np.random.default_rng(3)
+    a.random(8)  # the rows chosen at share 1: all of them, one passage each, as before
+    for row in by_hand:
+        copy_rows.plant(row, a, 4096, "random" if a.random() < 0.5 else "text")
+    copy_rows.add_copy_rows(rows, b, 4096, 1.0)
+    if not np.array_equal(rows, by_hand):
+        raise UsageError("copy rows: one passage a row no longer draws the rows it drew")
+    # Mixed gaps: every draw within 0..room, and distances under an eighth of the window about
+    # three times as common as uniform draws make them (uniform: 1/8).
+    for gaps in ("uniform", "mixed"):
+        drawn = np.array([copy_rows.draw_gap(rng, 950, gaps) for _ in range(4000)])
+        short = float((drawn < 119).mean())
+        if drawn.min() < 0 or drawn.max() > 950 or \
+                not (0.1 < short < 0.15 if gaps == "uniform" else 0.3 < short < 0.5):
+            raise UsageError(f"copy rows: {gaps} gaps drew {drawn.min()}..{drawn.max()}, "
+                             f"{100 * short:.0f}% of them under 119")
     print(f"copy rows: one passage written twice per row, {len(distances)} distances in 300 "
-          "rows: ok")
+          "rows; 4 passages a row never overlap; mixed gaps favour short distances: ok")
 
 
 def check_copy_probe():
@@ -451,6 +486,57 @@ def check_copy_probe():
           f"second readings, a non-copier {100 * blank['secret_all']:.1f}%: ok")
 
 
+def check_regroup_heads():
+    """model.regroup_heads keeps the weights: merging nothing changes no logit; each merged
+    head's first old head keeps its RoPE frequencies, so with the other old heads' queries
+    zeroed, the merged head's scores are that old head's, at every position; impossible
+    mergers are refused."""
+    try:
+        import torch
+    except ImportError:
+        print("regroup heads: SKIPPED (python3-torch is not installed)")
+        return
+    import math
+    from model import Config, Transformer, apply_rope, regroup_heads
+    torch.manual_seed(1)
+    cfg = Config(dim=32, hidden_dim=48, n_layers=1, n_heads=4, n_kv_heads=2, vocab_size=40,
+                 seq_len=24)
+    model = Transformer(cfg)
+    x = torch.randint(0, 40, (2, 24))
+    with torch.no_grad():
+        if not torch.equal(model(x), regroup_heads(model, 4, 2)(x)):
+            raise UsageError("regroup_heads into the same heads changes the logits")
+
+        def scores(m, h):  # (batch, heads, time, time) before the mask, of m's first layer
+            c, att = m.cfg, m.layers[0].attention
+            t = h.shape[1]
+            q = apply_rope(att.wq(h).view(2, t, c.n_heads, c.head_size),
+                           m.freqs_cos[:t], m.freqs_sin[:t]).transpose(1, 2)
+            k = apply_rope(att.wk(h).view(2, t, c.n_kv_heads, c.head_size),
+                           m.freqs_cos[:t], m.freqs_sin[:t]).transpose(1, 2)
+            k = k.repeat_interleave(c.n_heads // c.n_kv_heads, dim=1)
+            return q @ k.transpose(2, 3) / math.sqrt(c.head_size)
+
+        # Old KV heads 0 and 1 merge; merged query head 0 is old heads 0 and 2 (both the first
+        # to use their KV head), merged head 1 old heads 1 and 3. Old heads 2 and 3 get zero
+        # queries, so each merged head scores as its first old head alone.
+        for u in (2, 3):
+            model.layers[0].attention.wq.weight[u * 8:(u + 1) * 8] = 0
+        merged = regroup_heads(model, 2, 1)
+        h = torch.randn(2, 24, 32)
+        old, new = scores(model, h), scores(merged, h)
+        if not (torch.allclose(new[:, 0], old[:, 0], atol=1e-5) and
+                torch.allclose(new[:, 1], old[:, 1], atol=1e-5)):
+            raise UsageError("a merged head does not score as its first old head")
+    for heads, kv in ((3, 1), (2, 2), (0, 1)):
+        try:
+            regroup_heads(model, heads, kv)
+        except ValueError:
+            continue
+        raise UsageError(f"regroup_heads accepted {heads} heads, {kv} KV from 4 and 2")
+    print("regroup heads: same heads same logits, merged heads score as their first: ok")
+
+
 def main(argv):
     Parser(description="Quick self-test of the training code.").parse_args(argv)
     check_import_layers()
@@ -463,6 +549,7 @@ def main(argv):
     check_copy_rows()
     check_tokenizer()
     check_model()
+    check_regroup_heads()
     check_copy_probe()
     print("selftest: all checks passed")
     return 0

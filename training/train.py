@@ -19,12 +19,15 @@ Usage:
       --heldout build/train/heldout.u16 --tokenizer data/tokenizer.bin \\
       --out data/model.bin --csv data/loss.csv --svg data/loss.svg [--seed 1] \\
       [--schedule 128x16:6000,512x8:4500,1024x4:300] [--threads 2] [--bos-windows long|all]
-      [--init data/model.bin] [--copy-share 0.25] [--copy-probe build/copy/probe.csv]
-      [--checkpoint-dir build/copy/steps]
+      [--init data/model.bin] [--regroup-heads 4:2] [--copy-share 0.25] [--copy-passages 4]
+      [--copy-gaps mixed] [--copy-probe build/copy/probe.csv] [--checkpoint-dir build/copy/steps]
 
 With --copy-share a share of the training rows carry a passage written twice at a different
-distance in every row (copy_rows.py), so that copying by content is learnt beside the stories;
---copy-probe measures that skill and the model's own voice at every evaluation (copy_probe.py).
+distance in every row (copy_rows.py; --copy-passages several a row, --copy-gaps how the distances
+are drawn), so that copying by content is learnt beside the stories; --copy-probe measures that
+skill and the model's own voice at every evaluation (copy_probe.py). --regroup-heads merges
+--init's attention heads into fewer, wider ones (model.regroup_heads), whose RoPE keeps more
+slowly turning pairs for a match at any distance.
 """
 
 import array
@@ -92,6 +95,10 @@ def parse_args(argv):
     ap.add_argument("--init", default=None,
                     help="start from this llama2.c checkpoint instead of random weights "
                          "(fine-tuning); its shape replaces --dim, --layers, ... and --seq-len")
+    ap.add_argument("--regroup-heads", default=None, metavar="H:KV",
+                    help="with --init: merge its attention heads into H query heads and KV "
+                         "KV heads of a larger size, the weights kept (e.g. 4:2 turns 8 heads "
+                         "of 16 into 4 of 32, whose RoPE has more slowly turning pairs)")
     ap.add_argument("--probe", action="append", default=[], metavar="STORIES:NAMES",
                     help="at every evaluation also measure long-gap name recall (gap > 64) on "
                          "these stories with this names list, split into first and later pieces "
@@ -102,6 +109,13 @@ def parse_args(argv):
                     help="share of the training rows that carry a passage written twice, the "
                          "second reading at a different distance in every row (copy_rows.py); "
                          "0..1 (default: 0, the shipped run)")
+    ap.add_argument("--copy-passages", type=int, default=1, metavar="N",
+                    help="passages written twice in each copy row, each at its own distance, "
+                         "none overlapping (default: 1)")
+    ap.add_argument("--copy-gaps", choices=("uniform", "mixed"), default="uniform",
+                    help="how the distance between a passage's two readings is drawn: uniform "
+                         "over the window (default), or mixed: half so, half log-uniform, so "
+                         "short distances are as common as long ones")
     ap.add_argument("--copy-probe", default=None, metavar="CSV",
                     help="at every evaluation (and before the first step) measure copying by "
                          "content and the model's own voice (copy_probe.py: secret passages, "
@@ -147,6 +161,18 @@ def parse_args(argv):
         raise UsageError(f"--copy-share must be 0..1, got {args.copy_share}")
     if args.checkpoint_dir is not None and not os.path.isdir(args.checkpoint_dir):
         raise UsageError(f"--checkpoint-dir '{args.checkpoint_dir}' is not a folder")
+    in_range("--copy-passages", args.copy_passages, 1, 16)
+    for option, default in (("--copy-passages", 1), ("--copy-gaps", "uniform")):
+        if getattr(args, option[2:].replace("-", "_")) != default and args.copy_share == 0:
+            raise UsageError(f"{option} shapes the copy rows: give --copy-share too")
+    if args.regroup_heads is not None:
+        if args.init is None:
+            raise UsageError("--regroup-heads regroups --init's heads: give --init")
+        parts = args.regroup_heads.split(":")
+        if len(parts) != 2 or not all(x.isdigit() and int(x) > 0 for x in parts):
+            raise UsageError(f"--regroup-heads must be H:KV, two positive whole numbers, "
+                             f"got '{args.regroup_heads}'")
+        args.regroup_heads = tuple(int(x) for x in parts)
     if args.copy_probe_light and args.copy_probe is None:
         raise UsageError("--copy-probe-light needs --copy-probe")
     if args.probe and args.probe_csv is None:
@@ -276,14 +302,16 @@ def split_stories(data):
 class Batches:
     """Random training windows; deterministic given the seed."""
 
-    def __init__(self, data, seed, vocab=0, copy_share=0.0):
+    def __init__(self, data, seed, vocab=0, copy_share=0.0, copy_passages=1,
+                 copy_gaps="uniform"):
         import numpy as np
         self.data = data
         self.rng = np.random.default_rng(seed)
         # The copy rows draw from their own generator, so the story windows are those of a run
         # without them.
         self.copy_rng = np.random.default_rng([seed, 55])
-        self.vocab, self.copy_share = vocab, copy_share
+        self.vocab, self.copy_share, self.copy_passages = vocab, copy_share, copy_passages
+        self.copy_gaps = copy_gaps
         self.bos = np.flatnonzero(data == 1)
 
     def get(self, seq_len, batch, from_bos):
@@ -301,7 +329,8 @@ class Batches:
         rows = np.stack([self.data[s:s + seq_len + 1] for s in starts]).astype(np.int64)
         if self.copy_share > 0:
             import copy_rows
-            copy_rows.add_copy_rows(rows, self.copy_rng, self.vocab, self.copy_share)
+            copy_rows.add_copy_rows(rows, self.copy_rng, self.vocab, self.copy_share,
+                                    self.copy_passages, self.copy_gaps)
         x = torch.from_numpy(rows)
         return x[:, :-1], x[:, 1:]
 
@@ -364,6 +393,13 @@ def train(args, inputs):
         if args.init is not None:
             from model import load_legacy
             model = load_legacy(args.init)
+            if args.regroup_heads is not None:
+                from model import regroup_heads
+                before = model.cfg
+                model = regroup_heads(model, *args.regroup_heads)
+                print(f"regrouped attention: {before.n_heads} heads of {before.head_size} "
+                      f"({before.n_kv_heads} KV) -> {model.cfg.n_heads} of "
+                      f"{model.cfg.head_size} ({model.cfg.n_kv_heads} KV)", flush=True)
             cfg = model.cfg
             if cfg.vocab_size != vocab:
                 raise UsageError(f"--init '{args.init}' has a vocabulary of {cfg.vocab_size}, "
@@ -381,7 +417,8 @@ def train(args, inputs):
     opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.1},
                              {"params": no_decay, "weight_decay": 0.0}],
                             lr=args.lr, betas=(0.9, 0.95), eps=1e-8)
-    batches = Batches(train_data, args.seed, vocab, args.copy_share)
+    batches = Batches(train_data, args.seed, vocab, args.copy_share, args.copy_passages,
+                      args.copy_gaps)
     total_steps = sum(p[2] for p in args.phases)
     total_tokens = sum(t * b * s for t, b, s in args.phases)
     print(f"model: {model.n_params()} parameters, {cfg}")
