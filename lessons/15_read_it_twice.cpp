@@ -69,14 +69,16 @@ std::size_t count_of(const std::vector<std::vector<double>>& hits) {  // (K,) x 
 // Step 3: how much of story 1's first reading a policy still holds at the step before the second
 // reading starts (the last step whose cache the second reading's first prediction reads): the
 // share of the secret's F positions held, over every layer and KV head. The decoder calls the
-// observer after each layer of each step, layer 0 first, so layer 0's calls count the steps.
+// observer after each step of each layer, each layer's steps in order; a chunk of tokens read at
+// once goes through layer 0 before layer 1, so every layer counts its own steps.
 struct HeldAtReturn {
   std::size_t first = 0, pieces = 0, step_wanted = 0;  // the secret's positions; the step
-  std::size_t step = 0, held = 0, slots = 0;
+  std::vector<std::size_t> steps{};                      // (L) steps seen so far, per layer
+  std::size_t held = 0, slots = 0;
   h2o::Decoder::StepObserver observer() {
     return [this](std::size_t layer, const h2o::LayerKVCache& cache) {
-      if (layer == 0) ++step;
-      if (step - 1 != step_wanted) return;
+      if (layer >= steps.size()) steps.resize(layer + 1, 0);
+      if (steps[layer]++ != step_wanted) return;
       for (std::size_t g = 0; g < cache.n_kv_heads(); ++g) {
         for (std::size_t s = 0; s < cache.size(g); ++s) {
           const std::size_t p = static_cast<std::size_t>(cache.positions(g)[s]);

@@ -124,7 +124,9 @@ class Decoder {
 
   // Called after each token's step through a layer, once the layer's policy has evicted (not
   // while read_prompt_compressed reads its prompt): what a layer holds after every step, for a
-  // program that records it (compare_policies' picture). Empty: nothing is called.
+  // program that records it (compare_policies' picture). Each layer's steps come in order, but
+  // not interleaved with the other layers': a chunk of tokens read at once (teacher forcing)
+  // goes through layer 0, then layer 1, so count steps per layer. Empty: nothing is called.
   using StepObserver = std::function<void(std::size_t layer, const LayerKVCache& cache)>;
   void set_step_observer(StepObserver observer) { step_observer_ = std::move(observer); }
 
