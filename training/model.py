@@ -313,8 +313,9 @@ def regroup_heads(model, n_heads, n_kv_heads):
             q_rows += [olds_q[d // hs] * hs + d % hs for d in rope_order]
             o_cols += [olds_q[d // hs] * hs + d % hs for d in block_order]
     with torch.no_grad():
+        old_params = dict(model.named_parameters())
         for name, p in new.named_parameters():
-            p.copy_(dict(model.named_parameters())[name])
+            p.copy_(old_params[name])
         scale = math.sqrt(cfg.head_size / hs)
         for a, b in zip(new.layers, model.layers):
             a.attention.wq.weight.copy_(b.attention.wq.weight[q_rows] * scale)
