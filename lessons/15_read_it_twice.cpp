@@ -16,13 +16,15 @@
 //           and checked against second_reading();
 //   Step 3  H2O and the window at each budget: the second reading, and how much of the secret
 //           each still held when it came back (story 1, every layer and KV head);
-//   Step 4  H2O against the window on the second reading, story by story, with a 95% interval.
+//   Step 4  H2O against the window on the second reading, story by story, with a 95% interval;
+//   Step 5  why H2O copies less than it holds: which heads copy (the full cache's attention on the
+//           piece to copy) and whether H2O still held that piece where they look.
 // From the library: the runs (measure/policy_sweep.hpp), the bootstrap (measure/verdict.hpp).
 // `compare_policies --secret N` and `explore --secret N` run the same test on any text.
 //
 // Dimension legend: F = pieces of the secret, P = story tokens before its first copy (--secret-at),
 // N = tokens of a story with its secret planted (BOS + P + F + rest of the story + F),
-// S = N - 1 predictions, K = stories.
+// S = N - 1 predictions, K = stories, L = layers, H = query heads, G = KV heads.
 #include <algorithm>
 #include <cstddef>
 #include <filesystem>
@@ -38,7 +40,9 @@
 #include "h2o/base/format.hpp"
 #include "h2o/measure/policy_sweep.hpp"
 #include "h2o/measure/second_reading.hpp"
+#include "h2o/measure/teacher_forcing.hpp"
 #include "h2o/measure/verdict.hpp"
+#include "h2o/policy/policy_factory.hpp"
 #include "h2o/report/second_reading_report.hpp"
 #include "h2o/report/table.hpp"
 
@@ -66,30 +70,94 @@ std::size_t count_of(const std::vector<std::vector<double>>& hits) {  // (K,) x 
   return count;
 }
 
-// Step 3: how much of story 1's first reading a policy still holds at the step before the second
-// reading starts (the last step whose cache the second reading's first prediction reads): the
-// share of the secret's F positions held, over every layer and KV head. The decoder calls the
-// observer after each step of each layer, each layer's steps in order; a chunk of tokens read at
-// once goes through layer 0 before layer 1, so every layer counts its own steps.
-struct HeldAtReturn {
-  std::size_t first = 0, pieces = 0, step_wanted = 0;  // the secret's positions; the step
-  std::vector<std::size_t> steps{};                      // (L) steps seen so far, per layer
-  std::size_t held = 0, slots = 0;
-  h2o::Decoder::StepObserver observer() {
-    return [this](std::size_t layer, const h2o::LayerKVCache& cache) {
-      if (layer >= steps.size()) steps.resize(layer + 1, 0);
-      if (steps[layer]++ != step_wanted) return;
-      for (std::size_t g = 0; g < cache.n_kv_heads(); ++g) {
+// Steps 3 and 5: which of each story's secret positions a policy held when the second reading
+// came back. Prediction j of the second reading (j = 1..F-1: piece j, at step second + j - 1)
+// attends to the cache as the step before left it, so the observer notes, after each step from
+// second - 1 to second + F - 3, which of the F positions of the first reading every layer and KV
+// head still holds. The decoder calls the observer after each step of each layer, once the layer
+// has evicted, each layer's steps in order; a chunk of tokens read at once goes through layer 0
+// before layer 1, so every layer counts its own steps.
+struct SecretHeld {
+  SecretHeld(const std::vector<h2o::TwoReadings>& texts, std::size_t layers, std::size_t kv_heads)
+      : texts(texts), layers(layers), kv_heads(kv_heads), held(texts.size()) {}
+  const std::vector<h2o::TwoReadings>& texts;
+  std::size_t layers, kv_heads;
+  // (K,) x (F - 1,) x (L,) x (G,) x (F,) whether the secret's piece f was in the cache that
+  // prediction j read, flattened as [(j - 1) * L * G + l * G + g][f]
+  std::vector<std::vector<std::vector<bool>>> held;
+
+  h2o::Decoder::StepObserver observer(std::size_t story) {
+    const h2o::TwoReadings& t = texts[story];
+    held[story].assign((t.passage - 1) * layers * kv_heads, std::vector<bool>(t.passage, false));
+    auto steps = std::make_shared<std::vector<std::size_t>>(layers, 0);  // (L,) seen so far
+    return [this, story, steps, &t](std::size_t layer, const h2o::LayerKVCache& cache) {
+      const std::size_t step = (*steps)[layer]++;
+      if (step + 1 < t.second || step + 2 >= t.second + t.passage - 1) return;
+      const std::size_t j = step + 2 - t.second;  // the prediction that reads this cache
+      for (std::size_t g = 0; g < kv_heads; ++g) {
+        std::vector<bool>& row = held[story][((j - 1) * layers + layer) * kv_heads + g];
         for (std::size_t s = 0; s < cache.size(g); ++s) {
           const std::size_t p = static_cast<std::size_t>(cache.positions(g)[s]);
-          if (p >= first && p < first + pieces) ++held;
+          if (p >= t.first && p < t.first + t.passage) row[p - t.first] = true;
         }
-        slots += pieces;
       }
     };
   }
-  double share() const { return slots == 0 ? 0.0 : static_cast<double>(held) / slots; }
+  // Whether layer l's KV head g held piece f of story i's secret at prediction j.
+  bool at(std::size_t i, std::size_t j, std::size_t l, std::size_t g, std::size_t f) const {
+    return held[i][((j - 1) * layers + l) * kv_heads + g][f];
+  }
+  // Step 3: the share of story 1's secret held, over every layer and KV head, when the second
+  // reading's first prediction (j = 1) reads the cache.
+  double share_at_return() const {
+    std::size_t count = 0, slots = 0;
+    for (std::size_t l = 0; l < layers; ++l) {
+      for (std::size_t g = 0; g < kv_heads; ++g) {
+        for (std::size_t f = 0; f < texts[0].passage; ++f) count += at(0, 1, l, g, f) ? 1 : 0;
+        slots += texts[0].passage;
+      }
+    }
+    return static_cast<double>(count) / static_cast<double>(slots);
+  }
 };
+
+// Step 5: the full cache's attention on the piece to copy. Prediction j reads piece j - 1 of the
+// second reading; an induction head finds piece j - 1 in the first reading and attends to the
+// position right after it, first + j, whose piece is the one to predict. Each story is read once
+// more, token by token with the attention recorded. (K,) x (F - 1,) x (L,) x (H,), flattened as
+// [i][(j - 1) * L * H + l * H + h].
+std::vector<std::vector<double>> attention_on_piece_to_copy(
+    const std::shared_ptr<const h2o::DecoderWeights>& weights,
+    const std::vector<h2o::TwoReadings>& texts) {
+  const std::size_t L = weights->config.n_layers, H = weights->config.n_heads;
+  const h2o::QueryGroups groups = weights->config.query_groups();
+  std::vector<std::vector<double>> on_piece;
+  for (const h2o::TwoReadings& t : texts) {
+    std::vector<double> story((t.passage - 1) * L * H, 0.0);
+    h2o::Decoder full(weights, h2o::make_policy("full"), t.tokens.size());
+    full.set_record_attention(true);
+    h2o::TeacherForcingOptions options;
+    options.after_step = [&](std::size_t step) {
+      if (step < t.second || step > t.second + t.passage - 2) return;
+      const std::size_t j = step + 1 - t.second;
+      const std::size_t target = t.first + j;  // the piece to copy, in the first reading
+      for (std::size_t l = 0; l < L; ++l) {
+        const h2o::AttentionRecord& record = full.attention(l);
+        for (std::size_t h = 0; h < H; ++h) {
+          const std::vector<h2o::Position>& held = record.positions[groups.kv_head_of(h)];
+          for (std::size_t s = 0; s < held.size(); ++s) {
+            if (static_cast<std::size_t>(held[s]) == target) {
+              story[((j - 1) * L + l) * H + h] = record.weights(h, s);
+            }
+          }
+        }
+      }
+    };
+    h2o::read_with_teacher_forcing(full, t.tokens, options);
+    on_piece.push_back(std::move(story));
+  }
+  return on_piece;
+}
 
 // Step 4: H2O's second reading against the window's, prediction by prediction (1: only H2O
 // predicted the piece, -1: only the window), bootstrapped over the stories.
@@ -148,9 +216,12 @@ int run_lesson(int argc, char** argv) {
   const h2o::SweepText text = h2o::sweep_text(loaded.tokenizer, planted, {}, 64);
 
   // Step 2: the full cache, every story; each reading's pieces predicted top-1, counted here.
-  HeldAtReturn full_held{texts[0].first, pieces, texts[0].second - 1};
+  const std::size_t layers = weights->config.n_layers, kv_heads = weights->config.n_kv_heads;
+  SecretHeld full_held(texts, layers, kv_heads);
   h2o::SweepOptions full_options;
-  full_options.first_story_observer = [&](const h2o::SweepRun&) { return full_held.observer(); };
+  full_options.story_observer = [&](const h2o::SweepRun&, std::size_t story) {
+    return full_held.observer(story);
+  };
   const h2o::SweepRun full = h2o::read_full_cache(weights, text, full_options);
   std::vector<std::vector<double>> first_hits, second_hits;  // (K,) x (F - 1,)
   for (std::size_t i = 0; i < texts.size(); ++i) {
@@ -161,24 +232,26 @@ int run_lesson(int argc, char** argv) {
   const h2o::SecondReading library_full = h2o::second_reading(full, texts);
   const bool full_copies = h2o::copies(library_full);
 
-  // Step 3: H2O and the window at every budget, each recording story 1's cache at the return.
+  // Step 3: H2O and the window at every budget, each recording what it held of every secret.
   struct Row {
     int percent;
     h2o::SweepRun run;
     h2o::SecondReading reading;
-    double held;
+    SecretHeld held;
   };
   std::vector<Row> rows;
   for (const int percent : percents) {
     for (const char* name : {"h2o", "window"}) {
-      HeldAtReturn held{texts[0].first, pieces, texts[0].second - 1};
+      SecretHeld held(texts, layers, kv_heads);
       h2o::SweepOptions options;
-      options.first_story_observer = [&held](const h2o::SweepRun&) { return held.observer(); };
+      options.story_observer = [&held](const h2o::SweepRun&, std::size_t story) {
+        return held.observer(story);
+      };
       h2o::SweepRun run =
           h2o::read_stories(weights, text, {name, name}, {percent, 0}, &full, options);
       if (!run.refused.empty()) throw std::runtime_error(run.refused);
       h2o::SecondReading reading = h2o::second_reading(run, texts);
-      rows.push_back({percent, std::move(run), std::move(reading), held.share()});
+      rows.push_back({percent, std::move(run), std::move(reading), std::move(held)});
     }
   }
   // Step 4: at each budget (rows 2b and 2b + 1), H2O's second reading against the window's.
@@ -189,7 +262,7 @@ int run_lesson(int argc, char** argv) {
 
   // The answer: what the full cache copies, and what each policy keeps of it.
   std::cout << "Lesson 15: read it twice - what a cache is for (beyond the blog)\n\n"
-            << "The answer (details in steps 1-4 below)\n";
+            << "The answer (details in steps 1-5 below)\n";
   std::string answer = "Over " + loaded.read.counted() + " with a secret of " +
                        std::to_string(pieces) + " pieces " +
                        (at == 0 ? "before and after each"
@@ -269,10 +342,11 @@ int run_lesson(int argc, char** argv) {
                         : "The secret sits\n        " + std::to_string(at) +
                               " tokens into the story, away from the attention sinks.\n");
   h2o::Table table({"budget", "policy", "kept", "held", "2nd reading", "95% interval", "vs full"});
-  table.row("full", "full", full.kept, share_text(full_held.share()),
+  table.row("full", "full", full.kept, share_text(full_held.share_at_return()),
             share_text(library_full.second.mean), interval_text(library_full.second), "");
   for (const Row& row : rows) {
-    table.row(std::to_string(row.percent) + "%", row.run.policy, row.run.kept, share_text(row.held),
+    table.row(std::to_string(row.percent) + "%", row.run.policy, row.run.kept,
+              share_text(row.held.share_at_return()),
               share_text(row.reading.second.mean), interval_text(row.reading.second),
               points(row.reading.second.mean - library_full.second.mean));
   }
@@ -288,6 +362,96 @@ int run_lesson(int argc, char** argv) {
                  d.has_interval() ? points(d.low) + " to " + points(d.high) : "-");
   }
   verdicts.print(std::cout);
+
+  // Step 5: which heads copy (the full cache's attention on the piece to copy, mean over every
+  // prediction of every second reading), and whether H2O held that piece where they look.
+  if (!full_copies) {
+    std::cout << "\nStep 5: left out: the full cache does not copy the secret, so no head copies.\n";
+    return 0;
+  }
+  const std::size_t H = weights->config.n_heads;
+  const h2o::QueryGroups groups = weights->config.query_groups();
+  const std::vector<std::vector<double>> on_piece = attention_on_piece_to_copy(weights, texts);
+  std::vector<double> mean_on_piece(layers * H, 0.0);  // (L * H,)
+  std::size_t predictions = 0;
+  for (std::size_t i = 0; i < texts.size(); ++i) {
+    for (std::size_t j = 1; j < pieces; ++j, ++predictions) {
+      for (std::size_t lh = 0; lh < layers * H; ++lh) {
+        mean_on_piece[lh] += on_piece[i][(j - 1) * layers * H + lh];
+      }
+    }
+  }
+  for (double& m : mean_on_piece) m /= static_cast<double>(predictions);
+  const double most = *std::max_element(mean_on_piece.begin(), mean_on_piece.end());
+  std::vector<std::size_t> copying;  // layer * H + head of the heads that copy
+  for (std::size_t lh = 0; lh < layers * H; ++lh) {
+    if (mean_on_piece[lh] >= most / 2) copying.push_back(lh);
+  }
+  std::cout << "\nStep 5: why H2O copies less than it holds. Prediction j of the second reading reads\n"
+            << "        piece j - 1; a head that copies finds piece j - 1 in the first reading and\n"
+            << "        attends to the position after it, the piece to copy. The full cache's\n"
+            << "        attention on that piece, mean over every prediction (* a copying head: at\n"
+            << "        least half the attention of the most attentive one):\n";
+  std::vector<std::string> titles{"layer"};
+  for (std::size_t h = 0; h < H; ++h) titles.push_back("head " + std::to_string(h));
+  h2o::Table heads(titles);
+  for (std::size_t l = 0; l < layers; ++l) {
+    std::vector<std::string> cells{std::to_string(l)};
+    for (std::size_t h = 0; h < H; ++h) {
+      const double m = mean_on_piece[l * H + h];
+      cells.push_back(share_text(m) + (m >= most / 2 ? " *" : "  "));
+    }
+    heads.add(cells);
+  }
+  heads.print(std::cout);
+  std::cout << "        H2O at each budget: the share of the secret it held (every layer and KV\n"
+            << "        head, at every prediction), the share of predictions at which every copying\n"
+            << "        head's KV head held the piece to copy, and what H2O copied then and else:\n";
+  h2o::Table copy_table({"budget", "secret held", "piece held", "copied: held", "copied: not held"});
+  std::string last_budget;  // the largest budget's row, said in words below the table
+  for (std::size_t r = 0; r < rows.size(); r += 2) {
+    const Row& row = rows[r];
+    std::size_t secret = 0, slots = 0, held = 0, held_hit = 0, lost = 0, lost_hit = 0;
+    for (std::size_t i = 0; i < texts.size(); ++i) {
+      const h2o::TwoReadings& t = texts[i];
+      for (std::size_t j = 1; j < pieces; ++j) {
+        for (std::size_t l = 0; l < layers; ++l) {
+          for (std::size_t g = 0; g < kv_heads; ++g) {
+            for (std::size_t f = 0; f < pieces; ++f) secret += row.held.at(i, j, l, g, f) ? 1 : 0;
+            slots += pieces;
+          }
+        }
+        bool piece_held = true;
+        for (const std::size_t lh : copying) {
+          piece_held = piece_held && row.held.at(i, j, lh / H, groups.kv_head_of(lh % H), j);
+        }
+        const bool hit = row.run.readings[i].top1[t.second + j - 1] == t.tokens[t.second + j];
+        (piece_held ? held : lost) += 1;
+        (piece_held ? held_hit : lost_hit) += hit ? 1 : 0;
+      }
+    }
+    const auto of = [](std::size_t part, std::size_t whole) {
+      return whole == 0 ? std::string("-")
+                        : share_text(static_cast<double>(part) / static_cast<double>(whole)) +
+                              " of " + std::to_string(whole);
+    };
+    const std::string secret_share = share_text(static_cast<double>(secret) / slots);
+    const std::string piece_share = share_text(static_cast<double>(held) / predictions);
+    copy_table.row(std::to_string(row.percent) + "%", secret_share, piece_share,
+                   of(held_hit, held), of(lost_hit, lost));
+    last_budget = "At " + std::to_string(row.percent) + "% H2O held " + secret_share +
+                  " of the secret, but the piece to copy in every copying head at only " +
+                  piece_share + " of the predictions: with it H2O copied " + of(held_hit, held) +
+                  " pieces, without it " + of(lost_hit, lost) + ".";
+  }
+  copy_table.print(std::cout);
+  std::cout << h2o::wrap_words(
+                   "  " + last_budget +
+                       " Copying reads one position, the piece to copy, in the copying heads "
+                       "at the step that needs it; H2O chose what to keep by the attention paid "
+                       "before the secret came back.",
+                   100, "  ")
+            << "\n";
   return 0;
 }
 

@@ -45,6 +45,6 @@ if command -v chromium >/dev/null 2>&1; then
   "$build/bin/explore" --out "$build/explorer_readme.html" >/dev/null
   bash "$root/scripts/headless-chromium.sh" --window-size=1400,1200 \
     --screenshot="$(cd "$out" && pwd)/explorer.png" \
-    "file://$build/explorer_readme.html#step=300&layer=1&head=0&policy=h2o&compare=window"
+    "file://$build/explorer_readme.html#step=300&layer=2&head=0&policy=h2o&compare=window"
 fi
 echo "pictures written to $out"

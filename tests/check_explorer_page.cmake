@@ -38,9 +38,10 @@ string(REGEX REPLACE "^.*\"full_kv_bytes_per_token\":([0-9]+).*$" "\\1" kv_bytes
        "${data_line}")
 
 # Every step, layer, KV head and policy of these is loaded (step 999999 clamps to the last step).
-# Each case: step, layer, KV head, the policy on the left, the one on the right.
-set(cases "0,0,0,h2o,window" "${middle},1,2,h2o,window" "${middle},3,1,window,h2o"
-          "${last_step},2,3,window,h2o" "999999,0,1,h2o,window" "25,3,3,h2o,window")
+# Each case: step, layer, KV head, the policy on the left, the one on the right (the shipped
+# model has 2 KV heads a layer).
+set(cases "0,0,0,h2o,window" "${middle},1,1,h2o,window" "${middle},3,1,window,h2o"
+          "${last_step},2,0,window,h2o" "999999,0,1,h2o,window" "25,3,1,h2o,window")
 set(checked 0)
 set(checked_words 0)
 foreach(case IN LISTS cases)
@@ -272,10 +273,10 @@ string(REPLACE "</head>" "<style>html { zoom: 1.5; }</style>\n</head>" checked_p
        "${checked_page}")
 file(WRITE "${WORK}/viewport_150.html" "${checked_page}")
 set(viewport_cases
-    "h:17,h:46#step=300&layer=0&head=0"             # README 3: Noufem, "went to see her grandma"
-    "h:29,h:30,h:32,h:48#step=300&layer=0&head=1"   # "cousin Rue was coming", "Grandma Re"
-    "t:210|r:210,h:29#step=254&layer=1&head=0"      # README 4: "picked" the guess, "cousin" held
-    "c:29#step=255&layer=1&head=0")                  # ... and evicted at the next step
+    "h:17,h:15,h:29#step=300&layer=2&head=0"  # README 3: Noufem, "girl called", "cousin Rue was"
+    "h:58,h:74#step=300&layer=2&head=1"       # "favorite toy", "Rue wanted"
+    "t:210|r:210,h:48#step=254&layer=1&head=1"  # README 4: "picked" the guess, "Grandma" held
+    "c:48#step=255&layer=1&head=1")            # ... and evicted at the next step
 set(viewport_ok "")
 foreach(zoom 100 150)
   foreach(case IN LISTS viewport_cases)

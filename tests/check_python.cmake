@@ -64,8 +64,8 @@ elseif(MODE STREQUAL "sinks")
   run_or_fail("${COMPARE}" --model "${MODEL}" --tokenizer "${TOKENIZER}" --text "${TEXT}"
               --policies full,sinks --budgets 2,5,10)
   foreach(percent 2 5 10)
-    # "    2%          4 + 14     3.513      4.039    1.564  ..." and
-    # "  2% = 18    sinks     18       3.513      0.463  ..."
+    # "    2%          4 + 14     3.317      3.410    1.463  ..." and
+    # "  2% = 18    sinks     18       3.317      0.442  ..."
     if(NOT python_out MATCHES "\n +${percent}% +[0-9]+ \\+ [0-9]+ +([0-9.]+)")
       message(FATAL_ERROR "no ${percent}% row in sink_positions.py's output:\n${python_out}")
     endif()

@@ -103,6 +103,15 @@ int make_inputs(int argc, char** argv) {
   nan_weights.w2(1, 3, 5) = std::numeric_limits<float>::quiet_NaN();
   h2o::save_checkpoint(at("nan_in_w2.bin"), nan_weights);
 
+  // A model as long and as many-headed as the first shipped one (4 layers, 4 KV heads, 1,024
+  // positions) but tiny otherwise, and a story of 1,015 of its tokens: the explorer's page
+  // of two policies keeping every token would be over its size limit (explore.txt).
+  h2o::ModelConfig wide = config;
+  wide.n_layers = 4;
+  wide.n_kv_heads = 4;
+  wide.seq_len = 1024;
+  h2o::save_checkpoint(at("wide_model.bin"), h2o::random_weights(wide, 2));
+
   // Damaged checkpoints.
   const Bytes good = read_bytes(at("tiny_model.bin"));
   write_bytes(at("empty.bin"), {});
@@ -139,6 +148,9 @@ int make_inputs(int argc, char** argv) {
   while (long_text.size() < 300'000) long_text += short_text + "\n";
   write_bytes(at("long.txt"), Bytes(long_text.begin(), long_text.end()));
   write_bytes(at("empty.txt"), {});
+  std::string page_story;  // 26 lines: 1,015 tokens of the tiny tokenizer, BOS included
+  for (int line = 0; line < 26; ++line) page_story += short_text + "\n";
+  write_bytes(at("page_story.txt"), Bytes(page_story.begin(), page_story.end()));
   const std::string two_words = "The cat.\n";  // a story of a few tokens: too short to measure
   write_bytes(at("two_words.txt"), Bytes(two_words.begin(), two_words.end()));
 

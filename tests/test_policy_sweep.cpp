@@ -73,23 +73,37 @@ TEST_CASE("the sweep's measures add up teacher forcing over every story", "[poli
   CHECK(verdict_of(same) == Verdict::WithinNoise);
 }
 
-TEST_CASE("the first story's steps can be observed, once per run", "[policy_sweep]") {
+TEST_CASE("each story's steps can be observed, or only some stories'", "[policy_sweep]") {
   const auto weights = h2o_test::random_model(64, 5);
   const SweepText text = two_stories(*weights);
-  int calls = 0;
-  std::size_t steps = 0;
+  REQUIRE(text.stories[0].size() != text.stories[1].size());
+  std::vector<std::size_t> asked;
+  std::vector<std::size_t> steps(text.stories.size(), 0);  // (stories,) layer 0's steps seen
   SweepOptions options;
-  options.first_story_observer = [&](const SweepRun& run) {
-    ++calls;
+  options.story_observer = [&](const SweepRun& run, std::size_t story) {
+    asked.push_back(story);
     CHECK(run.label == "window");
-    return Decoder::StepObserver([&](std::size_t layer, const LayerKVCache&) {
-      if (layer == 0) ++steps;
+    return Decoder::StepObserver([&steps, story](std::size_t layer, const LayerKVCache&) {
+      if (layer == 0) ++steps[story];
     });
   };
   const SweepRun full = read_full_cache(weights, text);
   read_stories(weights, text, {"window", "window", {}}, {50, 0}, &full, options);
-  CHECK(calls == 1);
-  CHECK(steps + 1 == text.stories.front().size());  // every step of the first story, read once
+  CHECK(asked == std::vector<std::size_t>{0, 1});  // once per story, in order
+  for (std::size_t i = 0; i < text.stories.size(); ++i) {
+    CHECK(steps[i] + 1 == text.stories[i].size());  // every step of story i, read once
+  }
+  // An empty observer for a story: none of its steps is seen.
+  std::fill(steps.begin(), steps.end(), 0);
+  options.story_observer = [&](const SweepRun&, std::size_t story) {
+    if (story == 0) return Decoder::StepObserver();
+    return Decoder::StepObserver([&steps, story](std::size_t layer, const LayerKVCache&) {
+      if (layer == 0) ++steps[story];
+    });
+  };
+  read_stories(weights, text, {"window", "window", {}}, {50, 0}, &full, options);
+  CHECK(steps[0] == 0);
+  CHECK(steps[1] + 1 == text.stories[1].size());
 }
 
 TEST_CASE("context gain: 1 when the window holds every token, above 0 always", "[policy_sweep]") {

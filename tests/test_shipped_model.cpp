@@ -27,8 +27,8 @@ TEST_CASE("the shipped model has the documented shape", "[shipped]") {
   CHECK(c.dim == 128);
   CHECK(c.hidden_dim == 384);
   CHECK(c.n_layers == 4);
-  CHECK(c.n_heads == 8);
-  CHECK(c.n_kv_heads == 4);  // grouped-query attention: two query heads share each KV head
+  CHECK(c.n_heads == 4);
+  CHECK(c.n_kv_heads == 2);  // grouped-query attention: two query heads share each KV head
   CHECK(c.vocab_size == 4096);
   CHECK(c.seq_len == 1024);
   CHECK(c.shared_classifier);
@@ -115,16 +115,16 @@ TEST_CASE("the shipped model predicts held-out stories and recalls names from fa
       static_cast<double>(listed_correct) / static_cast<double>(listed_counted);
   INFO("perplexity " << perplexity << ", name recall " << recall << " over " << counted
                      << ", names.txt's names alone " << listed_share << " over " << listed_counted);
-  // These 10 stories: 1.747 (all 50: 1.644, `compare_policies --policies full --text
+  // These 10 stories: 1.548 (all 50: 1.573, `compare_policies --policies full --text
   // data/heldout_stories.txt`); each first mention of an invented name is unpredictable.
-  CHECK(perplexity < 1.85);
+  CHECK(perplexity < 1.65);
   CHECK(counted >= 90);         // 106 long-gap names of heldout_names.txt (all 50: 486)
-  CHECK(recall >= 0.70);        // 78.3% (83 of 106); all 50: 87.7%
+  CHECK(recall >= 0.95);        // 100.0% (106 of 106); all 50: 99.2% (482 of 486)
   CHECK(listed_counted >= 35);  // 43 of them names of names.txt (all 50: 268)
   CHECK(listed_share >= 0.97);  // 100.0% (all 50: 100.0%)
   const double held_out_bits = h2o::bits_per_byte(nll, bytes);
   INFO("bits per byte " << held_out_bits);
-  CHECK(held_out_bits < 0.24);  // 0.210 (all 50: 0.181)
+  CHECK(held_out_bits < 0.19);  // 0.164 (all 50: 0.165)
   CHECK_FALSE(h2o::beyond_model(held_out_bits));
 }
 
@@ -156,9 +156,9 @@ TEST_CASE("the shipped model reads the hand-written stories it never saw (plain 
   }
   const double bits = h2o::bits_per_byte(nll, bytes);
   INFO("hand-written stories: " << bits << " bits per byte");
-  // 2.033 (`compare_policies --text data/handwritten_stories.txt --names
-  // data/handwritten_names.txt`; the five tales' 21 parts alone 1.779; the first model, trained on
-  // generated stories alone, read those at 6.35)
-  CHECK(bits < 2.1);
+  // 2.182 (`compare_policies --text data/handwritten_stories.txt --names
+  // data/handwritten_names.txt`; before it was trained to copy, the model read them at 2.033; the
+  // project's first model, trained on generated stories alone, read the five tales at 6.35)
+  CHECK(bits < 2.25);
   CHECK_FALSE(h2o::beyond_model(bits));
 }

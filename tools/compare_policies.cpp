@@ -202,8 +202,8 @@ std::unique_ptr<Runs> run_policies(std::shared_ptr<const h2o::DecoderWeights> we
   std::map<std::string, h2o::KeptSpanRecorder> recorders;
   h2o::SweepOptions recording;
   if (!options.svg_path.empty()) {
-    recording.first_story_observer = [&](const h2o::SweepRun& run) {
-      if (run.budget.percent != picture_percent) return h2o::Decoder::StepObserver();
+    recording.story_observer = [&](const h2o::SweepRun& run, std::size_t story) {
+      if (story != 0 || run.budget.percent != picture_percent) return h2o::Decoder::StepObserver();
       return record_layer0(&recorders[run.policy]);
     };
   }

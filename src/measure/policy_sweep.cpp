@@ -138,9 +138,7 @@ SweepRun read_stories(std::shared_ptr<const DecoderWeights> weights, const Sweep
       }
     }
     Decoder decoder(weights, std::move(cache_policy), tokens.size(), policy.format);
-    if (i == 0 && options.first_story_observer) {
-      decoder.set_step_observer(options.first_story_observer(run));
-    }
+    if (options.story_observer) decoder.set_step_observer(options.story_observer(run, i));
     TeacherForcingOptions forcing;
     forcing.keep_log_probs = reference == nullptr && options.kl;
     if (reference != nullptr) forcing.reference = &reference->readings.at(i);

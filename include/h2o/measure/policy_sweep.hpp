@@ -131,9 +131,10 @@ struct SweepOptions {
   // Set: story i keeps story_tokens[i] tokens per layer and KV head, whatever the budget says
   // (equal_bytes_tokens). (stories,)
   std::vector<std::size_t> story_tokens;
-  // Called before the first story is read; what it returns sees every step of that story's
-  // decoder (Decoder::set_step_observer: e.g. to record what a layer keeps; empty: nothing).
-  std::function<Decoder::StepObserver(const SweepRun&)> first_story_observer;
+  // Called before each story is read (its index, from 0); what it returns sees every step of
+  // that story's decoder (Decoder::set_step_observer: e.g. to record what a layer keeps; an
+  // empty observer: nothing is called for that story).
+  std::function<Decoder::StepObserver(const SweepRun&, std::size_t story)> story_observer;
 };
 
 // Every story of `text` read by one policy at one budget, against `reference` (the full cache's
