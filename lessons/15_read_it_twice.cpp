@@ -92,7 +92,7 @@ struct SecretHeld {
     auto steps = std::make_shared<std::vector<std::size_t>>(layers, 0);  // (L,) seen so far
     return [this, story, steps, &t](std::size_t layer, const h2o::LayerKVCache& cache) {
       const std::size_t step = (*steps)[layer]++;
-      if (step + 1 < t.second || step + 2 >= t.second + t.passage - 1) return;
+      if (step + 1 < t.second || step + 2 > t.second + t.passage - 1) return;
       const std::size_t j = step + 2 - t.second;  // the prediction that reads this cache
       for (std::size_t g = 0; g < kv_heads; ++g) {
         std::vector<bool>& row = held[story][((j - 1) * layers + layer) * kv_heads + g];
@@ -404,28 +404,31 @@ int run_lesson(int argc, char** argv) {
     heads.add(cells);
   }
   heads.print(std::cout);
-  std::cout << "        H2O at each budget: the share of the secret it held (every layer and KV\n"
-            << "        head, at every prediction), the share of predictions at which every copying\n"
-            << "        head's KV head held the piece to copy, and what H2O copied then and else:\n";
-  h2o::Table copy_table({"budget", "secret held", "piece held", "copied: held", "copied: not held"});
-  std::string last_budget;  // the largest budget's row, said in words below the table
-  for (std::size_t r = 0; r < rows.size(); r += 2) {
-    const Row& row = rows[r];
+  std::cout << "        The full cache and H2O at each budget: the share of the secret held (every\n"
+            << "        layer and KV head, at every prediction), the share of predictions at which\n"
+            << "        every copying head's KV head held the piece to copy, and what was copied\n"
+            << "        then and else:\n";
+  // One row: the share of the secret a run held, the share of predictions at which every copying
+  // head's KV head held the piece to copy, and the pieces it copied with it and without it.
+  struct CopySplit {
+    std::string secret, piece, with, without;
+  };
+  const auto split_of = [&](const h2o::SweepRun& run, const SecretHeld& by_run) {
     std::size_t secret = 0, slots = 0, held = 0, held_hit = 0, lost = 0, lost_hit = 0;
     for (std::size_t i = 0; i < texts.size(); ++i) {
       const h2o::TwoReadings& t = texts[i];
       for (std::size_t j = 1; j < pieces; ++j) {
         for (std::size_t l = 0; l < layers; ++l) {
           for (std::size_t g = 0; g < kv_heads; ++g) {
-            for (std::size_t f = 0; f < pieces; ++f) secret += row.held.at(i, j, l, g, f) ? 1 : 0;
+            for (std::size_t f = 0; f < pieces; ++f) secret += by_run.at(i, j, l, g, f) ? 1 : 0;
             slots += pieces;
           }
         }
         bool piece_held = true;
         for (const std::size_t lh : copying) {
-          piece_held = piece_held && row.held.at(i, j, lh / H, groups.kv_head_of(lh % H), j);
+          piece_held = piece_held && by_run.at(i, j, lh / H, groups.kv_head_of(lh % H), j);
         }
-        const bool hit = row.run.readings[i].top1[t.second + j - 1] == t.tokens[t.second + j];
+        const bool hit = run.readings[i].top1[t.second + j - 1] == t.tokens[t.second + j];
         (piece_held ? held : lost) += 1;
         (piece_held ? held_hit : lost_hit) += hit ? 1 : 0;
       }
@@ -435,14 +438,22 @@ int run_lesson(int argc, char** argv) {
                         : share_text(static_cast<double>(part) / static_cast<double>(whole)) +
                               " of " + std::to_string(whole);
     };
-    const std::string secret_share = share_text(static_cast<double>(secret) / slots);
-    const std::string piece_share = share_text(static_cast<double>(held) / predictions);
-    copy_table.row(std::to_string(row.percent) + "%", secret_share, piece_share,
-                   of(held_hit, held), of(lost_hit, lost));
-    last_budget = "At " + std::to_string(row.percent) + "% H2O held " + secret_share +
+    return CopySplit{share_text(static_cast<double>(secret) / static_cast<double>(slots)),
+                     share_text(static_cast<double>(held) / static_cast<double>(predictions)),
+                     of(held_hit, held), of(lost_hit, lost)};
+  };
+  h2o::Table copy_table({"budget", "secret held", "piece held", "copied: held", "copied: not held"});
+  const CopySplit full_split = split_of(full, full_held);  // every piece held, by definition
+  copy_table.row("full", full_split.secret, full_split.piece, full_split.with, full_split.without);
+  std::string last_budget;  // the largest budget's row, said in words below the table
+  for (std::size_t r = 0; r < rows.size(); r += 2) {
+    const CopySplit budget = split_of(rows[r].run, rows[r].held);
+    copy_table.row(std::to_string(rows[r].percent) + "%", budget.secret, budget.piece, budget.with,
+                   budget.without);
+    last_budget = "At " + std::to_string(rows[r].percent) + "% H2O held " + budget.secret +
                   " of the secret, but the piece to copy in every copying head at only " +
-                  piece_share + " of the predictions: with it H2O copied " + of(held_hit, held) +
-                  " pieces, without it " + of(lost_hit, lost) + ".";
+                  budget.piece + " of the predictions: with it H2O copied " + budget.with +
+                  " pieces, without it " + budget.without + ".";
   }
   copy_table.print(std::cout);
   std::cout << h2o::wrap_words(
