@@ -148,6 +148,7 @@ std::vector<std::vector<double>> attention_on_piece_to_copy(
           for (std::size_t s = 0; s < held.size(); ++s) {
             if (static_cast<std::size_t>(held[s]) == target) {
               story[((j - 1) * L + l) * H + h] = record.weights(h, s);
+              break;
             }
           }
         }
@@ -157,6 +158,48 @@ std::vector<std::vector<double>> attention_on_piece_to_copy(
     on_piece.push_back(std::move(story));
   }
   return on_piece;
+}
+
+// Step 5, one row: the share of the secret a run held (every layer and KV head, at every
+// prediction), the share of predictions at which every copying head's KV head held the piece to
+// copy, and the pieces it copied with that piece held and without it. copying: layer * H + head
+// of each copying query head.
+struct CopySplit {
+  std::string secret, piece, with, without;
+};
+CopySplit copy_split(const h2o::SweepRun& run, const SecretHeld& held,
+                     const std::vector<h2o::TwoReadings>& texts,
+                     const std::vector<std::size_t>& copying, const h2o::QueryGroups& groups) {
+  const std::size_t H = groups.n_heads();
+  std::size_t secret = 0, slots = 0, predictions = 0, with = 0, with_hit = 0, lost_hit = 0;
+  for (std::size_t i = 0; i < texts.size(); ++i) {
+    const h2o::TwoReadings& t = texts[i];
+    const std::vector<double> hits =
+        hits_of_reading(t.tokens, run.readings[i].top1, t.second, t.passage);  // (F - 1,)
+    for (std::size_t j = 1; j < t.passage; ++j, ++predictions) {
+      for (std::size_t l = 0; l < held.layers; ++l) {
+        for (std::size_t g = 0; g < held.kv_heads; ++g) {
+          for (std::size_t f = 0; f < t.passage; ++f) secret += held.at(i, j, l, g, f) ? 1 : 0;
+          slots += t.passage;
+        }
+      }
+      bool piece_held = true;
+      for (const std::size_t lh : copying) {
+        piece_held = piece_held && held.at(i, j, lh / H, groups.kv_head_of(lh % H), j);
+      }
+      const bool hit = hits[j - 1] > 0;
+      with += piece_held ? 1 : 0;
+      (piece_held ? with_hit : lost_hit) += hit ? 1 : 0;
+    }
+  }
+  const auto share = [](std::size_t part, std::size_t whole) {
+    return share_text(static_cast<double>(part) / static_cast<double>(whole));
+  };
+  const auto of = [&](std::size_t part, std::size_t whole) {
+    return whole == 0 ? std::string("-") : share(part, whole) + " of " + std::to_string(whole);
+  };
+  return CopySplit{share(secret, slots), share(with, predictions), of(with_hit, with),
+                   of(lost_hit, predictions - with)};
 }
 
 // Step 4: H2O's second reading against the window's, prediction by prediction (1: only H2O
@@ -398,8 +441,8 @@ int run_lesson(int argc, char** argv) {
   for (std::size_t l = 0; l < layers; ++l) {
     std::vector<std::string> cells{std::to_string(l)};
     for (std::size_t h = 0; h < H; ++h) {
-      const double m = mean_on_piece[l * H + h];
-      cells.push_back(share_text(m) + (m >= most / 2 ? " *" : "  "));
+      const bool copies = std::find(copying.begin(), copying.end(), l * H + h) != copying.end();
+      cells.push_back(share_text(mean_on_piece[l * H + h]) + (copies ? " *" : "  "));
     }
     heads.add(cells);
   }
@@ -408,46 +451,12 @@ int run_lesson(int argc, char** argv) {
             << "        layer and KV head, at every prediction), the share of predictions at which\n"
             << "        every copying head's KV head held the piece to copy, and what was copied\n"
             << "        then and else:\n";
-  // One row: the share of the secret a run held, the share of predictions at which every copying
-  // head's KV head held the piece to copy, and the pieces it copied with it and without it.
-  struct CopySplit {
-    std::string secret, piece, with, without;
-  };
-  const auto split_of = [&](const h2o::SweepRun& run, const SecretHeld& by_run) {
-    std::size_t secret = 0, slots = 0, held = 0, held_hit = 0, lost = 0, lost_hit = 0;
-    for (std::size_t i = 0; i < texts.size(); ++i) {
-      const h2o::TwoReadings& t = texts[i];
-      for (std::size_t j = 1; j < pieces; ++j) {
-        for (std::size_t l = 0; l < layers; ++l) {
-          for (std::size_t g = 0; g < kv_heads; ++g) {
-            for (std::size_t f = 0; f < pieces; ++f) secret += by_run.at(i, j, l, g, f) ? 1 : 0;
-            slots += pieces;
-          }
-        }
-        bool piece_held = true;
-        for (const std::size_t lh : copying) {
-          piece_held = piece_held && by_run.at(i, j, lh / H, groups.kv_head_of(lh % H), j);
-        }
-        const bool hit = run.readings[i].top1[t.second + j - 1] == t.tokens[t.second + j];
-        (piece_held ? held : lost) += 1;
-        (piece_held ? held_hit : lost_hit) += hit ? 1 : 0;
-      }
-    }
-    const auto of = [](std::size_t part, std::size_t whole) {
-      return whole == 0 ? std::string("-")
-                        : share_text(static_cast<double>(part) / static_cast<double>(whole)) +
-                              " of " + std::to_string(whole);
-    };
-    return CopySplit{share_text(static_cast<double>(secret) / static_cast<double>(slots)),
-                     share_text(static_cast<double>(held) / static_cast<double>(predictions)),
-                     of(held_hit, held), of(lost_hit, lost)};
-  };
   h2o::Table copy_table({"budget", "secret held", "piece held", "copied: held", "copied: not held"});
-  const CopySplit full_split = split_of(full, full_held);  // every piece held, by definition
+  const CopySplit full_split = copy_split(full, full_held, texts, copying, groups);  // every piece held, by definition
   copy_table.row("full", full_split.secret, full_split.piece, full_split.with, full_split.without);
   std::string last_budget;  // the largest budget's row, said in words below the table
   for (std::size_t r = 0; r < rows.size(); r += 2) {
-    const CopySplit budget = split_of(rows[r].run, rows[r].held);
+    const CopySplit budget = copy_split(rows[r].run, rows[r].held, texts, copying, groups);
     copy_table.row(std::to_string(rows[r].percent) + "%", budget.secret, budget.piece, budget.with,
                    budget.without);
     last_budget = "At " + std::to_string(rows[r].percent) + "% H2O held " + budget.secret +
